@@ -1,0 +1,374 @@
+// Takes the figures, interleaving subjects round by round so that machine drift falls on all alike.
+//
+// Memory and CPU time of child processes come from /proc, so the bench runs on Linux only.
+import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { BridgeSubject, EchoSubject, UndiciSubject, checkLargeLine } from './subjects.js';
+
+const BYTES_PER_MIB = 1024 * 1024;
+const START_TIMEOUT_MS = 15_000;
+const WARM_UP_IN_FLIGHT = 16;
+const GROWTH_IN_FLIGHT = 64;
+
+const BYTES_PER_KB = 1024;
+const DEFAULT_CLOCK_TICKS_PER_S = 100;
+
+// utime and stime are fields 14 and 15 of /proc/<pid>/stat; counted from the field after `comm`.
+const UTIME_INDEX = 11;
+const STIME_INDEX = 12;
+
+function readClockTicksPerSecond() {
+  try {
+    const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+    return Number.isInteger(ticks) && ticks > 0 ? ticks : DEFAULT_CLOCK_TICKS_PER_S;
+  } catch {
+    return DEFAULT_CLOCK_TICKS_PER_S;
+  }
+}
+
+const CLOCK_TICKS_PER_S = readClockTicksPerSecond();
+
+// Resident set size now (VmRSS) and its high-water mark (VmHWM), in bytes.
+function readMemory(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name) => {
+    const match = new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(status);
+    if (match === null) throw new Error(`no ${name} in /proc/${pid}/status`);
+    return Number(match[1]) * BYTES_PER_KB;
+  };
+  return { rssBytes: field('VmRSS'), peakRssBytes: field('VmHWM') };
+}
+
+// User plus system CPU time the process has used so far, in microseconds (clock-tick resolution).
+function readCpuMicros(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[UTIME_INDEX]) + Number(fields[STIME_INDEX]);
+  if (!Number.isFinite(ticks)) throw new Error(`unreadable /proc/${pid}/stat`);
+  return (ticks * 1e6) / CLOCK_TICKS_PER_S;
+}
+
+// The nearest-rank percentile `p` (0–100) of `values`; undefined when there are none.
+function toPercentile(values, p) {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
+  return sorted[rank - 1];
+}
+
+// The median of `values`, averaging the middle pair; undefined when there are none.
+function toMedian(values) {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+function toSum(values) {
+  return values.reduce((sum, value) => sum + value, 0);
+}
+
+// Rejects with a clear message when `promise` takes longer than `ms`.
+async function withTimeout(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// The subject order for a round: reversed every other round, so neither side always goes first.
+function toRoundOrder(names, round) {
+  return round % 2 === 0 ? names : [...names].reverse();
+}
+
+// CPU time a subject has used so far, µs: a child's from /proc, undici's from this process.
+function readSubjectCpu(subject) {
+  if (subject.pid === undefined) {
+    const usage = process.cpuUsage();
+    return usage.user + usage.system;
+  }
+  return readCpuMicros(subject.pid);
+}
+
+function readPeakRssMiB(subject) {
+  return readMemory(subject.pid).peakRssBytes / BYTES_PER_MIB;
+}
+
+// Keeps `inFlight` calls outstanding until `total` have been answered.
+async function runInFlight(subject, total, inFlight) {
+  let started = 0;
+  const work = async () => {
+    while (started < total) {
+      started += 1;
+      await subject.call(0);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(inFlight, total) }, work));
+}
+
+// Applies `summarize` to each subject's samples, keeping errors as they are.
+function summarizeEach(results, summarize) {
+  return Object.fromEntries(
+    Object.entries(results).map(([name, samples]) => [name, samples instanceof Error ? samples : summarize(samples)]),
+  );
+}
+
+// The bench's state: configuration, figures measured so far and notes for the reader.
+export class BenchRun {
+  constructor({ config, bridgePath, origin, log }) {
+    this.config = config;
+    this.bridgePath = bridgePath;
+    this.origin = origin;
+    this.log = log;
+    this.measured = {};
+    this.notes = new Set();
+  }
+
+  record(key, measured) {
+    this.measured[key] = measured;
+  }
+
+  createBridge(path) {
+    if (!existsSync(this.bridgePath)) {
+      throw new Error(`${this.bridgePath} does not exist; run \`npm run build\` first`);
+    }
+    return new BridgeSubject({ bridgePath: this.bridgePath, url: `${this.origin}${path}` });
+  }
+
+  // Creates and initializes a subject; on failure returns the Error in its place.
+  async start(create) {
+    let subject;
+    try {
+      subject = create();
+      await withTimeout(subject.initialize(), START_TIMEOUT_MS, `${subject.name} initialize`);
+      return subject;
+    } catch (error) {
+      await subject?.kill?.();
+      return error;
+    }
+  }
+
+  // Closes a subject; a child that does not exit 0 after stdin EOF earns a note.
+  async finish(subject) {
+    if (subject instanceof Error) return;
+    const exit = await subject.close();
+    if (subject.child === undefined) return;
+    if (exit.code !== 0) {
+      this.notes.add(`${subject.name} exited with code ${exit.code} (signal ${exit.signal}) after stdin EOF`);
+    }
+    if (subject.name === 'fenbs-mcp' && subject.child.stderrBytes > 0) {
+      this.notes.add(
+        `fenbs-mcp wrote to stderr at --log-level warn (e.g. ${subject.child.stderrBytes} bytes): ` +
+          subject.child.stderrTail.trim().split('\n').slice(-2).join(' ⏎ ').slice(0, 300),
+      );
+    }
+    if (subject.child.unmatchedCount > 0) {
+      this.notes.add(`${subject.name} wrote ${subject.child.unmatchedCount} stdout line(s) that answered no request`);
+    }
+  }
+
+  // Runs `measure` for every live subject, `rounds` times, alternating the order; a subject
+  // that fails is replaced by its Error in `subjects` and measured no further.
+  async interleave(subjects, rounds, what, measure, timeoutMs = this.config.timeoutMs) {
+    const names = Object.keys(subjects);
+    const results = Object.fromEntries(names.map((name) => [name, []]));
+    for (let round = 0; round < rounds; round += 1) {
+      for (const name of toRoundOrder(names, round)) {
+        const subject = subjects[name];
+        if (subject instanceof Error) {
+          results[name] = subject;
+          continue;
+        }
+        try {
+          const sample = await withTimeout(measure(subject, { name, round }), timeoutMs, `${subject.name}: ${what}`);
+          results[name].push(sample);
+        } catch (error) {
+          subjects[name] = error;
+          results[name] = error;
+          await subject.kill?.();
+        }
+      }
+    }
+    return results;
+  }
+
+  async warmUp(subjects) {
+    await this.interleave(subjects, 1, 'warm-up', (subject) =>
+      runInFlight(subject, this.config.warmUp, WARM_UP_IN_FLIGHT),
+    );
+  }
+
+  // Round trips one at a time: latency percentiles and CPU per message.
+  async measureSequential(subjects, mode) {
+    const { sequentialPerRound, rounds } = this.config;
+    const results = await this.interleave(subjects, rounds, 'sequential round trips', async (subject) => {
+      const cpuBefore = readSubjectCpu(subject);
+      const samplesMicros = [];
+      for (let index = 0; index < sequentialPerRound; index += 1) {
+        const startedAt = performance.now();
+        await subject.call(0);
+        samplesMicros.push((performance.now() - startedAt) * 1000);
+      }
+      return { samplesMicros, cpuMicros: readSubjectCpu(subject) - cpuBefore, count: sequentialPerRound };
+    });
+    const allSamples = (rounds_) => rounds_.flatMap((round) => round.samplesMicros);
+    this.record(`sequentialP50${mode}`, summarizeEach(results, (r) => toPercentile(allSamples(r), 50)));
+    this.record(`sequentialP99${mode}`, summarizeEach(results, (r) => toPercentile(allSamples(r), 99)));
+    return results;
+  }
+
+  // A fixed number of calls with `inFlight` outstanding: median rate and CPU per message.
+  async measureThroughput(subjects, inFlight, mode) {
+    const total = this.config.throughput[inFlight];
+    const results = await this.interleave(subjects, this.config.rounds, `${inFlight} in flight`, async (subject) => {
+      const cpuBefore = readSubjectCpu(subject);
+      const startedAt = performance.now();
+      await runInFlight(subject, total, inFlight);
+      const elapsedMs = performance.now() - startedAt;
+      return { rate: (total * 1000) / elapsedMs, cpuMicros: readSubjectCpu(subject) - cpuBefore, count: total };
+    });
+    this.record(`throughput${inFlight}${mode}`, summarizeEach(results, (r) => toMedian(r.map((round) => round.rate))));
+    return results;
+  }
+
+  async measureColdStart() {
+    const createOf = { fenbs: () => this.createBridge('/json'), echo: () => new EchoSubject() };
+    const startMs = { fenbs: [], echo: [] };
+    const rssMiB = { fenbs: [], echo: [] };
+    for (let round = 0; round < this.config.coldStarts; round += 1) {
+      for (const name of toRoundOrder(['fenbs', 'echo'], round)) {
+        if (startMs[name] instanceof Error) continue;
+        let subject;
+        try {
+          const spawnedAt = performance.now();
+          subject = createOf[name]();
+          await withTimeout(subject.initialize(), START_TIMEOUT_MS, `${subject.name} initialize`);
+          startMs[name].push(performance.now() - spawnedAt);
+          rssMiB[name].push(readMemory(subject.pid).rssBytes / BYTES_PER_MIB);
+          await this.finish(subject);
+        } catch (error) {
+          startMs[name] = error;
+          rssMiB[name] = error;
+          await subject?.kill();
+        }
+      }
+    }
+    this.record('coldStart', summarizeEach(startMs, toMedian));
+    this.record('rssAfterStart', summarizeEach(rssMiB, toMedian));
+  }
+
+  async measureJsonMode() {
+    const subjects = {
+      fenbs: await this.start(() => this.createBridge('/json')),
+      undici: await this.start(() => new UndiciSubject({ origin: this.origin, path: '/json' })),
+      echo: await this.start(() => new EchoSubject()),
+    };
+    await this.warmUp(subjects);
+    this.log('sequential round trips, JSON');
+    const sequential = await this.measureSequential(subjects, 'JSON');
+    this.record('cpuPerMessageSequential', summarizeEach(sequential, toCpuPerMessage));
+    for (const inFlight of [1, 16, 64]) {
+      this.log(`throughput, ${inFlight} in flight, JSON`);
+      const throughput = await this.measureThroughput(subjects, inFlight, 'JSON');
+      if (inFlight === 64) this.record('cpuPerMessage64', summarizeEach(throughput, toCpuPerMessage));
+    }
+    this.log(`${this.config.pipelined} pipelined requests`);
+    const pipelined = await this.interleave(subjects, this.config.rounds, 'pipelined requests', async (subject) => {
+      const startedAt = performance.now();
+      await subject.callPipelined(this.config.pipelined);
+      return performance.now() - startedAt;
+    });
+    this.record('pipelined', summarizeEach(pipelined, toMedian));
+    this.record('peakRss', {
+      fenbs: subjects.fenbs instanceof Error ? subjects.fenbs : readPeakRssMiB(subjects.fenbs),
+      echo: subjects.echo instanceof Error ? subjects.echo : readPeakRssMiB(subjects.echo),
+    });
+    await Promise.all(Object.values(subjects).map((subject) => this.finish(subject)));
+  }
+
+  async measureSseMode() {
+    const subjects = {
+      fenbs: await this.start(() => this.createBridge('/sse')),
+      undici: await this.start(() => new UndiciSubject({ origin: this.origin, path: '/sse' })),
+      echo: await this.start(() => new EchoSubject()),
+    };
+    await this.warmUp(subjects);
+    this.log('sequential round trips, SSE');
+    await this.measureSequential(subjects, 'SSE');
+    this.log('throughput, 64 in flight, SSE');
+    await this.measureThroughput(subjects, 64, 'SSE');
+    const bridge = subjects.fenbs;
+    if (!(bridge instanceof Error)) {
+      const calls = bridge.nextId - 1;
+      const forwarded = bridge.child.notificationCount;
+      if (forwarded !== calls) {
+        this.notes.add(`in SSE mode fenbs-mcp forwarded ${forwarded} progress notifications for ${calls} tool calls`);
+      }
+    }
+    await Promise.all(Object.values(subjects).map((subject) => this.finish(subject)));
+  }
+
+  // One large reply at a time, on fresh processes so that peak RSS belongs to that size.
+  async measureLargeReplies() {
+    const undici = await this.start(() => new UndiciSubject({ origin: this.origin, path: '/json' }));
+    for (const mib of [1, 10, 50]) {
+      this.log(`${mib} MiB replies`);
+      const bytes = mib * BYTES_PER_MIB;
+      const subjects = {
+        fenbs: await this.start(() => this.createBridge('/json')),
+        undici,
+        echo: await this.start(() => new EchoSubject()),
+      };
+      if (!(subjects.echo instanceof Error)) subjects.echo.prepare(bytes);
+      const times = await this.interleave(subjects, this.config.largeRounds[mib], `${mib} MiB reply`, async (subject, at) => {
+        const startedAt = performance.now();
+        const reply = await subject.call(bytes);
+        const elapsedMs = performance.now() - startedAt;
+        if (at.name === 'fenbs' && at.round === 0) checkLargeLine(subject.name, reply, bytes);
+        return elapsedMs;
+      });
+      this.record(`reply${mib}MiBTime`, summarizeEach(times, toMedian));
+      this.record(`reply${mib}MiBPeakRss`, {
+        fenbs: subjects.fenbs instanceof Error ? subjects.fenbs : readPeakRssMiB(subjects.fenbs),
+        echo: subjects.echo instanceof Error ? subjects.echo : readPeakRssMiB(subjects.echo),
+      });
+      await this.finish(subjects.fenbs);
+      await this.finish(subjects.echo);
+    }
+    await this.finish(undici);
+  }
+
+  // One long-lived process per subject: RSS after `growthFrom` and after `growthTo` messages.
+  async measureGrowth() {
+    const { growthFrom, growthTo, growthTimeoutMs } = this.config;
+    this.log(`RSS growth over ${growthTo} messages`);
+    const subjects = {
+      fenbs: await this.start(() => this.createBridge('/json')),
+      echo: await this.start(() => new EchoSubject()),
+    };
+    const factors = await this.interleave(
+      subjects,
+      1,
+      'RSS growth',
+      async (subject) => {
+        await runInFlight(subject, growthFrom, GROWTH_IN_FLIGHT);
+        const rssFrom = readMemory(subject.pid).rssBytes;
+        await runInFlight(subject, growthTo - growthFrom, GROWTH_IN_FLIGHT);
+        return readMemory(subject.pid).rssBytes / rssFrom;
+      },
+      growthTimeoutMs,
+    );
+    this.record('rssGrowth', summarizeEach(factors, ([factor]) => factor));
+    await Promise.all(Object.values(subjects).map((subject) => this.finish(subject)));
+  }
+}
+
+function toCpuPerMessage(rounds) {
+  return toSum(rounds.map((round) => round.cpuMicros)) / toSum(rounds.map((round) => round.count));
+}

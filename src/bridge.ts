@@ -1,0 +1,124 @@
+// runBridge: the whole pipeline, stdin lines → checks → POSTs → replies → stdout, and its shutdown.
+
+import type { Readable, Writable } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import type { BridgeConfig } from './config.js';
+import { Endpoint } from './endpoint.js';
+import { BridgeError } from './errors.js';
+import { Forwarder } from './forwarder.js';
+import { InFlight } from './in-flight.js';
+import { checkLine, errorReply, type JsonObject } from './json-rpc.js';
+import { LegacySession } from './legacy-session.js';
+import { readLines } from './line-reader.js';
+import type { Logger } from './logger.js';
+import { createDispatcher } from './remote.js';
+import type { Redactor } from './secrets.js';
+import { createMessageWriter } from './stdout-writer.js';
+import { ToolHeaderRegistry } from './tool-headers.js';
+
+export interface BridgeOptions {
+  input: Readable;
+  output: Writable;
+  config: BridgeConfig;
+  logger: Logger;
+  redact: Redactor;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Aborted by SIGTERM/SIGINT/SIGHUP: stop now, answer what is in flight, end the session. */
+  signal: AbortSignal;
+  /** Injected for tests; created from the config otherwise. */
+  dispatcher?: Dispatcher;
+}
+
+/** Why the bridge stopped; the CLI turns it into an exit code. */
+export type BridgeExit = 'input-ended' | 'signal' | 'output-closed' | 'input-failed';
+
+export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
+  const { config, logger } = options;
+  let outputClosed: () => void = () => undefined;
+  const outputGone = new Promise<void>((resolve) => (outputClosed = resolve));
+  const writer = createMessageWriter(options.output, (error) => {
+    logger.debug({ err: error?.message }, 'stdout closed by the reader');
+    outputClosed();
+  });
+  const dispatcher = options.dispatcher ?? createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env: options.env });
+  const endpoint = new Endpoint(config, dispatcher, options.env);
+  const inFlight = new InFlight({ write: (message) => writer.write(message), requestTimeoutMs: config.requestTimeoutMs });
+  // The session's listen stream hands its messages to the forwarder, which needs the session.
+  const routeFromListenStream = { to: (_message: JsonObject): Promise<void> => Promise.resolve() };
+  const session = new LegacySession({
+    endpoint,
+    logger,
+    maxMessageBytes: config.maxMessageBytes,
+    connectTimeoutMs: config.connectTimeoutMs,
+    onServerMessage: (message) => routeFromListenStream.to(message),
+  });
+  const forwarder = new Forwarder({
+    config,
+    endpoint,
+    session,
+    tools: new ToolHeaderRegistry(),
+    inFlight,
+    write: (message) => writer.write(message),
+    logger,
+    redact: options.redact,
+  });
+
+  routeFromListenStream.to = (message) => forwarder.routeServerMessage(message);
+
+  const tasks = new Set<Promise<void>>();
+  const track = (task: Promise<void>) => {
+    tasks.add(task);
+    void task.finally(() => tasks.delete(task));
+  };
+
+  const reading = (async (): Promise<'input-ended' | 'input-failed'> => {
+    try {
+      for await (const event of readLines(options.input, config.maxLineBytes)) {
+        if (options.signal.aborted || writer.closed) break;
+        if (event.kind === 'oversized') {
+          logger.warn({ bytes: event.bytes, limit: config.maxLineBytes }, 'line over the limit; skipped');
+          track(writer.write(errorReply(null, -32600, `Invalid Request: the line is longer than ${config.maxLineBytes} bytes`, { bridgeCode: 'LINE_TOO_LONG', limit: config.maxLineBytes, hint: 'raise --max-line-bytes' })));
+          continue;
+        }
+        const checked = checkLine(event.text);
+        if (checked.kind === 'rejected') {
+          logger.warn({ reason: checked.reason }, 'line rejected');
+          for (const reply of checked.replies) track(writer.write(reply));
+        } else if (checked.kind === 'request') {
+          logger.debug({ method: checked.method, id: checked.id }, 'request');
+          track(forwarder.forwardRequest(checked));
+        } else {
+          track(forwarder.forwardOther(checked));
+        }
+      }
+      return 'input-ended';
+    } catch (error) {
+      logger.error({ err: (error as Error).message }, 'reading stdin failed');
+      return 'input-failed';
+    }
+  })();
+
+  const aborted = new Promise<'signal'>((resolve) => {
+    if (options.signal.aborted) resolve('signal');
+    options.signal.addEventListener('abort', () => resolve('signal'), { once: true });
+  });
+
+  let exit: BridgeExit = await Promise.race([reading, aborted, outputGone.then(() => 'output-closed' as const)]);
+  if (exit === 'input-ended') {
+    // A pipeline (`printf … | fenbs-mcp`) closes stdin right after writing: finish what is in
+    // flight first, each bounded by its deadline (field notes §11). Listen subscriptions never end
+    // on their own, so they are answered as closed.
+    inFlight.failListens(new BridgeError('SHUTTING_DOWN', 'stdin closed: the subscription ends with the bridge'));
+    const drained = Promise.all([...tasks]).then(() => 'drained' as const);
+    const stopped = await Promise.race([drained, aborted, outputGone.then(() => 'output-closed' as const)]);
+    if (stopped !== 'drained') exit = stopped;
+  }
+  if (exit !== 'input-ended' && !writer.closed) {
+    await inFlight.failAll(new BridgeError('SHUTTING_DOWN', 'the bridge is shutting down; the request was abandoned'));
+  } else {
+    inFlight.abortAll(new BridgeError('SHUTTING_DOWN', 'the bridge is shutting down'));
+  }
+  await session.close(config.shutdownGraceMs);
+  void dispatcher.destroy().catch(() => undefined);
+  return exit;
+}

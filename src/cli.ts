@@ -1,0 +1,198 @@
+// The command line: commander program, environment, signals and exit codes. Only this file touches `process`.
+
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { runBridge, type BridgeExit } from './bridge.js';
+import { createConfig, DEFAULT_URL, UsageError, type BridgeConfig, type RawOptions } from './config.js';
+import { createLogger } from './logger.js';
+import { proxyFromEnv, redactUserinfo } from './remote.js';
+import { createRedactor } from './secrets.js';
+
+/** Exit codes; documented in the README's table. */
+export const EXIT = {
+  OK: 0,
+  FAILURE: 1,
+  USAGE: 2,
+  /** doctor: a check failed, so the bridge cannot work with these settings. */
+  DOCTOR_FAILED: 3,
+} as const;
+
+/** SIGTERM/SIGINT/SIGHUP must end the process within a second (core issue item 8). */
+const SIGNAL_EXIT_DEADLINE_MS = 900;
+
+const EXAMPLES = `
+Examples:
+  # In a desktop client's config (Claude Desktop, Cursor, VS Code…): the token stays in "env"
+  {
+    "mcpServers": {
+      "fenbs": { "command": "npx", "args": ["-y", "fenbs-mcp"], "env": { "FENBS_TOKEN": "<your token>" } }
+    }
+  }
+
+  # In a shell pipeline
+  printf '%s\\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \\
+    | FENBS_TOKEN=... fenbs-mcp
+
+  # Another server, an extra header, a longer deadline
+  fenbs-mcp --url https://example.com/mcp -H "X-Team: platform" --request-timeout 3600000
+
+  # See it work with no account: an embedded demo server
+  fenbs-mcp --demo < examples/session.jsonl
+
+Environment:
+  FENBS_TOKEN            bearer token (or the variable named by --token-env)
+  FENBS_MCP_URL          endpoint when --url is not given (default ${DEFAULT_URL})
+  FENBS_MCP_LOG_LEVEL    log level when --log-level is not given
+  HTTPS_PROXY, HTTP_PROXY, NO_PROXY   proxy settings (either case), honoured by default
+  NODE_EXTRA_CA_CERTS    extra trusted CAs (PEM file); see also --ca-file
+`;
+
+function packageVersion(): string {
+  const text = readFileSync(new URL('../package.json', import.meta.url), 'utf8');
+  return (JSON.parse(text) as { version: string }).version;
+}
+
+function buildProgram(version: string): Command {
+  const program = new Command('fenbs-mcp')
+    .description('Bridges an MCP client on stdio to a Streamable HTTP MCP server: one JSON-RPC message per line in, one per line out.')
+    .version(version, '-v, --version')
+    .option('--url <url>', `MCP endpoint (env FENBS_MCP_URL, default ${DEFAULT_URL})`)
+    .option('--token-env <name>', 'environment variable that holds the bearer token', 'FENBS_TOKEN')
+    .option('--token-file <path>', 'read the bearer token from this file instead')
+    .option('-H, --header <header>', 'extra request header "Name: value" (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--request-timeout <ms>', 'deadline per request in ms, 0 = none (default 1800000 = 30 min)')
+    .option('--connect-timeout <ms>', 'TCP/TLS connect timeout in ms (default 10000)')
+    .option('--stream-idle-timeout <ms>', 'give up an event stream silent this long, in ms, 0 = never (default 0)')
+    .option('--max-line-bytes <n>', 'largest stdin line accepted, in bytes (default 67108864 = 64 MiB)')
+    .option('--max-message-bytes <n>', 'largest reply message accepted, in bytes (default 67108864 = 64 MiB)')
+    .option('--ca-file <pem>', 'also trust the CA certificates in this PEM file')
+    .option('--allow-http', 'allow sending the token over plain http:// to a non-loopback host')
+    .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (env FENBS_MCP_LOG_LEVEL, default info)'))
+    .option('--log-file <path>', 'also append the logs to this file')
+    .option('--demo', 'run an embedded demo MCP server (a small task board) and bridge to it')
+    .addHelpText('after', EXAMPLES)
+    .showSuggestionAfterError(true)
+    .exitOverride();
+  program.configureOutput({
+    writeOut: (text) => process.stdout.write(text),
+    writeErr: (text) => process.stderr.write(text),
+    outputError: () => undefined, // reported once, by usage()
+  });
+  return program;
+}
+
+function usage(message: string, fix?: string): number {
+  process.stderr.write(`fenbs-mcp: ${message}\n${fix === undefined ? '' : `  try: ${fix}\n`}  (fenbs-mcp --help shows every option)\n`);
+  return EXIT.USAGE;
+}
+
+interface CliOptions extends RawOptions {
+  demo?: boolean;
+}
+
+/** Runs the CLI; resolves with the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const version = packageVersion();
+  const program = buildProgram(version);
+  try {
+    program.parse(argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.exitCode === 0) return EXIT.OK; // --help, --version
+      return usage(error.message.replace(/^error: /, ''));
+    }
+    throw error;
+  }
+  const options = program.opts<CliOptions>();
+  const env = process.env;
+
+  let demo: { url: URL; close(): Promise<void> } | undefined;
+  let demoToken: string | undefined;
+  if (options.demo === true) {
+    if (options.url !== undefined) return usage('--demo and --url cannot be combined', 'fenbs-mcp --demo');
+    // A throwaway token, so the demo shows the Authorization path without touching a real one.
+    demoToken = randomBytes(16).toString('hex');
+    const { startDemoServer } = await import('./demo-server.js');
+    demo = await startDemoServer({ token: demoToken });
+  }
+
+  let config: BridgeConfig;
+  try {
+    const configEnv = demo === undefined ? env : { ...env, FENBS_MCP_DEMO_TOKEN: demoToken };
+    const raw: RawOptions = demo === undefined ? options : { ...options, url: demo.url.href, tokenEnv: 'FENBS_MCP_DEMO_TOKEN', tokenFile: undefined };
+    config = createConfig({ options: raw, env: configEnv, readTextFile: (path) => readFileSync(path, 'utf8') });
+  } catch (error) {
+    await demo?.close();
+    if (error instanceof UsageError) return usage(error.message, error.fix);
+    throw error;
+  }
+
+  const proxy = proxyFromEnv(env, config.url.protocol);
+  const redact = createRedactor([config.token, proxyPassword(proxy)]);
+  let logger;
+  try {
+    logger = createLogger({ level: config.logLevel, file: config.logFile, redact });
+  } catch (error) {
+    await demo?.close();
+    return usage(`cannot open --log-file ${config.logFile ?? ''}: ${(error as Error).message}`);
+  }
+
+  logger.info(
+    { url: config.url.href, version, node: process.versions.node, credentials: config.token === undefined ? 'none' : `token from ${config.tokenSource}`, proxy: proxy === undefined || proxy === '' ? undefined : redactUserinfo(proxy), demo: demo !== undefined || undefined },
+    'fenbs-mcp started',
+  );
+  if (config.token === undefined) {
+    logger.warn(`no token: ${config.tokenSource} is not set, so requests go without Authorization`);
+  }
+  if (config.url.protocol === 'http:' && config.allowHttp) {
+    logger.warn('--allow-http: the token travels unencrypted over plain http://');
+  }
+
+  const controller = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    logger.info({ signal }, 'stopping');
+    controller.abort();
+    // Whatever is still running, the process is gone within a second.
+    setTimeout(() => process.exit(EXIT.OK), SIGNAL_EXIT_DEADLINE_MS).unref();
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  process.once('SIGHUP', onSignal);
+
+  let exit: BridgeExit;
+  try {
+    exit = await runBridge({ input: process.stdin, output: process.stdout, config, logger, redact, env, signal: controller.signal });
+  } finally {
+    await demo?.close();
+  }
+  logger.debug({ exit }, 'stopped');
+  return exit === 'input-failed' ? EXIT.FAILURE : EXIT.OK;
+}
+
+function proxyPassword(proxy: string | undefined): string | undefined {
+  if (proxy === undefined || proxy === '') return undefined;
+  try {
+    const password = new URL(proxy).password;
+    return password === '' ? undefined : decodeURIComponent(password);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Entry point for bin/: runs main and ends the process with its code once stdout is flushed. */
+export function run(): void {
+  main(process.argv).then(
+    (code) => exitAfterFlush(code),
+    (error: unknown) => {
+      process.stderr.write(`fenbs-mcp: unexpected failure: ${error instanceof Error ? error.message : String(error)}\n`);
+      exitAfterFlush(EXIT.FAILURE);
+    },
+  );
+}
+
+function exitAfterFlush(code: number): void {
+  // Handles such as stdin keep the loop alive after a signal; stdout is flushed first.
+  if (process.stdout.writableLength === 0 || process.stdout.destroyed) process.exit(code);
+  process.stdout.write('', () => process.exit(code));
+}

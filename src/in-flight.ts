@@ -1,0 +1,181 @@
+// Pending requests: each has a deadline and an abort handle, and gets exactly one reply.
+
+import { BridgeError } from './errors.js';
+import { bridgeErrorReply, idKey, type JsonObject, type JsonRpcId } from './json-rpc.js';
+
+export type Era = 'legacy' | 'modern';
+
+export interface PendingRequest {
+  readonly id: JsonRpcId;
+  readonly method: string;
+  readonly era: Era;
+  /** Aborted by the deadline, a cancel or shutdown; its reason is a BridgeError (or a cancel marker). */
+  readonly signal: AbortSignal;
+  /** True once the request has its reply, was cancelled, or the bridge is stopping. */
+  readonly done: boolean;
+  readonly cancelled: boolean;
+  /** Writes this request's one reply; false (and nothing written) if it already has one or was cancelled. */
+  settle(reply: JsonObject): Promise<boolean>;
+  /** Writes a bridge error as the one reply, with this request's id. */
+  fail(error: BridgeError): Promise<boolean>;
+}
+
+export interface InFlightOptions {
+  write: (message: JsonObject) => Promise<void>;
+  /** Per-request deadline in ms; 0 = none. */
+  requestTimeoutMs: number;
+}
+
+/** Thrown into a cancelled request's signal: not an error to report, only a reason to stop. */
+export const CANCELLED = Symbol('cancelled by the client');
+
+export class InFlight {
+  readonly #entries = new Map<string, PendingEntry>();
+  readonly #options: InFlightOptions;
+  #emptyWaiters: (() => void)[] = [];
+
+  constructor(options: InFlightOptions) {
+    this.#options = options;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  has(id: JsonRpcId): boolean {
+    return this.#entries.has(idKey(id));
+  }
+
+  get(id: JsonRpcId): PendingRequest | undefined {
+    return this.#entries.get(idKey(id));
+  }
+
+  /**
+   * Registers a request read from stdin. Returns undefined when a request with the same id is
+   * still outstanding: ids must be unique among outstanding requests (2026-07-28 basic §Requests),
+   * and two of them could not be told apart in the replies.
+   */
+  begin(id: JsonRpcId, method: string, era: Era, options: { deadline: boolean }): PendingRequest | undefined {
+    const key = idKey(id);
+    if (this.#entries.has(key)) return undefined;
+    const timeoutMs = options.deadline ? this.#options.requestTimeoutMs : 0;
+    const entry = new PendingEntry(id, method, era, timeoutMs, this.#options.write, () => this.#remove(key, entry));
+    this.#entries.set(key, entry);
+    return entry;
+  }
+
+  /** Stops waiting for `id`: its exchange is aborted and nothing more is written for it. */
+  cancel(id: JsonRpcId): PendingRequest | undefined {
+    const entry = this.#entries.get(idKey(id));
+    entry?.cancel();
+    return entry;
+  }
+
+  /** Aborts every outstanding request with `error` as the reason (shutdown). */
+  abortAll(error: BridgeError): void {
+    for (const entry of this.#entries.values()) entry.abort(error);
+  }
+
+  /** Answers every outstanding request with `error` (shutdown), then aborts its exchange. */
+  async failAll(error: BridgeError): Promise<void> {
+    const entries = [...this.#entries.values()];
+    const written = entries.map((entry) => entry.fail(error));
+    for (const entry of entries) entry.abort(error);
+    await Promise.all(written);
+  }
+
+  /** Answers the open subscriptions/listen requests with `error` (they never end on their own). */
+  failListens(error: BridgeError): void {
+    for (const entry of [...this.#entries.values()]) {
+      if (entry.method !== 'subscriptions/listen') continue;
+      void entry.fail(error);
+      entry.abort(error);
+    }
+  }
+
+  /** Resolves when no request is outstanding. */
+  whenEmpty(): Promise<void> {
+    if (this.#entries.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#emptyWaiters.push(resolve));
+  }
+
+  #remove(key: string, entry: PendingEntry): void {
+    if (this.#entries.get(key) !== entry) return;
+    this.#entries.delete(key);
+    if (this.#entries.size === 0) {
+      const waiters = this.#emptyWaiters;
+      this.#emptyWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+}
+
+class PendingEntry implements PendingRequest {
+  readonly #controller = new AbortController();
+  readonly #timer: NodeJS.Timeout | undefined;
+  #done = false;
+  #cancelled = false;
+
+  constructor(
+    readonly id: JsonRpcId,
+    readonly method: string,
+    readonly era: Era,
+    timeoutMs: number,
+    private readonly write: (message: JsonObject) => Promise<void>,
+    private readonly release: () => void,
+  ) {
+    if (timeoutMs > 0) {
+      this.#timer = setTimeout(() => {
+        this.abort(
+          new BridgeError('REQUEST_TIMEOUT', `no answer to ${method} within ${timeoutMs} ms`, {
+            method,
+            timeoutMs,
+            hint: 'raise --request-timeout (0 = no deadline) if this call is expected to take longer',
+          }),
+        );
+      }, timeoutMs);
+      // The deadline alone must not keep the process alive after everything else is done.
+      this.#timer.unref();
+    }
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  get done(): boolean {
+    return this.#done;
+  }
+
+  get cancelled(): boolean {
+    return this.#cancelled;
+  }
+
+  async settle(reply: JsonObject): Promise<boolean> {
+    if (this.#done) return false;
+    this.#finish();
+    await this.write(reply);
+    return true;
+  }
+
+  fail(error: BridgeError): Promise<boolean> {
+    return this.settle(bridgeErrorReply(this.id, error));
+  }
+
+  cancel(): void {
+    if (this.#done) return;
+    this.#cancelled = true;
+    this.#finish();
+    this.#controller.abort(CANCELLED);
+  }
+
+  abort(reason: BridgeError): void {
+    if (!this.#controller.signal.aborted) this.#controller.abort(reason);
+  }
+
+  #finish(): void {
+    this.#done = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.release();
+  }
+}

@@ -1,0 +1,131 @@
+// JSON-RPC 2.0 message types, the check each stdin line passes, and error-reply builders.
+
+import { BRIDGE_ERRORS, type BridgeError, toErrorData } from './errors.js';
+
+export type JsonRpcId = string | number;
+export type JsonObject = Record<string, unknown>;
+
+/** A line that passed the check: what it is decides how it is posted and answered. */
+export type IncomingMessage =
+  | { kind: 'request'; id: JsonRpcId; method: string; message: JsonObject }
+  | { kind: 'notification'; method: string; message: JsonObject }
+  | { kind: 'response'; id: JsonRpcId; message: JsonObject };
+
+/** A line that did not: the replies to write (one per usable id, or one with id null). */
+export interface RejectedLine {
+  kind: 'rejected';
+  reason: string;
+  replies: JsonObject[];
+}
+
+export type CheckedLine = IncomingMessage | RejectedLine;
+
+/** The `_meta` key whose presence makes a request 2026-07-28 ("modern"), wire rules §0. */
+export const MODERN_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
+
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A usable id is a string or an integer; null, fractions and objects are not (JSON-RPC 2.0 §4, MCP forbids null). */
+export function isUsableId(value: unknown): value is JsonRpcId {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
+}
+
+/** A key that tells 1 from "1": the id a reply must carry is compared by type and value. */
+export function idKey(id: JsonRpcId): string {
+  return typeof id === 'number' ? `n:${id}` : `s:${id}`;
+}
+
+export function errorReply(id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonObject {
+  const error: JsonObject = { code, message };
+  if (data !== undefined) error.data = data;
+  return { jsonrpc: '2.0', id, error };
+}
+
+export function bridgeErrorReply(id: JsonRpcId | null, error: BridgeError): JsonObject {
+  return errorReply(id, error.rpcCode, error.message, toErrorData(error));
+}
+
+function reject(reason: string, ids: (JsonRpcId | null)[], code: number, message: string): RejectedLine {
+  const data = { bridgeCode: code === -32700 ? 'PARSE_ERROR' : 'INVALID_REQUEST', reason };
+  return { kind: 'rejected', reason, replies: ids.map((id) => errorReply(id, code, message, data)) };
+}
+
+const INVALID = BRIDGE_ERRORS.INVALID_REQUEST.rpcCode;
+
+/** Checks one message object; returns what it is or why it is not a JSON-RPC 2.0 message. */
+function checkMessage(value: unknown): IncomingMessage | { problem: string; id: JsonRpcId | null } {
+  if (!isJsonObject(value)) return { problem: 'a JSON-RPC message must be a JSON object', id: null };
+  const usableId = isUsableId(value.id) ? value.id : null;
+  if (value.jsonrpc !== '2.0') return { problem: 'jsonrpc must be "2.0"', id: usableId };
+  const hasId = 'id' in value;
+  if (hasId && usableId === null) {
+    return { problem: 'id must be a string or an integer', id: null };
+  }
+  if ('method' in value) {
+    if (typeof value.method !== 'string') return { problem: 'method must be a string', id: usableId };
+    if ('params' in value && !isJsonObject(value.params)) {
+      return { problem: 'params must be an object', id: usableId };
+    }
+    if (usableId !== null) return { kind: 'request', id: usableId, method: value.method, message: value };
+    return { kind: 'notification', method: value.method, message: value };
+  }
+  // No method: a response to a request the server sent (legacy sampling, elicitation, roots, ping).
+  if (usableId !== null && ('result' in value) !== ('error' in value)) {
+    return { kind: 'response', id: usableId, message: value };
+  }
+  return { problem: 'not a request, notification or response', id: usableId };
+}
+
+/**
+ * Checks one stdin line before anything is posted (core issue item 4).
+ * Never throws: even a 100,000-level nested line is answered, not fatal.
+ */
+export function checkLine(line: string): CheckedLine {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch (error) {
+    // Deep nesting overflows the parser's stack: a RangeError, still "not parseable JSON" for us.
+    const detail = error instanceof Error ? error.message : String(error);
+    return reject(`not valid JSON: ${detail}`, [null], BRIDGE_ERRORS.PARSE_ERROR.rpcCode, 'Parse error: the line is not valid JSON');
+  }
+  if (Array.isArray(parsed)) {
+    // MCP removed batching in 2025-06-18 (changelog major 1); 2026-07-28 POSTs carry one message.
+    const ids = parsed.filter(isJsonObject).map((element) => element.id).filter(isUsableId);
+    const message = 'Invalid Request: batches (JSON arrays) are not supported; send one JSON-RPC message per line';
+    return reject('a JSON array (batch)', ids.length > 0 ? ids : [null], INVALID, message);
+  }
+  const checked = checkMessage(parsed);
+  if ('problem' in checked) {
+    return reject(checked.problem, [checked.id], INVALID, `Invalid Request: ${checked.problem}`);
+  }
+  return checked;
+}
+
+/** The 2026-07-28 version a request's body claims, if any (era is a property of the body, wire rules §0). */
+export function modernVersionOf(message: JsonObject): string | undefined {
+  const params = message.params;
+  if (!isJsonObject(params)) return undefined;
+  const meta = params._meta;
+  if (!isJsonObject(meta)) return undefined;
+  const version = meta[MODERN_VERSION_META_KEY];
+  return typeof version === 'string' ? version : undefined;
+}
+
+/** What a message from the server is, for routing: the final reply, or something to pass on. */
+export type ServerMessage =
+  | { kind: 'response'; id: JsonRpcId; message: JsonObject }
+  | { kind: 'other'; message: JsonObject };
+
+/** Classifies a message received from the server. Returns undefined for anything not a JSON-RPC object. */
+export function classifyServerMessage(value: unknown): ServerMessage | undefined {
+  if (!isJsonObject(value) || value.jsonrpc !== '2.0') return undefined;
+  if (typeof value.method === 'string') return { kind: 'other', message: value };
+  if (('result' in value || 'error' in value) && (isUsableId(value.id) || value.id === null)) {
+    if (value.id === null) return { kind: 'other', message: value };
+    return { kind: 'response', id: value.id, message: value };
+  }
+  return undefined;
+}

@@ -1,0 +1,194 @@
+// The HTTP side: one keep-alive undici dispatcher (proxy and CA aware) and failures classified by err.code.
+
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+import { EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
+import { BridgeError, isBridgeError } from './errors.js';
+
+export interface RemoteOptions {
+  connectTimeoutMs: number;
+  caFile?: string | undefined;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+export type HttpMethod = 'POST' | 'GET' | 'DELETE';
+
+export interface HttpExchange {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Dispatcher.ResponseData['body'];
+}
+
+/** The proxy that applies to https:// or http:// URLs, as undici's EnvHttpProxyAgent reads it. */
+export function proxyFromEnv(env: RemoteOptions['env'], protocol: string): string | undefined {
+  const httpProxy = env.http_proxy ?? env.HTTP_PROXY;
+  return protocol === 'https:' ? (env.https_proxy ?? env.HTTPS_PROXY ?? httpProxy) : httpProxy;
+}
+
+function trustedCas(options: RemoteOptions): string[] | undefined {
+  if (options.caFile === undefined) return undefined; // Node's defaults, NODE_EXTRA_CA_CERTS included
+  // An explicit `ca` replaces Node's store, so rebuild it: bundled roots, the extra file Node
+  // would have added, and the user's file.
+  const cas = [...rootCertificates];
+  const extra = options.env.NODE_EXTRA_CA_CERTS;
+  if (extra !== undefined && extra !== '') {
+    try {
+      cas.push(readFileSync(extra, 'utf8'));
+    } catch {
+      // Node itself only warns about an unreadable NODE_EXTRA_CA_CERTS; do the same by ignoring it.
+    }
+  }
+  cas.push(readFileSync(options.caFile, 'utf8'));
+  return cas;
+}
+
+/**
+ * One dispatcher for the whole run. HTTPS_PROXY / HTTP_PROXY / NO_PROXY (either case) are honoured
+ * by EnvHttpProxyAgent. undici's own 300 s headers and body timeouts are switched off: a JSON reply
+ * to a long tool call sends its headers only when the call is done, and a quiet SSE stream is alive;
+ * the bridge's request deadline and stream-idle limit govern instead (field notes §2).
+ */
+export function createDispatcher(options: RemoteOptions): Dispatcher {
+  const ca = trustedCas(options);
+  const tls = ca === undefined ? {} : { ca };
+  return new EnvHttpProxyAgent({
+    connect: { timeout: options.connectTimeoutMs, ...tls },
+    requestTls: { timeout: options.connectTimeoutMs, ...tls },
+    proxyTls: { timeout: options.connectTimeoutMs, ...tls },
+    headersTimeout: 0,
+    bodyTimeout: 0,
+    keepAliveTimeout: 30_000,
+    // Read from the injected environment (the CLI passes process.env) so tests can set them.
+    httpProxy: options.env.http_proxy ?? options.env.HTTP_PROXY ?? '',
+    httpsProxy: options.env.https_proxy ?? options.env.HTTPS_PROXY ?? '',
+    noProxy: options.env.no_proxy ?? options.env.NO_PROXY ?? '',
+  });
+}
+
+export interface SendOptions {
+  method: HttpMethod;
+  url: URL;
+  headers: Record<string, string>;
+  body?: string;
+  signal: AbortSignal;
+}
+
+/** Sends one HTTP request. Resolves with status, headers and an unread body; failures are undici's. */
+export async function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<HttpExchange> {
+  const response = await request(options.url, {
+    dispatcher,
+    method: options.method,
+    headers: options.headers,
+    body: options.body ?? null,
+    signal: options.signal,
+    headersTimeout: 0,
+    bodyTimeout: 0,
+  });
+  return { status: response.statusCode, headers: response.headers, body: response.body };
+}
+
+export interface FailureContext {
+  url: URL;
+  proxy?: string | undefined;
+}
+
+const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|ERR_OSSL_|HOSTNAME_MISMATCH)/;
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** Walks `cause` chains: undici wraps socket and TLS errors. */
+function innermost(error: unknown): unknown {
+  let current = error;
+  for (let depth = 0; depth < 5; depth++) {
+    const cause = (current as { cause?: unknown } | null)?.cause;
+    if (cause === undefined || cause === null) break;
+    current = cause;
+  }
+  return current;
+}
+
+/**
+ * Maps a failure to a BridgeError by `err.code`, never by class. An aborted signal's reason wins:
+ * the deadline, a cancel or shutdown already said why.
+ */
+export function toBridgeError(error: unknown, signal: AbortSignal | undefined, context: FailureContext): BridgeError {
+  if (isBridgeError(error)) return error;
+  if (signal?.aborted === true && isBridgeError(signal.reason)) return signal.reason;
+  const inner = innermost(error);
+  const code = codeOf(inner) ?? codeOf(error);
+  const detail = (inner instanceof Error ? inner.message : String(inner)) || String(error);
+  const where = context.url.host;
+  const proxyNote = context.proxy === undefined ? '' : ` (through the proxy ${redactUserinfo(context.proxy)})`;
+  const base = { cause: code ?? detail };
+
+  if (code !== undefined && TLS_CODES.test(code)) {
+    return new BridgeError('REMOTE_TLS', `TLS with ${where} failed: ${detail}`, {
+      ...base,
+      hint: 'the server certificate is not trusted: pass --ca-file <pem> with your CA (or set NODE_EXTRA_CA_CERTS), or check the host name in --url',
+    });
+  }
+  if (/proxy/i.test(detail) && code === 'UND_ERR_ABORTED') {
+    return new BridgeError('PROXY_FAILED', `the proxy refused the tunnel to ${where}: ${detail}`, {
+      ...base,
+      hint: 'check HTTPS_PROXY / HTTP_PROXY (and credentials), or add the host to NO_PROXY',
+    });
+  }
+  switch (code) {
+    case 'ECONNREFUSED':
+      return new BridgeError('REMOTE_UNREACHABLE', `nothing is listening at ${where}${proxyNote}`, {
+        ...base,
+        neverSent: true,
+        hint: context.proxy === undefined ? 'check --url (host and port), or start the server' : 'the proxy is not reachable: check HTTPS_PROXY / HTTP_PROXY',
+      });
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_FAIL':
+      return new BridgeError('REMOTE_UNREACHABLE', `the host name ${where} could not be resolved`, {
+        ...base,
+        neverSent: true,
+        hint: 'check the host name in --url, your DNS, or set HTTPS_PROXY if this network needs a proxy',
+      });
+    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'ETIMEDOUT':
+    case 'ENETUNREACH':
+    case 'EHOSTUNREACH':
+      return new BridgeError('REMOTE_UNREACHABLE', `could not connect to ${where}${proxyNote}: ${detail}`, {
+        ...base,
+        neverSent: true,
+        hint: 'the network path is blocked or slow: check firewalls and proxies (HTTPS_PROXY), or raise --connect-timeout',
+      });
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case 'UND_ERR_SOCKET':
+    case 'UND_ERR_CLOSED':
+    case 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH':
+    case 'ERR_STREAM_PREMATURE_CLOSE':
+      return new BridgeError('REMOTE_CONNECTION_LOST', `the connection to ${where} broke: ${detail}`, {
+        ...base,
+        hint: 'the server or a proxy closed the connection; retry, and check the server logs',
+      });
+    case 'Z_DATA_ERROR':
+    case 'Z_BUF_ERROR':
+    case 'ERR_PADDING_1':
+    case 'ERR__ERROR_FORMAT_PADDING_1':
+      return new BridgeError('REMOTE_BAD_REPLY', `the reply from ${where} could not be decompressed: ${detail}`, base);
+    default:
+      return new BridgeError('REMOTE_CONNECTION_LOST', `the exchange with ${where} failed: ${detail}`, base);
+  }
+}
+
+export function redactUserinfo(proxy: string): string {
+  try {
+    const url = new URL(proxy);
+    if (url.username !== '' || url.password !== '') {
+      url.username = '';
+      url.password = '';
+    }
+    return url.origin;
+  } catch {
+    return '(unparseable proxy URL)';
+  }
+}

@@ -1,0 +1,178 @@
+// Reads an HTTP reply body: media type, content decoding, bounded JSON, SSE messages, excerpts.
+
+import type { Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { BridgeError } from './errors.js';
+import type { HttpExchange } from './remote.js';
+import { readSseEvents } from './sse-reader.js';
+
+/** How much of an error body is kept for the error reply's `data.bodyExcerpt`. */
+export const BODY_EXCERPT_CHARS = 500;
+/** How much of an error body is read at most to find a JSON-RPC error in it. */
+export const ERROR_BODY_MAX_BYTES = 64 * 1024;
+
+export function headerValue(headers: HttpExchange['headers'], name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The parsed media type ("text/event-stream"), lower-case, without parameters; never sniffed. */
+export function mediaTypeOf(headers: HttpExchange['headers']): string | undefined {
+  const raw = headerValue(headers, 'content-type');
+  if (raw === undefined) return undefined;
+  const type = raw.split(';', 1)[0]!.trim().toLowerCase();
+  return type === '' ? undefined : type;
+}
+
+/**
+ * The body as bytes the server meant. The bridge never asks for compression, but a server or
+ * proxy may apply it anyway; gzip, deflate and br are decoded, anything else is refused rather
+ * than forwarded as garbage.
+ */
+export function decodedBody(exchange: HttpExchange): AsyncIterable<Buffer> {
+  const encoding = (headerValue(exchange.headers, 'content-encoding') ?? 'identity').trim().toLowerCase();
+  const body = exchange.body as unknown as Readable;
+  switch (encoding) {
+    case 'identity':
+    case '':
+      return body as AsyncIterable<Buffer>;
+    case 'gzip':
+    case 'x-gzip':
+      return body.pipe(createGunzip());
+    case 'deflate':
+      return body.pipe(createInflate());
+    case 'br':
+      return body.pipe(createBrotliDecompress());
+    default:
+      throw new BridgeError('REMOTE_BAD_REPLY', `the server used the content encoding "${encoding}", which the bridge cannot decode`, {
+        status: exchange.status,
+      });
+  }
+}
+
+/** Reads the whole body as UTF-8 text, failing with REPLY_TOO_LARGE past `maxBytes`. */
+export async function readBoundedText(exchange: HttpExchange, maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of decodedBody(exchange)) {
+    total += chunk.length;
+    if (total > maxBytes) {
+      exchange.body.destroy();
+      throw new BridgeError('REPLY_TOO_LARGE', `the reply is larger than ${maxBytes} bytes`, {
+        status: exchange.status,
+        hint: 'raise --max-message-bytes if such large replies are expected',
+      });
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, total).toString('utf8');
+}
+
+/** Reads at most ERROR_BODY_MAX_BYTES of an error body and discards the rest; never throws. */
+export async function readErrorBody(exchange: HttpExchange): Promise<string> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of decodedBody(exchange)) {
+      chunks.push(chunk);
+      total += chunk.length;
+      if (total >= ERROR_BODY_MAX_BYTES) break;
+    }
+  } catch {
+    // A broken error body still leaves the status to report.
+  } finally {
+    exchange.body.destroy();
+  }
+  return Buffer.concat(chunks).subarray(0, ERROR_BODY_MAX_BYTES).toString('utf8');
+}
+
+/** A short single-line excerpt for error data: enough to recognise an HTML page or a proxy message. */
+export function excerptOf(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > BODY_EXCERPT_CHARS ? `${flat.slice(0, BODY_EXCERPT_CHARS)}…` : flat;
+}
+
+export function tryParseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One item of an SSE reply: a parsed message, or an event that carried no usable message. */
+export interface StreamItem {
+  /** The parsed JSON of the event's data; undefined for priming events and non-JSON data. */
+  message: unknown;
+  /** The event's `id:` if it had one: the resume point for 2025-11-25 polling. */
+  eventId: string | undefined;
+  /** The raw data when it was not JSON, for the log. */
+  unparsed?: string;
+}
+
+export interface StreamOptions {
+  maxMessageBytes: number;
+  /** Milliseconds without a byte (comments count) before the stream is given up; 0 = never. */
+  idleTimeoutMs: number;
+  onRetry?: (ms: number) => void;
+}
+
+/**
+ * Yields each MCP message of a text/event-stream reply as it completes. Only events of the default
+ * type or "message" carry MCP messages; events with empty data (2025-11-25 priming events) carry
+ * only their id (wire rules §2.2).
+ */
+export async function* readStreamItems(exchange: HttpExchange, options: StreamOptions): AsyncGenerator<StreamItem> {
+  const source = options.idleTimeoutMs > 0 ? withIdleTimeout(decodedBody(exchange), options.idleTimeoutMs, exchange) : decodedBody(exchange);
+  const sseOptions = options.onRetry === undefined ? { maxEventChars: options.maxMessageBytes } : { maxEventChars: options.maxMessageBytes, onRetry: options.onRetry };
+  for await (const event of readSseEvents(source, sseOptions)) {
+    if (event.type !== undefined && event.type !== 'message') {
+      if (event.id !== undefined) yield { message: undefined, eventId: event.id };
+      continue;
+    }
+    if (event.data === '') {
+      yield { message: undefined, eventId: event.id };
+      continue;
+    }
+    const message = tryParseJson(event.data);
+    yield message === undefined ? { message, eventId: event.id, unparsed: event.data } : { message, eventId: event.id };
+  }
+}
+
+/** Passes chunks through, failing with STREAM_IDLE_TIMEOUT when none arrives for `idleMs`. */
+async function* withIdleTimeout(source: AsyncIterable<Buffer>, idleMs: number, exchange: HttpExchange): AsyncGenerator<Buffer> {
+  let timer: NodeJS.Timeout | undefined;
+  let idle = false;
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      idle = true;
+      exchange.body.destroy();
+    }, idleMs);
+  };
+  arm();
+  try {
+    for await (const chunk of source) {
+      arm();
+      yield chunk;
+    }
+  } catch (error) {
+    if (!idle) throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+  if (idle) {
+    throw new BridgeError('STREAM_IDLE_TIMEOUT', `the server's stream sent nothing for ${idleMs} ms`, {
+      hint: 'raise --stream-idle-timeout (0 = off) if the server is known to stay silent that long',
+    });
+  }
+}
+
+/** Retry-After as milliseconds (delta-seconds or an HTTP date), undefined when absent or unreadable. */
+export function retryAfterMs(headers: HttpExchange['headers'], now: number = Date.now()): number | undefined {
+  const raw = headerValue(headers, 'retry-after')?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  if (/^\d+$/.test(raw)) return Number(raw) * 1000;
+  const date = Date.parse(raw);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}

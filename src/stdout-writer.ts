@@ -1,0 +1,52 @@
+// The one writer of stdout: whole JSON-RPC lines, in order, waiting for drain, quiet on EPIPE.
+
+import type { Writable } from 'node:stream';
+
+export interface MessageWriter {
+  /** Writes one message as one line; resolves when the output can take more. Never rejects. */
+  write(message: unknown): Promise<void>;
+  /** True once the reader went away (EPIPE or the stream closed): later writes are dropped. */
+  readonly closed: boolean;
+}
+
+/**
+ * Each message is re-serialised with JSON.stringify, which escapes every raw newline inside
+ * strings, so one message is always exactly one line (stdio transport: messages "MUST NOT contain
+ * embedded newlines"). A line goes to the stream in a single write call, so lines of concurrent
+ * replies never interleave.
+ */
+export function createMessageWriter(output: Writable, onClosed: (error: Error | undefined) => void): MessageWriter {
+  let closed = false;
+  let drained: Promise<void> | undefined; // shared by every writer waiting for the same drain
+  const close = (error: Error | undefined) => {
+    if (closed) return;
+    closed = true;
+    onClosed(error);
+  };
+  output.on('error', (error) => close(error));
+  output.on('close', () => close(undefined));
+
+  return {
+    get closed() {
+      return closed;
+    },
+    async write(message: unknown) {
+      if (closed) return;
+      const line = `${JSON.stringify(message)}\n`;
+      if (output.write(line)) return;
+      if (closed) return;
+      // Back-pressure: the caller stops reading the server's body until the client catches up.
+      drained ??= new Promise<void>((resolve) => {
+        const done = () => {
+          output.off('drain', done);
+          output.off('close', done);
+          drained = undefined;
+          resolve();
+        };
+        output.on('drain', done);
+        output.on('close', done);
+      });
+      await drained;
+    },
+  };
+}
