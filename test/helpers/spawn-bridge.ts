@@ -1,0 +1,115 @@
+// Spawns the built bin/fenbs-mcp.js exactly as a desktop client does and talks to it over pipes.
+
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+export const BIN = fileURLToPath(new URL('../../bin/fenbs-mcp.js', import.meta.url));
+
+export interface BridgeProcess {
+  child: ChildProcessWithoutNullStreams;
+  /** Writes one line (an object is JSON-serialised) to the bridge's stdin. */
+  send(message: unknown): void;
+  /** Writes raw text/bytes to stdin as is. */
+  sendRaw(data: string | Buffer): void;
+  /** Closes stdin (EOF), as a pipeline does after its last line. */
+  end(): void;
+  /** Every stdout line so far (raw text, newline removed). */
+  readonly lines: string[];
+  /** Everything written to stderr so far. */
+  stderr(): string;
+  /** Resolves with the next stdout line matching `predicate` (parsed JSON), or rejects after `timeoutMs`. */
+  waitFor(predicate: (message: any) => boolean, timeoutMs?: number): Promise<any>;
+  /** Resolves with the parsed reply whose id is `id`. */
+  reply(id: string | number, timeoutMs?: number): Promise<any>;
+  /** Resolves with the exit code (or signal) once the process ended. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Kills the process if still running. */
+  kill(): void;
+}
+
+export function spawnBridge(args: string[], env: Record<string, string | undefined> = {}): BridgeProcess {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, FENBS_MCP_LOG_LEVEL: 'warn', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  let stderr = '';
+  let buffer = '';
+  const waiters: { predicate: (m: any) => boolean; resolve: (m: any) => void; seen: number }[] = [];
+
+  const check = () => {
+    for (const waiter of [...waiters]) {
+      for (let i = waiter.seen; i < lines.length; i++) {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(lines[i]!);
+        } catch {
+          continue;
+        }
+        if (waiter.predicate(parsed)) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve(parsed);
+          break;
+        }
+      }
+    }
+  };
+
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    buffer += chunk;
+    let newline = buffer.indexOf('\n');
+    while (newline !== -1) {
+      lines.push(buffer.slice(0, newline));
+      buffer = buffer.slice(newline + 1);
+      newline = buffer.indexOf('\n');
+    }
+    check();
+  });
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => (stderr += chunk));
+  child.stdin.on('error', () => undefined); // the bridge may have exited already
+  const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+
+  const waitFor = (predicate: (message: any) => boolean, timeoutMs = 10_000) =>
+    new Promise<any>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        waiters.splice(waiters.findIndex((w) => w.resolve === done), 1);
+        reject(new Error(`no matching stdout line within ${timeoutMs} ms; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`));
+      }, timeoutMs);
+      const done = (message: any) => {
+        clearTimeout(timer);
+        resolve(message);
+      };
+      waiters.push({ predicate, resolve: done, seen: 0 });
+      check();
+    });
+
+  return {
+    child,
+    send: (message) => child.stdin.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`),
+    sendRaw: (data) => child.stdin.write(data),
+    end: () => child.stdin.end(),
+    lines,
+    stderr: () => stderr,
+    waitFor,
+    reply: (id, timeoutMs) => waitFor((m) => m !== null && typeof m === 'object' && m.id === id && !('method' in m), timeoutMs),
+    exited,
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}
+
+/** The legacy handshake a 2025-06-18 client starts with. */
+export function initializeRequest(id: string | number = 1, protocolVersion = '2025-06-18') {
+  return {
+    jsonrpc: '2.0',
+    id,
+    method: 'initialize',
+    params: { protocolVersion, capabilities: {}, clientInfo: { name: 'fenbs-mcp-tests', version: '1.0.0' } },
+  };
+}
+
+export const initializedNotification = { jsonrpc: '2.0', method: 'notifications/initialized' };
