@@ -16,6 +16,9 @@ import type { Redactor } from './secrets.js';
 import { createMessageWriter } from './stdout-writer.js';
 import { ToolHeaderRegistry } from './tool-headers.js';
 
+/** Messages posted and not yet finished before the bridge stops reading stdin for a while. */
+export const MAX_MESSAGES_IN_FLIGHT = 4096;
+
 export interface BridgeOptions {
   input: Readable;
   output: Writable;
@@ -65,8 +68,8 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
 
   routeFromListenStream.to = (message) => forwarder.routeServerMessage(message);
 
-  const tasks = new Set<Promise<void>>();
-  const track = (task: Promise<void>) => {
+  const tasks = new Set<Promise<unknown>>();
+  const track = (task: Promise<unknown>) => {
     tasks.add(task);
     void task.finally(() => tasks.delete(task));
   };
@@ -77,19 +80,22 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
         if (options.signal.aborted || writer.closed) break;
         if (event.kind === 'oversized') {
           logger.warn({ bytes: event.bytes, limit: config.maxLineBytes }, 'line over the limit; skipped');
-          track(writer.write(errorReply(null, -32600, `Invalid Request: the line is longer than ${config.maxLineBytes} bytes`, { bridgeCode: 'LINE_TOO_LONG', limit: config.maxLineBytes, hint: 'raise --max-line-bytes' })));
+          await writer.write(errorReply(null, -32600, `Invalid Request: the line is longer than ${config.maxLineBytes} bytes`, { bridgeCode: 'LINE_TOO_LONG', limit: config.maxLineBytes, hint: 'raise --max-line-bytes' }));
           continue;
         }
         const checked = checkLine(event.text);
         if (checked.kind === 'rejected') {
           logger.warn({ reason: checked.reason }, 'line rejected');
-          for (const reply of checked.replies) track(writer.write(reply));
+          for (const reply of checked.replies) await writer.write(reply);
         } else if (checked.kind === 'request') {
           logger.debug({ method: checked.method, id: checked.id }, 'request');
           track(forwarder.forwardRequest(checked));
         } else {
           track(forwarder.forwardOther(checked));
         }
+        // Stdin back-pressure: past this many messages in flight, stop reading until one is done,
+        // so a flood of lines costs a bounded amount of memory.
+        while (tasks.size >= MAX_MESSAGES_IN_FLIGHT) await Promise.race(tasks);
       }
       return 'input-ended';
     } catch (error) {

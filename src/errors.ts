@@ -33,13 +33,13 @@ export type BridgeErrorCode = keyof typeof BRIDGE_ERRORS;
 
 /** What a BridgeError carries besides its message; ends up in the JSON-RPC error's `data`. */
 export interface BridgeErrorContext {
-  status?: number;
-  bodyExcerpt?: string;
-  hint?: string;
-  method?: string;
-  location?: string;
-  wwwAuthenticate?: string;
-  cause?: string;
+  status?: number | undefined;
+  bodyExcerpt?: string | undefined;
+  hint?: string | undefined;
+  method?: string | undefined;
+  location?: string | undefined;
+  wwwAuthenticate?: string | undefined;
+  cause?: string | undefined;
   [key: string]: unknown;
 }
 

@@ -34,7 +34,7 @@ export interface ForwarderDeps {
   session: LegacySession;
   tools: ToolHeaderRegistry;
   inFlight: InFlight;
-  write: (message: JsonObject) => Promise<void>;
+  write: (message: JsonObject) => Promise<boolean>;
   logger: Logger;
   redact: Redactor;
 }

@@ -21,7 +21,8 @@ export interface PendingRequest {
 }
 
 export interface InFlightOptions {
-  write: (message: JsonObject) => Promise<void>;
+  /** Resolves false when the message could not be serialised. */
+  write: (message: JsonObject) => Promise<boolean>;
   /** Per-request deadline in ms; 0 = none. */
   requestTimeoutMs: number;
 }
@@ -121,7 +122,7 @@ class PendingEntry implements PendingRequest {
     readonly method: string,
     readonly era: Era,
     timeoutMs: number,
-    private readonly write: (message: JsonObject) => Promise<void>,
+    private readonly write: (message: JsonObject) => Promise<boolean>,
     private readonly release: () => void,
   ) {
     if (timeoutMs > 0) {
@@ -154,7 +155,11 @@ class PendingEntry implements PendingRequest {
   async settle(reply: JsonObject): Promise<boolean> {
     if (this.#done) return false;
     this.#finish();
-    await this.write(reply);
+    if (!(await this.write(reply))) {
+      // The server's answer cannot be written as JSON (e.g. nested deeper than the stack): the
+      // request still gets its one reply.
+      await this.write(bridgeErrorReply(this.id, new BridgeError('REMOTE_BAD_REPLY', 'the reply could not be re-serialised as one JSON line')));
+    }
     return true;
   }
 

@@ -5,6 +5,9 @@ import { rootCertificates } from 'node:tls';
 import { EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
 import { BridgeError, isBridgeError } from './errors.js';
 
+/** Connections to the endpoint at once; further requests wait in undici's queue. */
+export const MAX_CONNECTIONS = 256;
+
 export interface RemoteOptions {
   connectTimeoutMs: number;
   caFile?: string | undefined;
@@ -58,6 +61,10 @@ export function createDispatcher(options: RemoteOptions): Dispatcher {
     headersTimeout: 0,
     bodyTimeout: 0,
     keepAliveTimeout: 30_000,
+    // Each in-flight request holds its own connection (HTTP/1.1, no pipelining); the cap keeps a
+    // flood of lines from opening thousands of sockets, and is high enough that slow calls and
+    // open streams do not hold up the lines after them.
+    connections: MAX_CONNECTIONS,
     // Read from the injected environment (the CLI passes process.env) so tests can set them.
     httpProxy: options.env.http_proxy ?? options.env.HTTP_PROXY ?? '',
     httpsProxy: options.env.https_proxy ?? options.env.HTTPS_PROXY ?? '',

@@ -45,12 +45,19 @@ export async function* readSseEvents(body: AsyncIterable<Uint8Array | string>, o
     maxBufferSize: options.maxEventChars,
   });
   const decoder = new TextDecoder('utf-8');
+  let endsWithCr = false;
+  const feed = (text: string) => {
+    if (text === '') return;
+    parser.feed(text);
+    endsWithCr = text.endsWith('\r');
+  };
   for await (const chunk of body) {
-    parser.feed(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
+    feed(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
     if (overflow !== undefined) throw overflow;
     while (ready.length > 0) yield ready.shift()!;
   }
-  const rest = decoder.decode();
-  if (rest !== '') parser.feed(rest);
+  feed(decoder.decode());
+  // The parser holds back a final CR in case LF follows; at the end of the stream it is a line end.
+  if (endsWithCr) parser.feed('\n');
   while (ready.length > 0) yield ready.shift()!;
 }

@@ -3,8 +3,11 @@
 import type { Writable } from 'node:stream';
 
 export interface MessageWriter {
-  /** Writes one message as one line; resolves when the output can take more. Never rejects. */
-  write(message: unknown): Promise<void>;
+  /**
+   * Writes one message as one line; resolves when the output can take more. Never rejects:
+   * resolves false when the message cannot be serialised (a cycle, or nesting deeper than the stack).
+   */
+  write(message: unknown): Promise<boolean>;
   /** True once the reader went away (EPIPE or the stream closed): later writes are dropped. */
   readonly closed: boolean;
 }
@@ -31,10 +34,15 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
       return closed;
     },
     async write(message: unknown) {
-      if (closed) return;
-      const line = `${JSON.stringify(message)}\n`;
-      if (output.write(line)) return;
-      if (closed) return;
+      if (closed) return true;
+      let line: string;
+      try {
+        line = `${JSON.stringify(message)}\n`;
+      } catch {
+        return false;
+      }
+      if (output.write(line)) return true;
+      if (closed) return true;
       // Back-pressure: the caller stops reading the server's body until the client catches up.
       drained ??= new Promise<void>((resolve) => {
         const done = () => {
@@ -47,6 +55,7 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
         output.on('close', done);
       });
       await drained;
+      return true;
     },
   };
 }

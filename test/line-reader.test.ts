@@ -1,0 +1,70 @@
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { readLines, type LineEvent } from '../src/line-reader.js';
+
+async function collect(chunks: (string | Buffer)[], maxLineBytes = 1024): Promise<LineEvent[]> {
+  const events: LineEvent[] = [];
+  for await (const event of readLines(Readable.from(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))), maxLineBytes)) {
+    events.push(event);
+  }
+  return events;
+}
+
+const lines = (...texts: string[]) => texts.map((text) => ({ kind: 'line', text }));
+
+describe('readLines', () => {
+  it.each([
+    ['splits on LF', ['a\nb\n'], lines('a', 'b')],
+    ['strips a trailing CR', ['a\r\nb\r\n'], lines('a', 'b')],
+    ['keeps a CR that is not at the end', ['a\rb\n'], lines('a\rb')],
+    ['skips blank and whitespace-only lines', ['\n\n  \n\t\r\na\n'], lines('a')],
+    ['yields a last line without a newline', ['a\nb'], lines('a', 'b')],
+    ['joins a line split across chunks', ['{"a"', ':1}\n'], lines('{"a":1}')],
+    ['ignores a UTF-8 BOM at the very start', ['\uFEFFa\n'], lines('a')],
+    ['keeps a BOM that is not at the start', ['a\n\uFEFFb\n'], lines('a', '\uFEFFb')],
+    ['yields nothing for empty input', [], []],
+  ])('%s', async (_title, chunks, expected) => {
+    expect(await collect(chunks)).toEqual(expected);
+  });
+
+  it('decodes a multi-byte character split across chunks', async () => {
+    const bytes = Buffer.from('"Grüße 世界 🎉"\n');
+    const chunks = [...bytes].map((byte) => Buffer.from([byte]));
+    expect(await collect(chunks)).toEqual(lines('"Grüße 世界 🎉"'));
+  });
+
+  it('ignores a BOM split across the first chunks', async () => {
+    expect(await collect([Buffer.from([0xef]), Buffer.from([0xbb]), Buffer.from([0xbf, 0x61, 0x0a])])).toEqual(lines('a'));
+  });
+
+  it('accepts a line of exactly the limit in bytes', async () => {
+    expect(await collect(['é'.repeat(5) + '\n'], 10)).toEqual(lines('ééééé'));
+  });
+
+  it('reports a line one byte over the limit once and goes on with the next line', async () => {
+    expect(await collect(['é'.repeat(5) + 'x\nok\n'], 10)).toEqual([{ kind: 'oversized', bytes: 11 }, ...lines('ok')]);
+  });
+
+  it('reports an over-long line the moment it crosses the limit, before its end arrives', async () => {
+    const source = new Readable({ read() {} });
+    const iterator = readLines(source, 8);
+    source.push(Buffer.from('0123456789'));
+    expect((await iterator.next()).value).toEqual({ kind: 'oversized', bytes: 10 });
+    source.push(Buffer.from('more bytes of the same line\nnext\n'));
+    source.push(null);
+    expect((await iterator.next()).value).toEqual({ kind: 'line', text: 'next' });
+    expect((await iterator.next()).done).toBe(true);
+  });
+
+  it('discards an over-long last line without a newline after reporting it', async () => {
+    expect(await collect(['ok\n', 'x'.repeat(50)], 10)).toEqual([...lines('ok'), { kind: 'oversized', bytes: 50 }]);
+  });
+
+  it('reassembles a 50 MB line that arrives in 64 KiB chunks', async () => {
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    const chunks = Array.from({ length: 800 }, () => chunk);
+    const events = await collect([...chunks, Buffer.from('\n')], 64 * 1024 * 1024);
+    expect(events).toHaveLength(1);
+    expect((events[0] as { text: string }).text.length).toBe(800 * 64 * 1024);
+  });
+});
