@@ -53,10 +53,9 @@ function packageVersion(): string {
   return (JSON.parse(text) as { version: string }).version;
 }
 
-function buildProgram(version: string): Command {
-  const program = new Command('fenbs-mcp')
-    .description('Bridges an MCP client on stdio to a Streamable HTTP MCP server: one JSON-RPC message per line in, one per line out.')
-    .version(version, '-v, --version')
+/** The options that say where and how to connect; shared by the bridge and `doctor`. */
+function addConnectionOptions(command: Command): Command {
+  return command
     .option('--url <url>', `MCP endpoint (env FENBS_MCP_URL, default ${DEFAULT_URL})`)
     .option('--token-env <name>', 'environment variable that holds the bearer token', 'FENBS_TOKEN')
     .option('--token-file <path>', 'read the bearer token from this file instead')
@@ -70,16 +69,39 @@ function buildProgram(version: string): Command {
     .option('--allow-http', 'allow sending the token over plain http:// to a non-loopback host')
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (env FENBS_MCP_LOG_LEVEL, default info)'))
     .option('--log-file <path>', 'also append the logs to this file')
-    .option('--demo', 'run an embedded demo MCP server (a small task board) and bridge to it')
+    .option('--demo', 'use an embedded demo MCP server (a small task board) instead of --url');
+}
+
+function buildProgram(version: string, actions: { bridge: (options: CliOptions) => Promise<number>; doctor: (options: CliOptions) => Promise<number> }): { program: Command; result: () => number } {
+  let exitCode: number = EXIT.OK;
+  const program = addConnectionOptions(
+    new Command('fenbs-mcp')
+      .description('Bridges an MCP client on stdio to a Streamable HTTP MCP server: one JSON-RPC message per line in, one per line out.')
+      .version(version, '-v, --version'),
+  )
     .addHelpText('after', EXAMPLES)
+    // Options after `doctor` belong to doctor, not to the bridge.
+    .enablePositionalOptions()
     .showSuggestionAfterError(true)
-    .exitOverride();
-  program.configureOutput({
-    writeOut: (text) => process.stdout.write(text),
-    writeErr: (text) => process.stderr.write(text),
+    .exitOverride()
+    .action(async (options: CliOptions) => {
+      exitCode = await actions.bridge(options);
+    });
+  addConnectionOptions(program.command('doctor').description('check the URL, network, TLS, token and protocol, one line per check with a hint on failure'))
+    .option('--json', 'print the report as one JSON object')
+    .addHelpText('after', '\nExamples:\n  fenbs-mcp doctor\n  fenbs-mcp doctor --url https://example.com/mcp --json\n  fenbs-mcp doctor --demo\n\nExit code 0 when the bridge can work, 3 when a check failed, 2 for usage errors.\n')
+    .exitOverride()
+    .action(async (options: CliOptions) => {
+      exitCode = await actions.doctor(options);
+    });
+  const output = {
+    writeOut: (text: string) => process.stdout.write(text),
+    writeErr: (text: string) => process.stderr.write(text),
     outputError: () => undefined, // reported once, by usage()
-  });
-  return program;
+  };
+  program.configureOutput(output);
+  for (const command of program.commands) command.configureOutput(output);
+  return { program, result: () => exitCode };
 }
 
 function usage(message: string, fix?: string): number {
@@ -89,14 +111,50 @@ function usage(message: string, fix?: string): number {
 
 interface CliOptions extends RawOptions {
   demo?: boolean;
+  json?: boolean;
+}
+
+interface Prepared {
+  config: BridgeConfig;
+  env: Readonly<Record<string, string | undefined>>;
+  demo: { url: URL; close(): Promise<void> } | undefined;
+}
+
+/** Options + environment → config, starting the demo server first when asked. A number is a usage exit. */
+async function prepare(options: CliOptions): Promise<Prepared | number> {
+  const env = process.env;
+  if (options.demo !== true) {
+    try {
+      return { config: createConfig({ options, env, readTextFile: (path) => readFileSync(path, 'utf8') }), env, demo: undefined };
+    } catch (error) {
+      if (error instanceof UsageError) return usage(error.message, error.fix);
+      throw error;
+    }
+  }
+  if (options.url !== undefined) return usage('--demo and --url cannot be combined', 'fenbs-mcp --demo');
+  // A throwaway token, so the demo shows the Authorization path without touching a real one.
+  const demoToken = randomBytes(16).toString('hex');
+  const { startDemoServer } = await import('./demo-server.js');
+  const demo = await startDemoServer({ token: demoToken });
+  const raw: RawOptions = { ...options, url: demo.url.href, tokenEnv: 'FENBS_MCP_DEMO_TOKEN', tokenFile: undefined };
+  try {
+    return { config: createConfig({ options: raw, env: { ...env, FENBS_MCP_DEMO_TOKEN: demoToken }, readTextFile: () => '' }), env, demo };
+  } catch (error) {
+    await demo.close();
+    if (error instanceof UsageError) return usage(error.message, error.fix);
+    throw error;
+  }
 }
 
 /** Runs the CLI; resolves with the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   const version = packageVersion();
-  const program = buildProgram(version);
+  const { program, result } = buildProgram(version, {
+    bridge: (options) => bridgeCommand(options, version),
+    doctor: (options) => doctorCommand(options),
+  });
   try {
-    program.parse(argv);
+    await program.parseAsync(argv);
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return EXIT.OK; // --help, --version
@@ -104,29 +162,26 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     throw error;
   }
-  const options = program.opts<CliOptions>();
-  const env = process.env;
+  return result();
+}
 
-  let demo: { url: URL; close(): Promise<void> } | undefined;
-  let demoToken: string | undefined;
-  if (options.demo === true) {
-    if (options.url !== undefined) return usage('--demo and --url cannot be combined', 'fenbs-mcp --demo');
-    // A throwaway token, so the demo shows the Authorization path without touching a real one.
-    demoToken = randomBytes(16).toString('hex');
-    const { startDemoServer } = await import('./demo-server.js');
-    demo = await startDemoServer({ token: demoToken });
-  }
-
-  let config: BridgeConfig;
+async function doctorCommand(options: CliOptions): Promise<number> {
+  const prepared = await prepare(options);
+  if (typeof prepared === 'number') return prepared;
+  const { runDoctor, formatReport } = await import('./doctor.js');
   try {
-    const configEnv = demo === undefined ? env : { ...env, FENBS_MCP_DEMO_TOKEN: demoToken };
-    const raw: RawOptions = demo === undefined ? options : { ...options, url: demo.url.href, tokenEnv: 'FENBS_MCP_DEMO_TOKEN', tokenFile: undefined };
-    config = createConfig({ options: raw, env: configEnv, readTextFile: (path) => readFileSync(path, 'utf8') });
-  } catch (error) {
-    await demo?.close();
-    if (error instanceof UsageError) return usage(error.message, error.fix);
-    throw error;
+    const report = await runDoctor(prepared.config, prepared.env);
+    process.stdout.write(options.json === true ? `${JSON.stringify(report)}\n` : formatReport(report));
+    return report.ok ? EXIT.OK : EXIT.DOCTOR_FAILED;
+  } finally {
+    await prepared.demo?.close();
   }
+}
+
+async function bridgeCommand(options: CliOptions, version: string): Promise<number> {
+  const prepared = await prepare(options);
+  if (typeof prepared === 'number') return prepared;
+  const { config, env, demo } = prepared;
 
   const proxy = proxyFromEnv(env, config.url.protocol);
   const redact = createRedactor([config.token, proxyPassword(proxy)]);
