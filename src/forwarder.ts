@@ -252,7 +252,7 @@ export class Forwarder {
       }
       if (type === 'application/json') {
         const text = await readBoundedText(exchange, this.#d.config.maxMessageBytes).catch((error: unknown) => {
-          throw this.#failureOf(error, pending.signal);
+          throw withStatus(this.#failureOf(error, pending.signal), status);
         });
         await this.#readJson(pending, exchange, text);
         return { kind: 'answered' };
@@ -279,8 +279,16 @@ export class Forwarder {
     // clients see -32020/-32021/-32022 and -32601 and can renegotiate (wire rules §13).
     if (isJsonObject(parsed) && parsed.jsonrpc === '2.0' && idsEqual(parsed.id, pending.id) && isJsonObject(parsed.error)) {
       if (parsed.error.code === HEADER_MISMATCH && pending.era === 'modern' && pending.method === 'tools/call' && options.mayRefreshTools) {
-        await this.#refreshTools(pending, message);
-        return { kind: 'retry', why: 'HeaderMismatch (-32020): tools/list refreshed' };
+        try {
+          await this.#refreshTools(pending, message);
+          return { kind: 'retry', why: 'HeaderMismatch (-32020): tools/list refreshed' };
+        } catch (error) {
+          // A cancel or deadline stops here; any other failure of the bridge's own tools/list must
+          // not replace the server's answer: the -32020 is forwarded so the client can recover.
+          if (pending.signal.aborted) throw error;
+          const failure = this.#failureOf(error, pending.signal);
+          this.#d.logger.warn({ id: pending.id, code: failure.code, status: failure.context.status }, `refreshing tools/list after a -32020 failed (${failure.message}); the -32020 is forwarded`);
+        }
       }
       await this.#deliver(pending, parsed, exchange);
       return { kind: 'answered' };
@@ -373,7 +381,7 @@ export class Forwarder {
           if (isJsonObject(item.message)) await this.routeServerMessage(item.message, pending);
         }
       } catch (error) {
-        throw this.#failureOf(error, pending.signal);
+        throw withStatus(this.#failureOf(error, pending.signal), exchange.status);
       } finally {
         // Stop reading once answered (or failed): undici closes the connection of an unread body.
         exchange.body.destroy();
@@ -384,6 +392,7 @@ export class Forwarder {
       idleResumes = progressed ? 0 : idleResumes + 1;
       if (pending.era !== 'legacy' || lastEventId === undefined || idleResumes > MAX_IDLE_RESUMES) {
         throw new BridgeError('REMOTE_STREAM_ENDED', `the server's event stream for ${pending.method} ended without the response`, {
+          status: exchange.status,
           ...(lastEventId === undefined ? {} : { lastEventId }),
           hint:
             pending.era === 'modern'
@@ -454,6 +463,15 @@ export class Forwarder {
     if (isBridgeError(error)) return error;
     return this.#d.endpoint.failure(error, signal);
   }
+}
+
+/**
+ * A failure met while reading a body keeps the status its headers carried: an error reply has
+ * data.status wherever the server sent one (core issue item 5), a cut-off 200 included.
+ */
+function withStatus(error: BridgeError, status: number): BridgeError {
+  if (error.code !== 'INTERNAL' && error.context.status === undefined) error.context.status = status;
+  return error;
 }
 
 function idsEqual(a: unknown, b: JsonRpcId): boolean {

@@ -148,7 +148,7 @@ export function toBridgeError(error: unknown, signal: AbortSignal | undefined, c
       return new BridgeError('REMOTE_UNREACHABLE', `nothing is listening at ${where}${proxyNote}`, {
         ...base,
         neverSent: true,
-        hint: context.proxy === undefined ? 'check --url (host and port), or start the server' : 'the proxy is not reachable: check HTTPS_PROXY / HTTP_PROXY',
+        hint: context.proxy === undefined ? `nothing is listening at ${where}: check --url (host and port), or start the server` : 'nothing is listening at the proxy address: check HTTPS_PROXY / HTTP_PROXY',
       });
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
