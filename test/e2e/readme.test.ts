@@ -33,8 +33,8 @@ describe('the README', () => {
     expect(shell[1]).toBe('npm test');
     const ci = readFileSync(join(root, '.ci/run'), 'utf8');
     const commands = ci.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#') && !line.startsWith('set ') && !line.startsWith('cd '));
-    expect(commands.at(-2)).toBe('npm ci');
-    expect(commands.at(-1)).toBe(shell[1]);
+    expect(commands[0]).toBe('npm ci');
+    expect(commands[1]).toBe(shell[1]);
   });
 
   it('shows a real exchange with `npm run demo`: initialize, tools/list, and a call with progress', async () => {
