@@ -45,15 +45,15 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   });
   const dispatcher = options.dispatcher ?? createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env: options.env });
   const endpoint = new Endpoint(config, dispatcher, options.env);
-  const inFlight = new InFlight({ write: (message) => writer.write(message), requestTimeoutMs: config.requestTimeoutMs });
+  const inFlight = new InFlight({ write: (message, serialised) => writer.write(message, serialised), requestTimeoutMs: config.requestTimeoutMs });
   // The session's listen stream hands its messages to the forwarder, which needs the session.
-  const routeFromListenStream = { to: (_message: JsonObject): Promise<void> => Promise.resolve() };
+  const routeFromListenStream = { to: (_message: JsonObject, _serialised: string | undefined): Promise<void> => Promise.resolve() };
   const session = new LegacySession({
     endpoint,
     logger,
     maxMessageBytes: config.maxMessageBytes,
     connectTimeoutMs: config.connectTimeoutMs,
-    onServerMessage: (message) => routeFromListenStream.to(message),
+    onServerMessage: (message, serialised) => routeFromListenStream.to(message, serialised),
   });
   const forwarder = new Forwarder({
     config,
@@ -61,12 +61,12 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     session,
     tools: new ToolHeaderRegistry(),
     inFlight,
-    write: (message) => writer.write(message),
+    write: (message, serialised) => writer.write(message, serialised),
     logger,
     redact: options.redact,
   });
 
-  routeFromListenStream.to = (message) => forwarder.routeServerMessage(message);
+  routeFromListenStream.to = (message, serialised) => forwarder.routeServerMessage(message, undefined, serialised);
 
   const tasks = new Set<Promise<unknown>>();
   const track = (task: Promise<unknown>) => {

@@ -6,7 +6,7 @@ import type { Endpoint } from './endpoint.js';
 import { BridgeError, isBridgeError } from './errors.js';
 import { encodeHeaderValue, mcpNameFor } from './headers.js';
 import { CANCELLED, type Era, type InFlight, type PendingRequest } from './in-flight.js';
-import { classifyServerMessage, errorReply, isJsonObject, modernVersionOf, type IncomingMessage, type JsonObject, type JsonRpcId } from './json-rpc.js';
+import { classifyServerMessage, errorReply, isJsonObject, isSingleLine, modernVersionOf, type IncomingMessage, type JsonObject, type JsonRpcId } from './json-rpc.js';
 import { readPrivateResponse, type LegacySession } from './legacy-session.js';
 import type { Logger } from './logger.js';
 import type { HttpExchange } from './remote.js';
@@ -34,7 +34,7 @@ export interface ForwarderDeps {
   session: LegacySession;
   tools: ToolHeaderRegistry;
   inFlight: InFlight;
-  write: (message: JsonObject) => Promise<boolean>;
+  write: (message: JsonObject, serialised?: string) => Promise<boolean>;
   logger: Logger;
   redact: Redactor;
 }
@@ -73,7 +73,7 @@ export class Forwarder {
     try {
       if (isInitialize) session.beginInitialize(isJsonObject(message.params) ? message.params : {});
       else if (era === 'legacy') await session.ready();
-      await this.#exchangeRequest(pending, message);
+      await this.#exchangeRequest(pending, message, incoming.text);
     } catch (error) {
       if (!pending.cancelled) {
         const failure = this.#failureOf(error, pending.signal);
@@ -112,7 +112,7 @@ export class Forwarder {
       let healed = false;
       for (;;) {
         const headers = this.#protocolHeaders(incoming.message, method, era);
-        const exchange = await this.#d.endpoint.post(JSON.stringify(incoming.message), headers, signal);
+        const exchange = await this.#d.endpoint.post(incoming.text, headers, signal);
         if (!healed && (await this.#sessionExpired(exchange, headers, era))) {
           healed = true;
           await session.heal(headers['mcp-session-id']!);
@@ -135,7 +135,7 @@ export class Forwarder {
   }
 
   /** A message from the server outside the exchange it answers (listen stream, another request's stream). */
-  async routeServerMessage(message: JsonObject, owner?: PendingRequest): Promise<void> {
+  async routeServerMessage(message: JsonObject, owner?: PendingRequest, serialised?: string): Promise<void> {
     const routed = classifyServerMessage(message);
     if (routed === undefined) {
       this.#d.logger.warn('the server sent something that is not a JSON-RPC message; skipped');
@@ -144,7 +144,7 @@ export class Forwarder {
     if (routed.kind === 'response') {
       const target = this.#d.inFlight.get(routed.id);
       if (target !== undefined && !target.done) {
-        await this.#deliver(target, routed.message, undefined);
+        await this.#deliver(target, routed.message, undefined, serialised);
         return;
       }
       this.#d.logger.warn({ id: routed.id }, 'the server sent a response for no outstanding request; dropped');
@@ -153,11 +153,10 @@ export class Forwarder {
     // Requests and notifications for a request that is finished or cancelled are not written:
     // after a cancel "nothing more is written for that request id".
     if (owner?.done === true) return;
-    await this.#d.write(routed.message);
+    await this.#d.write(routed.message, serialised);
   }
 
-  async #exchangeRequest(pending: PendingRequest, message: JsonObject): Promise<void> {
-    const body = JSON.stringify(message);
+  async #exchangeRequest(pending: PendingRequest, message: JsonObject, body: string): Promise<void> {
     let neverSentRetries = 0;
     let rateLimitRetries = 0;
     let healed = false;
@@ -290,7 +289,7 @@ export class Forwarder {
           this.#d.logger.warn({ id: pending.id, code: failure.code, status: failure.context.status }, `refreshing tools/list after a -32020 failed (${failure.message}); the -32020 is forwarded`);
         }
       }
-      await this.#deliver(pending, parsed, exchange);
+      await this.#deliver(pending, parsed, exchange, undefined);
       return { kind: 'answered' };
     }
     throw this.#statusError(pending, exchange, text, parsed);
@@ -342,7 +341,8 @@ export class Forwarder {
     }
     const routed = classifyServerMessage(parsed);
     if (routed?.kind === 'response' && idsEqual(routed.id, pending.id)) {
-      await this.#deliver(pending, routed.message, exchange);
+      const trimmed = text.trim();
+      await this.#deliver(pending, routed.message, exchange, isSingleLine(trimmed) ? trimmed : undefined);
       return;
     }
     this.#d.logger.warn({ id: pending.id, got: isJsonObject(parsed) ? parsed.id : undefined }, 'the JSON reply is not the response to this request; dropped');
@@ -370,15 +370,16 @@ export class Forwarder {
           progressed = true;
           if (item.eventId !== undefined) lastEventId = item.eventId;
           if (item.message === undefined) {
-            if (item.unparsed !== undefined) this.#d.logger.warn({ id: pending.id, data: excerptOf(item.unparsed) }, 'an event in the stream is not JSON; skipped');
+            if (item.unparsed === true) this.#d.logger.warn({ id: pending.id, data: excerptOf(item.data ?? '') }, 'an event in the stream is not JSON; skipped');
             continue;
           }
+          const serialised = item.data !== undefined && isSingleLine(item.data) ? item.data : undefined;
           const routed = classifyServerMessage(item.message);
           if (routed?.kind === 'response' && idsEqual(routed.id, pending.id)) {
-            await this.#deliver(pending, routed.message, first);
+            await this.#deliver(pending, routed.message, first, serialised);
             return;
           }
-          if (isJsonObject(item.message)) await this.routeServerMessage(item.message, pending);
+          if (isJsonObject(item.message)) await this.routeServerMessage(item.message, pending, serialised);
         }
       } catch (error) {
         throw withStatus(this.#failureOf(error, pending.signal), exchange.status);
@@ -416,8 +417,9 @@ export class Forwarder {
   }
 
   /** Writes the final response of `pending`, after the bookkeeping some methods need. */
-  async #deliver(pending: PendingRequest, message: JsonObject, exchange: HttpExchange | undefined): Promise<void> {
+  async #deliver(pending: PendingRequest, message: JsonObject, exchange: HttpExchange | undefined, serialised?: string): Promise<void> {
     let reply = message;
+    let text = serialised;
     if (pending.era === 'legacy' && pending.method === 'initialize' && exchange !== undefined && isJsonObject(message.result)) {
       // Session id and version are taken before the result reaches the client, so its very next
       // message already carries them (core issue item 6).
@@ -428,9 +430,12 @@ export class Forwarder {
       for (const tool of invalid) {
         this.#d.logger.warn({ tool: tool.name, reason: tool.reason }, 'tool removed from tools/list: invalid x-mcp-header annotation');
       }
-      if (invalid.length > 0) reply = { ...message, result };
+      if (invalid.length > 0) {
+        reply = { ...message, result };
+        text = undefined;
+      }
     }
-    await pending.settle(reply);
+    await pending.settle(reply, text);
   }
 
   /** Fetches tools/list for the bridge itself (all pages) so the retry uses current schemas. */

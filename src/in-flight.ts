@@ -15,14 +15,14 @@ export interface PendingRequest {
   readonly done: boolean;
   readonly cancelled: boolean;
   /** Writes this request's one reply; false (and nothing written) if it already has one or was cancelled. */
-  settle(reply: JsonObject): Promise<boolean>;
+  settle(reply: JsonObject, serialised?: string): Promise<boolean>;
   /** Writes a bridge error as the one reply, with this request's id. */
   fail(error: BridgeError): Promise<boolean>;
 }
 
 export interface InFlightOptions {
   /** Resolves false when the message could not be serialised. */
-  write: (message: JsonObject) => Promise<boolean>;
+  write: (message: JsonObject, serialised?: string) => Promise<boolean>;
   /** Per-request deadline in ms; 0 = none. */
   requestTimeoutMs: number;
 }
@@ -122,7 +122,7 @@ class PendingEntry implements PendingRequest {
     readonly method: string,
     readonly era: Era,
     timeoutMs: number,
-    private readonly write: (message: JsonObject) => Promise<boolean>,
+    private readonly write: (message: JsonObject, serialised?: string) => Promise<boolean>,
     private readonly release: () => void,
   ) {
     if (timeoutMs > 0) {
@@ -152,10 +152,10 @@ class PendingEntry implements PendingRequest {
     return this.#cancelled;
   }
 
-  async settle(reply: JsonObject): Promise<boolean> {
+  async settle(reply: JsonObject, serialised?: string): Promise<boolean> {
     if (this.#done) return false;
     this.#finish();
-    if (!(await this.write(reply))) {
+    if (!(await this.write(reply, serialised))) {
       // The server's answer cannot be written as JSON (e.g. nested deeper than the stack): the
       // request still gets its one reply.
       await this.write(bridgeErrorReply(this.id, new BridgeError('REMOTE_BAD_REPLY', 'the reply could not be re-serialised as one JSON line')));

@@ -7,9 +7,11 @@ export type JsonObject = Record<string, unknown>;
 
 /** A line that passed the check: what it is decides how it is posted and answered. */
 export type IncomingMessage =
-  | { kind: 'request'; id: JsonRpcId; method: string; message: JsonObject }
-  | { kind: 'notification'; method: string; message: JsonObject }
-  | { kind: 'response'; id: JsonRpcId; message: JsonObject };
+  | { kind: 'request'; id: JsonRpcId; method: string; message: JsonObject; text: string }
+  | { kind: 'notification'; method: string; message: JsonObject; text: string }
+  | { kind: 'response'; id: JsonRpcId; message: JsonObject; text: string };
+
+type Checked = IncomingMessage extends infer M ? (M extends IncomingMessage ? Omit<M, 'text'> : never) : never;
 
 /** A line that did not: the replies to write (one per usable id, or one with id null). */
 export interface RejectedLine {
@@ -55,7 +57,7 @@ function reject(reason: string, ids: (JsonRpcId | null)[], code: number, message
 const INVALID = BRIDGE_ERRORS.INVALID_REQUEST.rpcCode;
 
 /** Checks one message object; returns what it is or why it is not a JSON-RPC 2.0 message. */
-function checkMessage(value: unknown): IncomingMessage | { problem: string; id: JsonRpcId | null } {
+function checkMessage(value: unknown): Checked | { problem: string; id: JsonRpcId | null } {
   if (!isJsonObject(value)) return { problem: 'a JSON-RPC message must be a JSON object', id: null };
   const usableId = isUsableId(value.id) ? value.id : null;
   if (value.jsonrpc !== '2.0') return { problem: 'jsonrpc must be "2.0"', id: usableId };
@@ -101,7 +103,13 @@ export function checkLine(line: string): CheckedLine {
   if ('problem' in checked) {
     return reject(checked.problem, [checked.id], INVALID, `Invalid Request: ${checked.problem}`);
   }
-  return checked;
+  // The line itself is what gets posted: the message goes to the server exactly as written.
+  return { ...checked, text: line };
+}
+
+/** True when `text` can be written to stdout as one line as it is (JSON never needs a raw CR or LF). */
+export function isSingleLine(text: string): boolean {
+  return !/[\r\n]/.test(text);
 }
 
 /** The 2026-07-28 version a request's body claims, if any (era is a property of the body, wire rules §0). */

@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Endpoint } from './endpoint.js';
 import { BridgeError, isBridgeError } from './errors.js';
-import { isJsonObject, type JsonObject } from './json-rpc.js';
+import { isJsonObject, isSingleLine, type JsonObject } from './json-rpc.js';
 import type { Logger } from './logger.js';
 import { headerValue, mediaTypeOf, readBoundedText, readErrorBody, readStreamItems, tryParseJson } from './reply-reader.js';
 import type { HttpExchange } from './remote.js';
@@ -22,7 +22,7 @@ export interface LegacySessionOptions {
   maxMessageBytes: number;
   connectTimeoutMs: number;
   /** Where messages that arrive on the listen stream go (server requests, notifications, resumed responses). */
-  onServerMessage: (message: JsonObject) => Promise<void>;
+  onServerMessage: (message: JsonObject, serialised: string | undefined) => Promise<void>;
 }
 
 export class LegacySession {
@@ -219,8 +219,8 @@ export class LegacySession {
           })) {
             backoffMs = LISTEN_BACKOFF_MIN_MS;
             if (item.eventId !== undefined) lastEventId = item.eventId;
-            if (isJsonObject(item.message)) await this.#options.onServerMessage(item.message);
-            else if (item.unparsed !== undefined) logger.warn({ data: item.unparsed.slice(0, 200) }, 'listen stream event is not JSON; skipped');
+            if (isJsonObject(item.message)) await this.#options.onServerMessage(item.message, item.data !== undefined && isSingleLine(item.data) ? item.data : undefined);
+            else if (item.unparsed === true) logger.warn({ data: item.data?.slice(0, 200) }, 'listen stream event is not JSON; skipped');
           }
           logger.debug('listen stream ended');
         }

@@ -69,7 +69,10 @@ export async function* readLines(input: Readable | AsyncIterable<Buffer | string
       start = newline + 1;
     }
   }
-  if (!skipping && pendingBytes > 0) {
+  if (!skipping && pendingBytes > maxLineBytes) {
+    // Only the bytes held back as a possible BOM can get here unchecked.
+    yield { kind: 'oversized', bytes: pendingBytes };
+  } else if (!skipping && pendingBytes > 0) {
     const text = takeLine(pending, pendingBytes);
     if (text !== undefined) yield { kind: 'line', text };
   }

@@ -106,8 +106,10 @@ export interface StreamItem {
   message: unknown;
   /** The event's `id:` if it had one: the resume point for 2025-11-25 polling. */
   eventId: string | undefined;
-  /** The raw data when it was not JSON, for the log. */
-  unparsed?: string;
+  /** The event's data as sent: the message's own serialisation, or the raw text when it was not JSON. */
+  data?: string;
+  /** True when `data` did not parse as JSON. */
+  unparsed?: boolean;
 }
 
 export interface StreamOptions {
@@ -135,7 +137,7 @@ export async function* readStreamItems(exchange: HttpExchange, options: StreamOp
       continue;
     }
     const message = tryParseJson(event.data);
-    yield message === undefined ? { message, eventId: event.id, unparsed: event.data } : { message, eventId: event.id };
+    yield message === undefined ? { message, eventId: event.id, data: event.data, unparsed: true } : { message, eventId: event.id, data: event.data };
   }
 }
 

@@ -4,10 +4,10 @@ import type { Writable } from 'node:stream';
 
 export interface MessageWriter {
   /**
-   * Writes one message as one line; resolves when the output can take more. Never rejects:
+   * Writes one message as one line (`serialised` when given, else JSON.stringify); resolves when the output can take more. Never rejects:
    * resolves false when the message cannot be serialised (a cycle, or nesting deeper than the stack).
    */
-  write(message: unknown): Promise<boolean>;
+  write(message: unknown, serialised?: string): Promise<boolean>;
   /** True once the reader went away (EPIPE or the stream closed): later writes are dropped. */
   readonly closed: boolean;
 }
@@ -33,11 +33,13 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
     get closed() {
       return closed;
     },
-    async write(message: unknown) {
+    async write(message: unknown, serialised?: string) {
       if (closed) return true;
       let line: string;
       try {
-        line = `${JSON.stringify(message)}\n`;
+        // `serialised` is the server's own text for `message`, known to be one line: writing it
+        // as is spares re-serialising large replies.
+        line = `${serialised ?? JSON.stringify(message)}\n`;
       } catch {
         return false;
       }
