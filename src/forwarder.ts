@@ -70,19 +70,21 @@ export class Forwarder {
     }
     const started = performance.now();
     const isInitialize = era === 'legacy' && method === 'initialize';
+    let status: number | undefined;
     try {
       if (isInitialize) session.beginInitialize(isJsonObject(message.params) ? message.params : {});
       else if (era === 'legacy') await session.ready();
-      await this.#exchangeRequest(pending, message, incoming.text);
+      status = await this.#exchangeRequest(pending, message, incoming.text);
     } catch (error) {
       if (!pending.cancelled) {
         const failure = this.#failureOf(error, pending.signal);
+        status = failure.context.status;
         logger.warn({ method, id, code: failure.code, status: failure.context.status, hint: failure.context.hint }, failure.message);
         await pending.fail(failure);
       }
     } finally {
       if (isInitialize) session.abandonInitialize();
-      logger.debug({ method, id, ms: Math.round(performance.now() - started) }, 'request done');
+      logger.debug({ method, id, status, cancelled: pending.cancelled || undefined, ms: Math.round(performance.now() - started) }, 'request done');
     }
   }
 
@@ -113,7 +115,7 @@ export class Forwarder {
       for (;;) {
         const headers = this.#protocolHeaders(incoming.message, method, era);
         const exchange = await this.#d.endpoint.post(incoming.text, headers, signal);
-        if (!healed && (await this.#sessionExpired(exchange, headers, era))) {
+        if (!healed && (await this.#checkSessionExpiry(exchange, headers, era)).expired) {
           healed = true;
           await session.heal(headers['mcp-session-id']!);
           continue;
@@ -156,7 +158,8 @@ export class Forwarder {
     await this.#d.write(routed.message, serialised);
   }
 
-  async #exchangeRequest(pending: PendingRequest, message: JsonObject, body: string): Promise<void> {
+  /** Posts the request (again where that is safe) until it is answered; resolves with the final HTTP status. */
+  async #exchangeRequest(pending: PendingRequest, message: JsonObject, body: string): Promise<number> {
     let neverSentRetries = 0;
     let rateLimitRetries = 0;
     let healed = false;
@@ -178,7 +181,8 @@ export class Forwarder {
         }
         throw failure;
       }
-      if (!healed && (await this.#sessionExpired(exchange, headers, pending.era))) {
+      const expiry = healed ? { expired: false } : await this.#checkSessionExpiry(exchange, headers, pending.era);
+      if (expiry.expired) {
         healed = true;
         await this.#d.session.heal(headers['mcp-session-id']!);
         continue;
@@ -191,8 +195,8 @@ export class Forwarder {
         await sleep(waitMs, undefined, { signal: pending.signal });
         continue;
       }
-      const outcome = await this.#readReply(pending, exchange, message, { mayRefreshTools: !headersRefreshed });
-      if (outcome.kind === 'answered') return;
+      const outcome = await this.#readReply(pending, exchange, message, { mayRefreshTools: !headersRefreshed, errorBody: expiry.body });
+      if (outcome.kind === 'answered') return exchange.status;
       headersRefreshed = true;
       this.#d.logger.info({ id: pending.id, why: outcome.why }, 'retrying once');
     }
@@ -217,24 +221,26 @@ export class Forwarder {
     return headers;
   }
 
-  /** Legacy only: 404 to a request that carried a session id, or a 400 that says the session is unknown. */
-  async #sessionExpired(exchange: HttpExchange, headers: Record<string, string>, era: Era): Promise<boolean> {
-    if (era !== 'legacy' || headers['mcp-session-id'] === undefined) return false;
+  /**
+   * Legacy only: a 404 to a request that carried a session id, or a 400 whose JSON-RPC error says
+   * the session is unknown (what the SDK's example servers answer). A 400 body read for this
+   * check and not about the session is handed back, so the reply reader need not read it again.
+   */
+  async #checkSessionExpiry(exchange: HttpExchange, headers: Record<string, string>, era: Era): Promise<{ expired: boolean; body?: string }> {
+    if (era !== 'legacy' || headers['mcp-session-id'] === undefined) return { expired: false };
     if (exchange.status === 404) {
       await readErrorBody(exchange);
-      return true;
+      return { expired: true };
     }
-    if (exchange.status !== 400) return false;
-    // Peek without consuming: the body is needed again when it is not about the session.
-    const text = await readErrorBody(exchange);
-    const parsed = tryParseJson(text);
+    if (exchange.status !== 400) return { expired: false };
+    const body = await readErrorBody(exchange);
+    const parsed = tryParseJson(body);
     const messageText = isJsonObject(parsed) && isJsonObject(parsed.error) && typeof parsed.error.message === 'string' ? parsed.error.message : '';
     const expired = /session/i.test(messageText) && /(not found|unknown|invalid|expired|no valid|does not exist)/i.test(messageText);
-    if (!expired) (exchange as { peeked?: string }).peeked = text;
-    return expired;
+    return expired ? { expired } : { expired, body };
   }
 
-  async #readReply(pending: PendingRequest, exchange: HttpExchange, message: JsonObject, options: { mayRefreshTools: boolean }): Promise<Outcome> {
+  async #readReply(pending: PendingRequest, exchange: HttpExchange, message: JsonObject, options: { mayRefreshTools: boolean; errorBody: string | undefined }): Promise<Outcome> {
     const { status } = exchange;
     const type = mediaTypeOf(exchange.headers);
     if (status >= 200 && status < 300) {
@@ -272,7 +278,7 @@ export class Forwarder {
         hint: 'so the token never reaches another address, redirects are not followed: if the new address is right, pass it with --url',
       });
     }
-    const text = (exchange as { peeked?: string }).peeked ?? (await readErrorBody(exchange));
+    const text = options.errorBody ?? (await readErrorBody(exchange));
     const parsed = tryParseJson(text);
     // A JSON-RPC error for this very id is the server's answer: forwarded unchanged, so modern
     // clients see -32020/-32021/-32022 and -32601 and can renegotiate (wire rules §13).
