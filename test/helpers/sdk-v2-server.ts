@@ -1,0 +1,350 @@
+// The official v2 SDK at both ends of the bridge: a recording 2026-07-28 server on loopback, and a client that spawns the bridge.
+
+import { EventEmitter, once } from 'node:events';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Readable } from 'node:stream';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { createMcpHandler, fromJsonSchema, McpServer, type JsonSchemaType, type ServerNotifier } from '@modelcontextprotocol/server';
+import { BIN } from './spawn-bridge.js';
+
+/** The task board `tasks_get` reads from. */
+export const TASKS: Readonly<Record<string, string>> = { 'T-1': 'Draft the release notes', 'T-2': 'Tag v1.0.0' };
+
+/** The tool whose annotation breaks 2026-07-28 server/tools §x-mcp-header: it sits on a `number`. */
+export const INVALID_TOOL = 'tasks_estimate';
+
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  /** The parsed JSON body of a POST (the raw text when it is not JSON); undefined without a body. */
+  body: any;
+  /** performance.now() when the request arrived. */
+  receivedAt: number;
+  /** Resolves with performance.now() when the response was sent or its connection closed, whichever came first. */
+  closed: Promise<number>;
+  /** When it closed, once it has. */
+  readonly closedAt: number | undefined;
+  /** True once the response was sent completely; false when the client went away first. */
+  readonly completed: boolean;
+  /** SSE comment frames (keep-alives) written to the response so far. */
+  readonly comments: number;
+}
+
+export interface SdkV2Server {
+  /** The MCP endpoint, http://127.0.0.1:<port>/mcp. */
+  url: string;
+  /** Every HTTP request that reached the server, in arrival order. */
+  requests: RecordedRequest[];
+  /** Publishes change events to the open subscriptions/listen streams. */
+  notify: ServerNotifier;
+  /** How many times `slow_task` has started. */
+  readonly slowCalls: number;
+  /**
+   * Resolves with the first defined value of `probe`, evaluated now and after every change the
+   * server sees (a request arriving or closing, a comment written, a slow call starting).
+   */
+  until<T>(probe: () => T | undefined): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface SdkV2ServerOptions {
+  /** The bearer token the server accepts; anything else gets 401. */
+  token: string;
+  /** SSE comment keep-alive interval; 0 = none (default 0, so silence is really silence). */
+  keepAliveMs?: number;
+  /** createMcpHandler's response shaping for modern exchanges (default 'auto'). */
+  responseMode?: 'auto' | 'sse' | 'json';
+}
+
+/** A property mirrored into `Mcp-Param-{header}`; the annotation is outside JSON Schema's own vocabulary. */
+function mirrored(type: 'string' | 'integer' | 'boolean' | 'number', header: string): JsonSchemaType {
+  return { type, 'x-mcp-header': header } as JsonSchemaType;
+}
+
+function createTaskServer(onSlowCall: () => void): McpServer {
+  const server = new McpServer({ name: 'fenbs-mcp-test-v2', version: '2.0.0' }, { capabilities: { tools: { listChanged: true } } });
+  server.registerTool(
+    'tasks_get',
+    {
+      description: 'Reads one task by its reference',
+      // 2026-07-28 Streamable HTTP §Custom Headers from Tool Parameters: mirrored into Mcp-Param-Task-Ref.
+      inputSchema: fromJsonSchema<{ ref: string }>({
+        type: 'object',
+        properties: { ref: mirrored('string', 'Task-Ref') },
+        required: ['ref'],
+      }),
+    },
+    ({ ref }) => {
+      const title = TASKS[ref];
+      return title === undefined ? { content: [{ type: 'text', text: `no task ${ref}` }], isError: true } : { content: [{ type: 'text', text: title }] };
+    },
+  );
+  server.registerTool(
+    'tasks_find',
+    {
+      description: 'Finds tasks; every argument is mirrored into a header',
+      inputSchema: fromJsonSchema<{ assignee: string; limit: number; open: boolean; label?: string }>({
+        type: 'object',
+        properties: {
+          assignee: mirrored('string', 'Assignee'),
+          limit: mirrored('integer', 'Limit'),
+          open: mirrored('boolean', 'Open-Only'),
+          label: mirrored('string', 'Label'),
+        },
+        required: ['assignee', 'limit', 'open'],
+      }),
+    },
+    ({ assignee, limit, open, label }) => ({ content: [{ type: 'text', text: JSON.stringify({ assignee, limit, open, label: label ?? null }) }] }),
+  );
+  server.registerTool(
+    INVALID_TOOL,
+    {
+      description: 'Its annotation is on a number, which x-mcp-header does not allow',
+      inputSchema: fromJsonSchema<{ hours: number }>({ type: 'object', properties: { hours: mirrored('number', 'Hours') } }),
+    },
+    () => ({ content: [{ type: 'text', text: 'estimated' }] }),
+  );
+  server.registerTool(
+    'slow_task',
+    {
+      description: 'Works for ms milliseconds (progress first when asked), or until the call is cancelled',
+      inputSchema: fromJsonSchema<{ ms: number }>({ type: 'object', properties: { ms: { type: 'integer', minimum: 0 } }, required: ['ms'] }),
+    },
+    async ({ ms }, ctx) => {
+      onSlowCall();
+      const progressToken = ctx.mcpReq._meta?.progressToken;
+      if (progressToken !== undefined) {
+        await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: 0, total: 1 } });
+      }
+      const signal = ctx.mcpReq.signal;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      });
+      return { content: [{ type: 'text', text: signal.aborted ? 'cancelled' : `worked ${ms} ms` }] };
+    },
+  );
+  return server;
+}
+
+function toHeaders(incoming: IncomingHttpHeaders): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value === undefined) continue;
+    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+  }
+  return headers;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+function parseBody(bytes: Buffer): unknown {
+  if (bytes.length === 0) return undefined;
+  const text = bytes.toString('utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** Writes a web Response to a node response, flushing each chunk as it comes (SSE must not be buffered). */
+async function writeResponse(response: Response, res: ServerResponse, onChunk: (chunk: Uint8Array) => void): Promise<void> {
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  res.flushHeaders();
+  if (response.body === null) {
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  res.once('close', () => void reader.cancel().catch(() => undefined));
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (res.destroyed) return;
+    res.write(value);
+    onChunk(value);
+  }
+  res.end();
+}
+
+/** Starts the server on 127.0.0.1:0 at /mcp: modern-only (legacy traffic is refused), no sessions. */
+export async function startSdkV2Server(options: SdkV2ServerOptions): Promise<SdkV2Server> {
+  const requests: RecordedRequest[] = [];
+  const changes = new EventEmitter().setMaxListeners(0);
+  const changed = () => changes.emit('change');
+  let slowCalls = 0;
+  const handler = createMcpHandler(() => createTaskServer(() => (slowCalls++, changed())), {
+    legacy: 'reject',
+    keepAliveMs: options.keepAliveMs ?? 0,
+    responseMode: options.responseMode ?? 'auto',
+  });
+
+  const record = (req: IncomingMessage, res: ServerResponse, body: unknown) => {
+    let completed = false;
+    let closedAt: number | undefined;
+    let comments = 0;
+    const closed = new Promise<number>((resolve) => {
+      const done = () => {
+        if (closedAt !== undefined) return;
+        completed = res.writableFinished;
+        closedAt = performance.now();
+        resolve(closedAt);
+        changed();
+      };
+      // Node emits it on the response when the connection goes away before the end, too.
+      res.once('close', done);
+    });
+    requests.push({
+      method: req.method ?? '',
+      url: req.url ?? '',
+      headers: req.headers,
+      body,
+      receivedAt: performance.now(),
+      closed,
+      get closedAt() {
+        return closedAt;
+      },
+      get completed() {
+        return completed;
+      },
+      get comments() {
+        return comments;
+      },
+    });
+    changed();
+    // An SSE comment frame starts with a colon (WHATWG event stream §Interpretation).
+    return (chunk: Uint8Array) => {
+      if (chunk[0] !== 0x3a) return;
+      comments++;
+      changed();
+    };
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const bytes = await readBody(req);
+    const onChunk = record(req, res, parseBody(bytes));
+    if (new URL(req.url ?? '/', 'http://127.0.0.1').pathname !== '/mcp') {
+      res.writeHead(404).end();
+      return;
+    }
+    if (req.headers.authorization !== `Bearer ${options.token}`) {
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer error="invalid_token"' }).end('{"error":"invalid_token"}');
+      return;
+    }
+    // The client going away is the cancellation (2026-07-28 transports §Cancellation): the SDK
+    // aborts the handler when the request's signal fires.
+    const disconnected = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) disconnected.abort();
+    });
+    const method = req.method ?? 'GET';
+    const request = new Request(new URL(req.url ?? '/', 'http://127.0.0.1'), {
+      method,
+      headers: toHeaders(req.headers),
+      signal: disconnected.signal,
+      ...(method === 'GET' || method === 'HEAD' ? {} : { body: bytes }),
+    });
+    await writeResponse(await handler.fetch(request), res, onChunk);
+  };
+
+  const http = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500).end();
+      else res.destroy();
+    });
+  });
+  http.listen(0, '127.0.0.1');
+  await once(http, 'listening');
+  const { port } = http.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    requests,
+    notify: handler.notify,
+    get slowCalls() {
+      return slowCalls;
+    },
+    until<T>(probe: () => T | undefined): Promise<T> {
+      return new Promise<T>((resolve) => {
+        const check = () => {
+          const value = probe();
+          if (value === undefined) return;
+          changes.off('change', check);
+          resolve(value);
+        };
+        changes.on('change', check);
+        check();
+      });
+    },
+    async close() {
+      await handler.close();
+      http.closeAllConnections();
+      http.close();
+      await once(http, 'close');
+    },
+  };
+}
+
+export interface BridgedClient {
+  client: Client;
+  /** Errors the client reported outside any call (e.g. a response for an id it never sent). */
+  errors: Error[];
+  /** Resolves with the first parsed stderr log line of the bridge (past or future) that matches. */
+  stderrLine(predicate: (entry: any) => boolean): Promise<any>;
+  close(): Promise<void>;
+}
+
+/**
+ * Connects a v2 client to `url` exactly as a desktop host does: its stdio transport spawns the
+ * bridge, and version negotiation ('auto': a server/discover probe) must reach 2026-07-28.
+ */
+export async function connectThroughBridge(url: string, token: string, bridgeArgs: string[] = []): Promise<BridgedClient> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, '--url', url, ...bridgeArgs],
+    env: { PATH: process.env.PATH ?? '', FENBS_TOKEN: token, FENBS_MCP_LOG_LEVEL: 'warn' },
+    stderr: 'pipe',
+  });
+  const entries: any[] = [];
+  const waiters: { predicate: (entry: any) => boolean; resolve: (entry: any) => void }[] = [];
+  let partial = '';
+  (transport.stderr as Readable).setEncoding('utf8').on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      let entry: unknown;
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      entries.push(entry);
+      for (const waiter of waiters.filter((w) => w.predicate(entry))) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(entry);
+      }
+    }
+  });
+  const client = new Client({ name: 'fenbs-mcp-tests', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+  const errors: Error[] = [];
+  client.onerror = (error) => void errors.push(error);
+  await client.connect(transport);
+  return {
+    client,
+    errors,
+    stderrLine(predicate) {
+      const seen = entries.find(predicate);
+      if (seen !== undefined) return Promise.resolve(seen);
+      return new Promise((resolve) => waiters.push({ predicate, resolve }));
+    },
+    close: () => client.close(),
+  };
+}
