@@ -42,7 +42,7 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   const writer = createMessageWriter(options.output, (error) => {
     logger.debug({ err: error?.message }, 'stdout closed by the reader');
     outputClosed();
-  });
+  }, options.redact);
   const dispatcher = options.dispatcher ?? createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env: options.env });
   const endpoint = new Endpoint(config, dispatcher, options.env);
   const inFlight = new InFlight({ write: (message, serialised) => writer.write(message, serialised), requestTimeoutMs: config.requestTimeoutMs });

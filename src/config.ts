@@ -178,6 +178,20 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
   if (token === '') token = undefined;
   if (token !== undefined && /[\r\n\0]/.test(token)) throw new UsageError(`the token from ${tokenSource} contains a line break or NUL`);
 
+  if (options.caFile !== undefined) {
+    // Checked here, like --token-file: a missing or wrong file is a usage mistake (exit 2), not a
+    // crash on the first request.
+    let pem: string;
+    try {
+      pem = readTextFile(options.caFile);
+    } catch (error) {
+      throw new UsageError(`cannot read --ca-file ${options.caFile}: ${(error as Error).message}`, 'fenbs-mcp --ca-file /path/to/your-ca.pem');
+    }
+    if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+      throw new UsageError(`--ca-file ${options.caFile} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+    }
+  }
+
   const allowHttp = options.allowHttp === true;
   const url = parseUrl(options.url ?? env.FENBS_MCP_URL ?? DEFAULT_URL, allowHttp, token !== undefined);
 

@@ -188,7 +188,10 @@ export class Forwarder {
         continue;
       }
       const waitMs = retryAfterMs(exchange.headers);
-      if ((exchange.status === 429 || exchange.status === 503) && waitMs !== undefined && rateLimitRetries < RATE_LIMIT_RETRIES && waitMs <= MAX_RETRY_AFTER_MS) {
+      // A wait that would outlast the request deadline is not started: the 429/503 is the answer now,
+      // rather than a REQUEST_TIMEOUT later that hides what the server said (hardening: retries).
+      const beforeDeadline = pending.deadlineAt === undefined || performance.now() + (waitMs ?? 0) < pending.deadlineAt;
+      if ((exchange.status === 429 || exchange.status === 503) && waitMs !== undefined && rateLimitRetries < RATE_LIMIT_RETRIES && waitMs <= MAX_RETRY_AFTER_MS && beforeDeadline) {
         rateLimitRetries++;
         await readErrorBody(exchange);
         this.#d.logger.info({ id: pending.id, status: exchange.status, waitMs }, 'server asked to retry later; waiting');

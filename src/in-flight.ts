@@ -14,6 +14,8 @@ export interface PendingRequest {
   /** True once the request has its reply, was cancelled, or the bridge is stopping. */
   readonly done: boolean;
   readonly cancelled: boolean;
+  /** When the deadline passes (performance.now() time), undefined when the request has none. */
+  readonly deadlineAt: number | undefined;
   /** Writes this request's one reply; false (and nothing written) if it already has one or was cancelled. */
   settle(reply: JsonObject, serialised?: string): Promise<boolean>;
   /** Writes a bridge error as the one reply, with this request's id. */
@@ -114,6 +116,7 @@ export class InFlight {
 class PendingEntry implements PendingRequest {
   readonly #controller = new AbortController();
   readonly #timer: NodeJS.Timeout | undefined;
+  readonly deadlineAt: number | undefined;
   #done = false;
   #cancelled = false;
 
@@ -126,6 +129,7 @@ class PendingEntry implements PendingRequest {
     private readonly release: () => void,
   ) {
     if (timeoutMs > 0) {
+      this.deadlineAt = performance.now() + timeoutMs;
       this.#timer = setTimeout(() => {
         this.abort(
           new BridgeError('REQUEST_TIMEOUT', `no answer to ${method} within ${timeoutMs} ms`, {

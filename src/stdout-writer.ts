@@ -16,9 +16,9 @@ export interface MessageWriter {
  * Each message is re-serialised with JSON.stringify, which escapes every raw newline inside
  * strings, so one message is always exactly one line (stdio transport: messages "MUST NOT contain
  * embedded newlines"). A line goes to the stream in a single write call, so lines of concurrent
- * replies never interleave.
+ * replies never interleave. `redact` masks the run's secrets in every line.
  */
-export function createMessageWriter(output: Writable, onClosed: (error: Error | undefined) => void): MessageWriter {
+export function createMessageWriter(output: Writable, onClosed: (error: Error | undefined) => void, redact: (text: string) => string = (text) => text): MessageWriter {
   let closed = false;
   let drained: Promise<void> | undefined; // shared by every writer waiting for the same drain
   const close = (error: Error | undefined) => {
@@ -39,7 +39,9 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
       try {
         // `serialised` is the server's own text for `message`, known to be one line: writing it
         // as is spares re-serialising large replies.
-        line = `${serialised ?? JSON.stringify(message)}\n`;
+        // The token never reaches stdout, not even when the server echoes it in its own answer:
+        // desktop clients keep stdout in their log files (hardening: secrets).
+        line = `${redact(serialised ?? JSON.stringify(message))}\n`;
       } catch {
         return false;
       }

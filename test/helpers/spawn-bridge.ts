@@ -36,7 +36,8 @@ export function spawnBridge(args: string[], env: Record<string, string | undefin
   const lines: string[] = [];
   let stderr = '';
   let buffer = '';
-  const waiters: { predicate: (m: any) => boolean; resolve: (m: any) => void; seen: number }[] = [];
+  const waiters: { predicate: (m: any) => boolean; resolve: (m: any) => void; reject: (e: Error) => void; seen: number }[] = [];
+  let closed = false;
 
   const check = () => {
     for (const waiter of [...waiters]) {
@@ -58,18 +59,31 @@ export function spawnBridge(args: string[], env: Record<string, string | undefin
 
   child.stdout.setEncoding('utf8');
   child.stdout.on('data', (chunk: string) => {
-    buffer += chunk;
-    let newline = buffer.indexOf('\n');
-    while (newline !== -1) {
-      lines.push(buffer.slice(0, newline));
-      buffer = buffer.slice(newline + 1);
-      newline = buffer.indexOf('\n');
+    // Only the new chunk is searched: re-scanning the whole buffer made a 20 MB line cost seconds.
+    let newline = chunk.indexOf('\n');
+    if (newline === -1) {
+      buffer += chunk;
+      return;
     }
+    let start = 0;
+    while (newline !== -1) {
+      lines.push(buffer + chunk.slice(start, newline));
+      buffer = '';
+      start = newline + 1;
+      newline = chunk.indexOf('\n', start);
+    }
+    buffer = chunk.slice(start);
     check();
   });
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (chunk: string) => (stderr += chunk));
   child.stdin.on('error', () => undefined); // the bridge may have exited already
+  // Once stdout is closed no line can come: a waiter still waiting fails now, with stderr, instead of at its timeout.
+  child.on('close', () => {
+    closed = true;
+    check();
+    for (const waiter of waiters.splice(0)) waiter.reject(new Error(`the bridge exited before a matching stdout line; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`));
+  });
   const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
 
   const waitFor = (predicate: (message: any) => boolean, timeoutMs = 10_000) =>
@@ -82,8 +96,16 @@ export function spawnBridge(args: string[], env: Record<string, string | undefin
         clearTimeout(timer);
         resolve(message);
       };
-      waiters.push({ predicate, resolve: done, seen: 0 });
+      const fail = (error: Error) => {
+        clearTimeout(timer);
+        reject(error);
+      };
+      waiters.push({ predicate, resolve: done, reject: fail, seen: 0 });
       check();
+      if (closed && waiters.some((w) => w.resolve === done)) {
+        waiters.splice(waiters.findIndex((w) => w.resolve === done), 1);
+        fail(new Error(`the bridge has exited and no stdout line matches; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`));
+      }
     });
 
   return {
