@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { Agent, request } from 'undici';
 import { BridgeSubject, EchoSubject, UndiciSubject, checkLargeLine } from './subjects.js';
 
 const BYTES_PER_MIB = 1024 * 1024;
@@ -96,8 +97,11 @@ function readSubjectCpu(subject) {
   return readCpuMicros(subject.pid);
 }
 
-function readPeakRssMiB(subject) {
-  return readMemory(subject.pid).peakRssBytes / BYTES_PER_MIB;
+// The child subjects' peak RSS so far, in MiB (VmHWM never goes down).
+function readPeakRssEach(subjects) {
+  const peakOf = (subject) =>
+    subject instanceof Error ? subject : readMemory(subject.pid).peakRssBytes / BYTES_PER_MIB;
+  return { fenbs: peakOf(subjects.fenbs), echo: peakOf(subjects.echo) };
 }
 
 // Keeps `inFlight` calls outstanding until `total` have been answered.
@@ -127,7 +131,23 @@ export class BenchRun {
     this.origin = origin;
     this.log = log;
     this.measured = {};
+    // Its own one-connection agent, so that looking at the stats does not disturb the subjects' pools.
+    this.statsAgent = new Agent({ connections: 1 });
     this.notes = new Set();
+  }
+
+  close() {
+    return this.statsAgent.close();
+  }
+
+  // The bench server's connection counts; each look resets the peak to the connections now open.
+  async readServerStats() {
+    const { statusCode, body } = await request(`${this.origin}/stats`, { dispatcher: this.statsAgent });
+    if (statusCode !== 200) {
+      await body.dump();
+      throw new Error(`bench server answered ${statusCode} to GET /stats`);
+    }
+    return body.json();
   }
 
   record(key, measured) {
@@ -173,11 +193,13 @@ export class BenchRun {
     }
   }
 
-  // Runs `measure` for every live subject, `rounds` times, alternating the order; a subject
-  // that fails is replaced by its Error in `subjects` and measured no further.
+  // Runs `measure` for every live subject, `rounds` times, alternating the order. A subject that
+  // fails is replaced by its Error in `subjects` and measured no further; one that has spent
+  // `budgetMs` on this figure keeps the rounds it has, so a slow subject cannot stall the run.
   async interleave(subjects, rounds, what, measure, timeoutMs = this.config.timeoutMs) {
     const names = Object.keys(subjects);
     const results = Object.fromEntries(names.map((name) => [name, []]));
+    const spentMs = Object.fromEntries(names.map((name) => [name, 0]));
     for (let round = 0; round < rounds; round += 1) {
       for (const name of toRoundOrder(names, round)) {
         const subject = subjects[name];
@@ -185,9 +207,15 @@ export class BenchRun {
           results[name] = subject;
           continue;
         }
+        if (spentMs[name] > this.config.budgetMs) {
+          this.notes.add(`${subject.name}: ${what}: ${results[name].length} of ${rounds} rounds (time budget spent)`);
+          continue;
+        }
+        const startedAt = performance.now();
         try {
           const sample = await withTimeout(measure(subject, { name, round }), timeoutMs, `${subject.name}: ${what}`);
           results[name].push(sample);
+          spentMs[name] += performance.now() - startedAt;
         } catch (error) {
           subjects[name] = error;
           results[name] = error;
@@ -226,7 +254,7 @@ export class BenchRun {
   // A fixed number of calls with `inFlight` outstanding: median rate and CPU per message.
   async measureThroughput(subjects, inFlight, mode) {
     const total = this.config.throughput[inFlight];
-    const results = await this.interleave(subjects, this.config.rounds, `${inFlight} in flight`, async (subject) => {
+    const results = await this.interleave(subjects, this.config.throughputRounds, `${inFlight} in flight`, async (subject) => {
       const cpuBefore = readSubjectCpu(subject);
       const startedAt = performance.now();
       await runInFlight(subject, total, inFlight);
@@ -278,17 +306,28 @@ export class BenchRun {
       const throughput = await this.measureThroughput(subjects, inFlight, 'JSON');
       if (inFlight === 64) this.record('cpuPerMessage64', summarizeEach(throughput, toCpuPerMessage));
     }
+    this.record('peakRss', readPeakRssEach(subjects));
     this.log(`${this.config.pipelined} pipelined requests`);
-    const pipelined = await this.interleave(subjects, this.config.rounds, 'pipelined requests', async (subject) => {
+    const pipelined = await this.interleave(subjects, this.config.pipelinedRounds, 'pipelined requests', async (subject) => {
+      const before = await this.readServerStats();
       const startedAt = performance.now();
       await subject.callPipelined(this.config.pipelined);
-      return performance.now() - startedAt;
+      const elapsedMs = performance.now() - startedAt;
+      const after = await this.readServerStats();
+      // The stats look itself opens no connection: its agent keeps its one socket alive.
+      return { elapsedMs, newConnections: after.acceptedConnections - before.acceptedConnections };
     });
-    this.record('pipelined', summarizeEach(pipelined, toMedian));
-    this.record('peakRss', {
-      fenbs: subjects.fenbs instanceof Error ? subjects.fenbs : readPeakRssMiB(subjects.fenbs),
-      echo: subjects.echo instanceof Error ? subjects.echo : readPeakRssMiB(subjects.echo),
-    });
+    this.record('pipelined', summarizeEach(pipelined, (r) => toMedian(r.map((round) => round.elapsedMs))));
+    for (const name of ['fenbs', 'undici']) {
+      const rounds = pipelined[name];
+      if (rounds instanceof Error || rounds.length === 0) continue;
+      const counts = rounds.map((round) => round.newConnections).join(', ');
+      this.notes.add(
+        `${name === 'fenbs' ? 'fenbs-mcp' : 'undici in-process (pool of 64)'} opened ${counts} new connection(s) ` +
+          `per round of ${this.config.pipelined} pipelined requests`,
+      );
+    }
+    this.record('pipelinedPeakRss', readPeakRssEach(subjects));
     await Promise.all(Object.values(subjects).map((subject) => this.finish(subject)));
   }
 
@@ -334,10 +373,7 @@ export class BenchRun {
         return elapsedMs;
       });
       this.record(`reply${mib}MiBTime`, summarizeEach(times, toMedian));
-      this.record(`reply${mib}MiBPeakRss`, {
-        fenbs: subjects.fenbs instanceof Error ? subjects.fenbs : readPeakRssMiB(subjects.fenbs),
-        echo: subjects.echo instanceof Error ? subjects.echo : readPeakRssMiB(subjects.echo),
-      });
+      this.record(`reply${mib}MiBPeakRss`, readPeakRssEach(subjects));
       await this.finish(subjects.fenbs);
       await this.finish(subjects.echo);
     }

@@ -1,9 +1,14 @@
 // `npm run bench`: fenbs-mcp against the limit for any stdio-to-HTTP bridge, in one interleaved run.
 //
 // Usage: node bench/run.js [--quick] [--json] [--bridge <path to a bridge's bin script>]
-// Prints a table of absolute figures with each one's ratio to the limit (undici in-process plus an
-// echo child, measured in the same run). Exits 1 only if some figure could not be measured; a missed
-// target is reported, not fatal. Progress goes to stderr; the report goes to stdout.
+// Prints a table of absolute figures with each one's ratio to the limit. Exits 1 only if some figure
+// could not be measured; a missed target is reported, not fatal. Progress goes to stderr, the report
+// to stdout. This file holds the command and the catalogue of figures; measure.js takes them.
+//
+// A figure holds the bridge's value (`fenbs`) and the parts of its limit (`undici`, `echo`); a part
+// is a number, or an Error saying why it could not be measured. The limit is what any stdio-to-HTTP
+// bridge would cost on this machine in this run: the HTTP hop alone (undici in-process) and the
+// stdio hop alone (the echo child), added where they happen one after the other.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { cpus, loadavg } from 'node:os';
@@ -12,25 +17,34 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { describeFigures, formatReport, resolveFigure } from './figures.js';
 import { BenchRun } from './measure.js';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVER_PATH = fileURLToPath(new URL('./server.js', import.meta.url));
 const SERVER_START_TIMEOUT_MS = 10_000;
+const USAGE = `Usage: node bench/run.js [--quick] [--json] [--bridge <path>]
+
+  --quick          small counts, for a smoke test of the harness (figures are not comparable)
+  --json           print the figures as JSON instead of a table
+  --bridge <path>  bench another stdio bridge script that takes --url and --log-level
+                   (default: bin/fenbs-mcp.js; build it first with npm run build)
+`;
 
 // Counts for a full run (about two to three minutes on two cores) and for a smoke test.
 const FULL_CONFIG = {
   warmUp: 1000,
   rounds: 5,
   sequentialPerRound: 1000,
-  throughput: { 1: 2000, 16: 8000, 64: 10_000 },
+  throughputRounds: 3,
+  throughput: { 1: 1000, 16: 5000, 64: 8000 },
   pipelined: 10_000,
+  pipelinedRounds: 3,
   coldStarts: 10,
   largeRounds: { 1: 5, 10: 5, 50: 3 },
   growthFrom: 10_000,
   growthTo: 100_000,
-  timeoutMs: 60_000,
+  budgetMs: 20_000,
+  timeoutMs: 90_000,
   growthTimeoutMs: 240_000,
 };
 
@@ -38,18 +52,300 @@ const QUICK_CONFIG = {
   warmUp: 200,
   rounds: 2,
   sequentialPerRound: 200,
+  throughputRounds: 1,
   throughput: { 1: 300, 16: 1000, 64: 2000 },
-  pipelined: 10_000,
+  // Past fenbs-mcp's MAX_MESSAGES_IN_FLIGHT (4096), so the quick run still crosses stdin back-pressure.
+  pipelined: 5000,
+  pipelinedRounds: 1,
   coldStarts: 3,
   largeRounds: { 1: 1, 10: 1, 50: 1 },
   growthFrom: 2000,
   growthTo: 20_000,
-  timeoutMs: 30_000,
-  growthTimeoutMs: 60_000,
+  budgetMs: 5_000,
+  timeoutMs: 60_000,
+  growthTimeoutMs: 120_000,
 };
 
+const sum = (parts) => parts.undici + parts.echo;
+const echoOnly = (parts) => parts.echo;
+const undiciOnly = (parts) => parts.undici;
+// Pipelined stages overlap, so the slower hop bounds the whole.
+const slowerHop = (parts) => Math.max(parts.undici, parts.echo);
+
+const formatCount = (count) => count.toLocaleString('en-US');
+
+// The figures in table order; `counts` are the run's sizes (smaller with --quick).
+function describeFigures(counts) {
+  const large = (mib, target) => [
+    {
+      key: `reply${mib}MiBTime`,
+      label: `${mib} MiB reply, time`,
+      unit: 'ms',
+      needs: ['undici', 'echo'],
+      limitIs: 'undici + echo',
+      limit: sum,
+      target: target.time,
+    },
+    {
+      key: `reply${mib}MiBPeakRss`,
+      label: `${mib} MiB reply, peak RSS (fresh process)`,
+      unit: 'MiB',
+      needs: ['echo'],
+      limitIs: 'echo',
+      limit: echoOnly,
+      target: target.peak,
+    },
+  ];
+  return [
+    ...['JSON', 'SSE'].flatMap((mode) => [
+      {
+        key: `sequentialP50${mode}`,
+        label: `sequential round trip p50, ${mode}`,
+        unit: 'µs',
+        needs: ['undici', 'echo'],
+        limitIs: 'undici + echo',
+        limit: sum,
+        target: { on: 'ratio', op: '<=', value: 1.3 },
+      },
+      {
+        key: `sequentialP99${mode}`,
+        label: `sequential round trip p99, ${mode}`,
+        unit: 'µs',
+        needs: ['undici', 'echo'],
+        limitIs: 'undici + echo',
+        limit: sum,
+      },
+    ]),
+    ...[1, 16, 64].map((inFlight) => ({
+      key: `throughput${inFlight}JSON`,
+      label: `throughput, ${inFlight} in flight, JSON`,
+      unit: 'msg/s',
+      needs: ['undici', 'echo'],
+      limitIs: 'undici',
+      limit: undiciOnly,
+      target: inFlight === 64 ? { on: 'ratio', op: '>=', value: 0.7 } : undefined,
+    })),
+    {
+      key: 'throughput64SSE',
+      label: 'throughput, 64 in flight, SSE',
+      unit: 'msg/s',
+      needs: ['undici', 'echo'],
+      limitIs: 'undici',
+      limit: undiciOnly,
+      target: { on: 'ratio', op: '>=', value: 0.7 },
+    },
+    {
+      key: 'coldStart',
+      label: `cold start, spawn → initialize reply (median of ${counts.coldStarts})`,
+      unit: 'ms',
+      needs: ['echo'],
+      limitIs: 'echo',
+      limit: echoOnly,
+      target: { on: 'ratio', op: '<=', value: 1.5 },
+    },
+    {
+      key: 'rssAfterStart',
+      label: 'RSS after start (median)',
+      unit: 'MiB',
+      needs: ['echo'],
+      limitIs: 'echo',
+      limit: echoOnly,
+      target: { on: 'value', op: '<=', value: 60 },
+    },
+    {
+      key: 'peakRss',
+      label: 'peak RSS, sequential + throughput runs',
+      unit: 'MiB',
+      needs: ['echo'],
+      limitIs: 'echo',
+      limit: echoOnly,
+    },
+    {
+      key: 'cpuPerMessageSequential',
+      label: 'CPU per message, sequential, JSON',
+      unit: 'µs',
+      needs: ['undici', 'echo'],
+      limitIs: 'undici + echo',
+      limit: sum,
+      target: { on: 'value', op: '<=', value: 150 },
+    },
+    {
+      key: 'cpuPerMessage64',
+      label: 'CPU per message, 64 in flight, JSON',
+      unit: 'µs',
+      needs: ['undici', 'echo'],
+      limitIs: 'undici + echo',
+      limit: sum,
+      target: { on: 'value', op: '<=', value: 150 },
+    },
+    ...large(1, {}),
+    ...large(10, { time: { on: 'ratio', op: '<=', value: 1.5 } }),
+    ...large(50, { peak: { on: 'value', op: '<=', value: 200 } }),
+    {
+      key: 'pipelined',
+      label: `${formatCount(counts.pipelined)} pipelined requests, time`,
+      unit: 'ms',
+      needs: ['undici', 'echo'],
+      limitIs: 'slower of undici, echo',
+      limit: slowerHop,
+    },
+    {
+      key: 'pipelinedPeakRss',
+      label: `peak RSS after ${formatCount(counts.pipelined)} pipelined requests`,
+      unit: 'MiB',
+      needs: ['echo'],
+      limitIs: 'echo',
+      limit: echoOnly,
+    },
+    {
+      key: 'rssGrowth',
+      label: `RSS after ${formatCount(counts.growthTo)} ÷ after ${formatCount(counts.growthFrom)} messages`,
+      unit: '×',
+      needs: ['echo'],
+      limitIs: 'echo',
+      limit: echoOnly,
+      target: { on: 'value', op: '<=', value: 1.1 },
+    },
+  ];
+}
+
+// Completes a figure with its limit, ratio and verdict; `missing` lists what could not be measured.
+function resolveFigure(spec, measured = {}) {
+  const missing = [];
+  const fenbs = measured.fenbs;
+  if (typeof fenbs !== 'number' || !Number.isFinite(fenbs)) {
+    missing.push(`fenbs-mcp: ${fenbs instanceof Error ? fenbs.message : 'not measured'}`);
+  }
+  const parts = {};
+  for (const part of spec.needs) {
+    const value = measured[part];
+    if (typeof value === 'number' && Number.isFinite(value)) {
+      parts[part] = value;
+    } else {
+      missing.push(`${part}: ${value instanceof Error ? value.message : 'not measured'}`);
+    }
+  }
+  const hasParts = spec.needs.every((part) => part in parts);
+  const limit = hasParts ? spec.limit(parts) : undefined;
+  const hasFenbs = missing.every((reason) => !reason.startsWith('fenbs-mcp:'));
+  const ratio = hasFenbs && limit !== undefined && limit !== 0 ? fenbs / limit : undefined;
+  let met;
+  if (spec.target !== undefined) {
+    const subject = spec.target.on === 'ratio' ? ratio : hasFenbs ? fenbs : undefined;
+    if (subject !== undefined) {
+      met = spec.target.op === '<=' ? subject <= spec.target.value : subject >= spec.target.value;
+    }
+  }
+  return {
+    key: spec.key,
+    label: spec.label,
+    unit: spec.unit,
+    fenbs: hasFenbs ? fenbs : undefined,
+    limit,
+    limitIs: spec.limitIs,
+    parts,
+    ratio,
+    target: spec.target,
+    met,
+    missing,
+  };
+}
+
+function formatValue(value, unit) {
+  if (value === undefined) return 'missing';
+  switch (unit) {
+    case 'µs':
+      return `${Math.round(value).toLocaleString('en-US')} µs`;
+    case 'ms':
+      return `${value.toFixed(1)} ms`;
+    case 'msg/s':
+      return `${Math.round(value).toLocaleString('en-US')} msg/s`;
+    case 'MiB':
+      return `${value.toFixed(1)} MiB`;
+    case '×':
+      return `${value.toFixed(3)}×`;
+    default:
+      return `${value} ${unit}`;
+  }
+}
+
+function formatTarget(target, unit) {
+  if (target === undefined) return '—';
+  const op = target.op === '<=' ? '≤' : '≥';
+  return target.on === 'ratio' ? `ratio ${op} ${target.value}` : `${op} ${formatValue(target.value, unit)}`;
+}
+
+function formatMet(figure) {
+  if (figure.target === undefined) return '—';
+  if (figure.met === undefined) return 'missing';
+  return figure.met ? 'yes' : 'NO';
+}
+
+function toRow(cells) {
+  return `| ${cells.join(' | ')} |`;
+}
+
+// The header lines: where and when the figures were taken.
+function formatEnvironment(environment) {
+  return [
+    `node ${environment.node} · ${environment.cores} cores (${environment.cpuModel}) · ` +
+      `loadavg ${environment.loadavgBefore.map((load) => load.toFixed(2)).join(' ')} before, ` +
+      `${environment.loadavgAfter.map((load) => load.toFixed(2)).join(' ')} after`,
+    `bridge: ${environment.bridge} · ${environment.quick ? 'quick run (--quick): small counts, smoke test only' : 'full run'} · ` +
+      `${(environment.durationMs / 1000).toFixed(0)} s`,
+  ].join('\n');
+}
+
+function formatTable(figures) {
+  const lines = [
+    toRow(['figure', 'fenbs-mcp', 'limit', 'ratio', 'target', 'met?', 'limit is']),
+    toRow(['---', '---:', '---:', '---:', '---', '---', '---']),
+  ];
+  for (const figure of figures) {
+    lines.push(
+      toRow([
+        figure.label,
+        formatValue(figure.fenbs, figure.unit),
+        formatValue(figure.limit, figure.unit),
+        figure.ratio === undefined ? 'missing' : `${figure.ratio.toFixed(2)}×`,
+        formatTarget(figure.target, figure.unit),
+        formatMet(figure),
+        figure.limitIs,
+      ]),
+    );
+  }
+  return lines.join('\n');
+}
+
+// The parts each limit was built from, so a reader can see which hop dominates.
+function formatParts(figures) {
+  const lines = [toRow(['figure', 'undici in-process', 'echo child']), toRow(['---', '---:', '---:'])];
+  for (const figure of figures) {
+    const part = (name) => (name in figure.parts ? formatValue(figure.parts[name], figure.unit) : '—');
+    lines.push(toRow([figure.label, part('undici'), part('echo')]));
+  }
+  return lines.join('\n');
+}
+
+function formatReport({ environment, figures, notes }) {
+  const sections = [formatEnvironment(environment), '', formatTable(figures), '', 'limit parts:', '', formatParts(figures)];
+  const missing = figures.filter((figure) => figure.missing.length > 0);
+  if (missing.length > 0) {
+    sections.push('', 'missing figures:');
+    for (const figure of missing) sections.push(`- ${figure.label}: ${figure.missing.join('; ')}`);
+  }
+  if (notes.length > 0) {
+    sections.push('', 'notes:');
+    for (const note of notes) sections.push(`- ${note}`);
+  }
+  return `${sections.join('\n')}\n`;
+}
+
+const processStartedAt = performance.now();
+
 function log(message) {
-  process.stderr.write(`[bench] ${message}\n`);
+  const elapsedS = ((performance.now() - processStartedAt) / 1000).toFixed(1);
+  process.stderr.write(`[bench +${elapsedS}s] ${message}\n`);
 }
 
 // Starts bench/server.js in its own process and waits for the port it prints.
@@ -95,12 +391,17 @@ async function main() {
       quick: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       bridge: { type: 'string', default: resolve(REPO_ROOT, 'bin/fenbs-mcp.js') },
+      help: { type: 'boolean', short: 'h', default: false },
     },
   });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
   const config = values.quick ? QUICK_CONFIG : FULL_CONFIG;
   const bridgePath = resolve(values.bridge);
   const environment = describeEnvironment({ quick: values.quick, bridgePath });
-  if (!values.json) log(`node ${environment.node}, ${environment.cores} cores, loadavg ${environment.loadavgBefore.join(' ')}`);
+  log(`node ${environment.node}, ${environment.cores} cores, loadavg ${environment.loadavgBefore.join(' ')}`);
   const startedAt = performance.now();
 
   const server = await startServer();
@@ -113,6 +414,7 @@ async function main() {
     await run.measureLargeReplies();
     await run.measureGrowth();
   } finally {
+    await run.close();
     await server.stop();
   }
 
@@ -120,6 +422,10 @@ async function main() {
   environment.durationMs = performance.now() - startedAt;
   const figures = describeFigures(config).map((spec) => resolveFigure(spec, run.measured[spec.key]));
   const notes = [...run.notes];
+  const busiest = Math.max(environment.loadavgBefore[0], environment.loadavgAfter[0]);
+  if (busiest > environment.cores) {
+    notes.unshift(`the machine was busy (1-minute load up to ${busiest.toFixed(1)} on ${environment.cores} cores): figures are noisy`);
+  }
   if (values.json) {
     process.stdout.write(`${JSON.stringify({ environment, config, figures, notes }, null, 2)}\n`);
   } else {
@@ -129,6 +435,11 @@ async function main() {
 }
 
 main().catch((error) => {
+  if (typeof error?.code === 'string' && error.code.startsWith('ERR_PARSE_ARGS_')) {
+    process.stderr.write(`${error.message}\n\n${USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
   log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   process.exitCode = 1;
 });

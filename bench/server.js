@@ -1,5 +1,7 @@
 // A minimal MCP remote for the bench: fixed replies in JSON mode (/json) and SSE mode (/sse).
 //
+// GET /stats tells how many connections subjects open, so the bench can say how each uses the pool.
+//
 // Runs as its own process so that its CPU and memory are never counted against a subject.
 // Prints `{"port":N}` as its only stdout line once it listens on 127.0.0.1; exits on stdin EOF.
 import { createServer } from 'node:http';
@@ -10,6 +12,9 @@ const MAX_REQUEST_BYTES = 1024 * 1024;
 const KEEP_ALIVE_MS = 120_000;
 
 const sessions = new Set();
+let openConnections = 0;
+let peakConnections = 0;
+let acceptedConnections = 0;
 const textCache = new Map();
 
 // The JSON of a tools/call result whose single text item is `bytes` long (cached per size).
@@ -106,7 +111,19 @@ function handleMessage(req, res, mode, message) {
   sendReply(res, mode, toResponseParts(id, Buffer.from('{}')), {});
 }
 
+// GET /stats: connections open now, at most since the last look (the look resets it), accepted ever.
+function sendStats(res) {
+  const body = JSON.stringify({ openConnections, peakConnections, acceptedConnections });
+  peakConnections = openConnections;
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
 function handleRequest(req, res) {
+  if (req.method === 'GET' && req.url === '/stats') {
+    sendStats(res);
+    return;
+  }
   const mode = req.url === '/json' ? 'json' : req.url === '/sse' ? 'sse' : undefined;
   if (mode === undefined || req.method !== 'POST') {
     req.resume();
@@ -137,6 +154,14 @@ function handleRequest(req, res) {
 
 const server = createServer({ requestTimeout: 0 }, handleRequest);
 server.keepAliveTimeout = KEEP_ALIVE_MS;
+server.on('connection', (socket) => {
+  openConnections += 1;
+  acceptedConnections += 1;
+  peakConnections = Math.max(peakConnections, openConnections);
+  socket.on('close', () => {
+    openConnections -= 1;
+  });
+});
 server.headersTimeout = KEEP_ALIVE_MS + 1000;
 server.maxRequestsPerSocket = 0;
 server.listen(0, '127.0.0.1', () => {
