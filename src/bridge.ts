@@ -69,10 +69,22 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   routeFromListenStream.to = (message, serialised) => forwarder.routeServerMessage(message, undefined, serialised);
 
   const tasks = new Set<Promise<unknown>>();
+  // Woken when a task ends while the reader waits for room (one waiter, not one per task).
+  let room: (() => void) | undefined;
   const track = (task: Promise<unknown>) => {
     tasks.add(task);
-    void task.finally(() => tasks.delete(task));
+    void task.finally(() => {
+      tasks.delete(task);
+      room?.();
+    });
   };
+  const waitForRoom = () =>
+    new Promise<void>((resolve) => {
+      room = () => {
+        room = undefined;
+        resolve();
+      };
+    });
 
   const reading = (async (): Promise<'input-ended' | 'input-failed'> => {
     try {
@@ -95,7 +107,7 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
         }
         // Stdin back-pressure: past this many messages in flight, stop reading until one is done,
         // so a flood of lines costs a bounded amount of memory.
-        while (tasks.size >= MAX_MESSAGES_IN_FLIGHT) await Promise.race(tasks);
+        while (tasks.size >= MAX_MESSAGES_IN_FLIGHT) await waitForRoom();
       }
       return 'input-ended';
     } catch (error) {

@@ -1,5 +1,6 @@
 // Posts each checked message to the endpoint and routes what comes back to exactly one reply.
 
+import { isUtf8 } from 'node:buffer';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BridgeConfig } from './config.js';
 import type { Endpoint } from './endpoint.js';
@@ -10,7 +11,7 @@ import { classifyServerMessage, errorReply, isJsonObject, isSingleLine, modernVe
 import { readPrivateResponse, type LegacySession } from './legacy-session.js';
 import type { Logger } from './logger.js';
 import type { HttpExchange } from './remote.js';
-import { excerptOf, headerValue, mediaTypeOf, readBoundedText, readErrorBody, readStreamItems, retryAfterMs, tryParseJson } from './reply-reader.js';
+import { excerptOf, headerValue, mediaTypeOf, readBoundedBytes, readErrorBody, readStreamItems, retryAfterMs, singleLineBytes, tryParseJson } from './reply-reader.js';
 import type { Redactor } from './secrets.js';
 import type { ToolHeaderRegistry } from './tool-headers.js';
 
@@ -34,7 +35,7 @@ export interface ForwarderDeps {
   session: LegacySession;
   tools: ToolHeaderRegistry;
   inFlight: InFlight;
-  write: (message: JsonObject, serialised?: string) => Promise<boolean>;
+  write: (message: JsonObject, serialised?: string | Buffer) => Promise<boolean>;
   logger: Logger;
   redact: Redactor;
 }
@@ -259,10 +260,10 @@ export class Forwarder {
         });
       }
       if (type === 'application/json') {
-        const text = await readBoundedText(exchange, this.#d.config.maxMessageBytes).catch((error: unknown) => {
+        const bytes = await readBoundedBytes(exchange, this.#d.config.maxMessageBytes).catch((error: unknown) => {
           throw withStatus(this.#failureOf(error, pending.signal), status);
         });
-        await this.#readJson(pending, exchange, text);
+        await this.#readJson(pending, exchange, bytes);
         return { kind: 'answered' };
       }
       const text = await readErrorBody(exchange);
@@ -333,7 +334,8 @@ export class Forwarder {
     });
   }
 
-  async #readJson(pending: PendingRequest, exchange: HttpExchange, text: string): Promise<void> {
+  async #readJson(pending: PendingRequest, exchange: HttpExchange, bytes: Buffer): Promise<void> {
+    const text = bytes.toString('utf8');
     const parsed = tryParseJson(text);
     if (parsed === undefined) {
       throw new BridgeError('REMOTE_BAD_REPLY', 'the server said application/json but the body is not JSON', {
@@ -350,8 +352,9 @@ export class Forwarder {
     }
     const routed = classifyServerMessage(parsed);
     if (routed?.kind === 'response' && idsEqual(routed.id, pending.id)) {
-      const trimmed = text.trim();
-      await this.#deliver(pending, routed.message, exchange, isSingleLine(trimmed) ? trimmed : undefined);
+      // Valid UTF-8 on one line: the server's bytes go to stdout as they are.
+      const line = singleLineBytes(bytes);
+      await this.#deliver(pending, routed.message, exchange, line !== undefined && isUtf8(line) ? line : undefined);
       return;
     }
     this.#d.logger.warn({ id: pending.id, got: isJsonObject(parsed) ? parsed.id : undefined }, 'the JSON reply is not the response to this request; dropped');
@@ -426,7 +429,7 @@ export class Forwarder {
   }
 
   /** Writes the final response of `pending`, after the bookkeeping some methods need. */
-  async #deliver(pending: PendingRequest, message: JsonObject, exchange: HttpExchange | undefined, serialised?: string): Promise<void> {
+  async #deliver(pending: PendingRequest, message: JsonObject, exchange: HttpExchange | undefined, serialised?: string | Buffer): Promise<void> {
     let reply = message;
     let text = serialised;
     if (pending.era === 'legacy' && pending.method === 'initialize' && exchange !== undefined && isJsonObject(message.result)) {

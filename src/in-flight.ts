@@ -17,14 +17,14 @@ export interface PendingRequest {
   /** When the deadline passes (performance.now() time), undefined when the request has none. */
   readonly deadlineAt: number | undefined;
   /** Writes this request's one reply; false (and nothing written) if it already has one or was cancelled. */
-  settle(reply: JsonObject, serialised?: string): Promise<boolean>;
+  settle(reply: JsonObject, serialised?: string | Buffer): Promise<boolean>;
   /** Writes a bridge error as the one reply, with this request's id. */
   fail(error: BridgeError): Promise<boolean>;
 }
 
 export interface InFlightOptions {
   /** Resolves false when the message could not be serialised. */
-  write: (message: JsonObject, serialised?: string) => Promise<boolean>;
+  write: (message: JsonObject, serialised?: string | Buffer) => Promise<boolean>;
   /** Per-request deadline in ms; 0 = none. */
   requestTimeoutMs: number;
 }
@@ -125,7 +125,7 @@ class PendingEntry implements PendingRequest {
     readonly method: string,
     readonly era: Era,
     timeoutMs: number,
-    private readonly write: (message: JsonObject, serialised?: string) => Promise<boolean>,
+    private readonly write: (message: JsonObject, serialised?: string | Buffer) => Promise<boolean>,
     private readonly release: () => void,
   ) {
     if (timeoutMs > 0) {
@@ -156,7 +156,7 @@ class PendingEntry implements PendingRequest {
     return this.#cancelled;
   }
 
-  async settle(reply: JsonObject, serialised?: string): Promise<boolean> {
+  async settle(reply: JsonObject, serialised?: string | Buffer): Promise<boolean> {
     if (this.#done) return false;
     this.#finish();
     if (!(await this.write(reply, serialised))) {

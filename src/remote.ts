@@ -2,11 +2,19 @@
 
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import { EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+// The two parts of undici the bridge uses, imported directly: undici's index also loads fetch,
+// WebSocket, caches and mocks, which cost start-up time and ~7 MB of memory in every process.
+// The version is pinned exactly and bundled, so these paths cannot move under us.
+import EnvHttpProxyAgent from 'undici/lib/dispatcher/env-http-proxy-agent.js';
+import request from 'undici/lib/api/api-request.js';
 import { BridgeError, isBridgeError } from './errors.js';
 
-/** Connections to the endpoint at once; further requests wait in undici's queue. */
-export const MAX_CONNECTIONS = 256;
+/**
+ * Connections to the endpoint at once; further requests wait in undici's queue. Kept well under
+ * the 256 open files a macOS GUI app may have, so a burst of lines cannot exhaust descriptors.
+ */
+export const MAX_CONNECTIONS = 128;
 
 export interface RemoteOptions {
   connectTimeoutMs: number;
@@ -82,8 +90,9 @@ export interface SendOptions {
 
 /** Sends one HTTP request. Resolves with status, headers and an unread body; failures are undici's. */
 export async function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<HttpExchange> {
-  const response = await request(options.url, {
-    dispatcher,
+  const response = await request.call(dispatcher, {
+    origin: options.url.origin,
+    path: `${options.url.pathname}${options.url.search}`,
     method: options.method,
     headers: options.headers,
     body: options.body ?? null,
@@ -144,6 +153,14 @@ export function toBridgeError(error: unknown, signal: AbortSignal | undefined, c
     });
   }
   switch (code) {
+    case 'EMFILE':
+    case 'ENFILE':
+      // Out of file descriptors while opening the socket: nothing was sent, so a retry is safe.
+      return new BridgeError('REMOTE_UNREACHABLE', `could not open a connection to ${where}: too many open files`, {
+        ...base,
+        neverSent: true,
+        hint: 'too many connections at once: send fewer requests in parallel, or raise the open-files limit (ulimit -n)',
+      });
     case 'ECONNREFUSED':
       return new BridgeError('REMOTE_UNREACHABLE', `nothing is listening at ${where}${proxyNote}`, {
         ...base,

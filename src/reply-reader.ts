@@ -52,6 +52,11 @@ export function decodedBody(exchange: HttpExchange): AsyncIterable<Buffer> {
 
 /** Reads the whole body as UTF-8 text, failing with REPLY_TOO_LARGE past `maxBytes`. */
 export async function readBoundedText(exchange: HttpExchange, maxBytes: number): Promise<string> {
+  return (await readBoundedBytes(exchange, maxBytes)).toString('utf8');
+}
+
+/** Reads the whole body, failing with REPLY_TOO_LARGE past `maxBytes`. */
+export async function readBoundedBytes(exchange: HttpExchange, maxBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of decodedBody(exchange)) {
@@ -65,7 +70,19 @@ export async function readBoundedText(exchange: HttpExchange, maxBytes: number):
     }
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks, total).toString('utf8');
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+}
+
+const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+/** The bytes without JSON whitespace around them (no copy), or undefined if a CR or LF stays inside. */
+export function singleLineBytes(bytes: Buffer): Buffer | undefined {
+  let start = 0;
+  let end = bytes.length;
+  while (start < end && WHITESPACE.has(bytes[start]!)) start++;
+  while (end > start && WHITESPACE.has(bytes[end - 1]!)) end--;
+  const trimmed = bytes.subarray(start, end);
+  return trimmed.includes(0x0a) || trimmed.includes(0x0d) ? undefined : trimmed;
 }
 
 /** Reads at most ERROR_BODY_MAX_BYTES of an error body and discards the rest; never throws. */

@@ -2,16 +2,16 @@
 
 const MASK = '[REDACTED]';
 
-/** Header names whose values are credentials, whatever the value looks like. */
-export const SECRET_HEADER_NAMES = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie'] as const;
-
-export type Redactor = (text: string) => string;
+/** Masks secrets in text; `appearsIn` tells whether bytes hold one, without decoding them. */
+export interface Redactor {
+  (text: string): string;
+  appearsIn(bytes: Buffer): boolean;
+}
 
 /**
- * Returns a function that replaces every occurrence of each secret (raw, JSON-escaped, and as
- * it appears inside a Base64 Basic credential is not attempted: we never build one) with a mask.
- * Secrets shorter than 4 characters are ignored: masking "a" would shred every log line while
- * protecting nothing.
+ * Returns a function that replaces every occurrence of each secret (as is, JSON-escaped and
+ * URL-encoded) with a mask. Secrets shorter than 4 characters are ignored: masking "a" would
+ * shred every log line while protecting nothing.
  */
 export function createRedactor(secrets: readonly (string | undefined)[]): Redactor {
   const needles = new Set<string>();
@@ -21,13 +21,14 @@ export function createRedactor(secrets: readonly (string | undefined)[]): Redact
     needles.add(JSON.stringify(secret).slice(1, -1));
     needles.add(encodeURIComponent(secret));
   }
-  if (needles.size === 0) return (text) => text;
   const list = [...needles].sort((a, b) => b.length - a.length);
-  return (text) => {
+  const redact = (text: string) => {
     let out = text;
     for (const needle of list) {
       if (out.includes(needle)) out = out.split(needle).join(MASK);
     }
     return out;
   };
+  const byteNeedles = list.map((needle) => Buffer.from(needle, 'utf8'));
+  return Object.assign(redact, { appearsIn: (bytes: Buffer) => byteNeedles.some((needle) => bytes.includes(needle)) });
 }

@@ -1,13 +1,14 @@
 // The one writer of stdout: whole JSON-RPC lines, in order, waiting for drain, quiet on EPIPE.
 
 import type { Writable } from 'node:stream';
+import type { Redactor } from './secrets.js';
 
 export interface MessageWriter {
   /**
    * Writes one message as one line (`serialised` when given, else JSON.stringify); resolves when the output can take more. Never rejects:
    * resolves false when the message cannot be serialised (a cycle, or nesting deeper than the stack).
    */
-  write(message: unknown, serialised?: string): Promise<boolean>;
+  write(message: unknown, serialised?: string | Buffer): Promise<boolean>;
   /** True once the reader went away (EPIPE or the stream closed): later writes are dropped. */
   readonly closed: boolean;
 }
@@ -18,7 +19,7 @@ export interface MessageWriter {
  * embedded newlines"). A line goes to the stream in a single write call, so lines of concurrent
  * replies never interleave. `redact` masks the run's secrets in every line.
  */
-export function createMessageWriter(output: Writable, onClosed: (error: Error | undefined) => void, redact: (text: string) => string = (text) => text): MessageWriter {
+export function createMessageWriter(output: Writable, onClosed: (error: Error | undefined) => void, redact?: Redactor): MessageWriter {
   let closed = false;
   let drained: Promise<void> | undefined; // shared by every writer waiting for the same drain
   const close = (error: Error | undefined) => {
@@ -33,19 +34,28 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
     get closed() {
       return closed;
     },
-    async write(message: unknown, serialised?: string) {
+    async write(message: unknown, serialised?: string | Buffer) {
       if (closed) return true;
-      let line: string;
-      try {
-        // `serialised` is the server's own text for `message`, known to be one line: writing it
-        // as is spares re-serialising large replies.
-        // The token never reaches stdout, not even when the server echoes it in its own answer:
-        // desktop clients keep stdout in their log files (hardening: secrets).
-        line = `${redact(serialised ?? JSON.stringify(message))}\n`;
-      } catch {
-        return false;
+      let ready: boolean;
+      if (Buffer.isBuffer(serialised) && redact?.appearsIn(serialised) !== true) {
+        // The server's own bytes, known to be one JSON line: written as they came, with no
+        // decode and re-encode of a large reply. Both writes happen in one tick, so no other
+        // line can come between them.
+        output.write(serialised);
+        ready = output.write('\n');
+      } else {
+        let line: string;
+        try {
+          const text = Buffer.isBuffer(serialised) ? serialised.toString('utf8') : (serialised ?? JSON.stringify(message));
+          // The token never reaches stdout, not even when the server echoes it in its own answer:
+          // desktop clients keep stdout in their log files (hardening: secrets).
+          line = `${redact === undefined ? text : redact(text)}\n`;
+        } catch {
+          return false;
+        }
+        ready = output.write(line);
       }
-      if (output.write(line)) return true;
+      if (ready) return true;
       if (closed) return true;
       // Back-pressure: the caller stops reading the server's body until the client catches up.
       drained ??= new Promise<void>((resolve) => {
