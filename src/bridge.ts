@@ -1,7 +1,7 @@
 // runBridge: the whole pipeline, stdin lines → checks → POSTs → replies → stdout, and its shutdown.
 
 import type { Readable, Writable } from 'node:stream';
-import type { Dispatcher } from 'undici';
+import type { Dispatcher } from './undici-parts.js';
 import type { BridgeConfig } from './config.js';
 import { Endpoint } from './endpoint.js';
 import { BridgeError } from './errors.js';

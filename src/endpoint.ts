@@ -1,6 +1,6 @@
 // The one MCP endpoint: sends POST/GET/DELETE there with the headers every request carries.
 
-import type { Dispatcher } from 'undici';
+import type { Dispatcher } from './undici-parts.js';
 import type { BridgeConfig } from './config.js';
 import { proxyFromEnv, sendHttp, toBridgeError, type HttpExchange, type HttpMethod } from './remote.js';
 import type { BridgeError } from './errors.js';

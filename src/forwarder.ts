@@ -23,6 +23,8 @@ export const MAX_RETRY_AFTER_MS = 30_000;
 /** Resumptions of one cut POST stream (2025-11-25 polling) without any new event in between. */
 export const MAX_IDLE_RESUMES = 3;
 export const MAX_RESUME_DELAY_MS = 60_000;
+/** How long a stream may stay open after it delivered the response before the bridge closes it. */
+export const STREAM_LINGER_MS = 2_000;
 /** Pages fetched when the bridge refreshes tools/list for itself after a -32020. */
 export const MAX_TOOL_LIST_PAGES = 50;
 
@@ -373,12 +375,17 @@ export class Forwarder {
     const isListen = pending.method === 'subscriptions/listen';
     for (;;) {
       let progressed = false;
+      let answered = false;
+      let linger: NodeJS.Timeout | undefined;
       try {
         for await (const item of readStreamItems(exchange, {
           maxMessageBytes: this.#d.config.maxMessageBytes,
           idleTimeoutMs: isListen ? 0 : this.#d.config.streamIdleTimeoutMs,
           onRetry: (ms) => (retryMs = ms),
         })) {
+          // After the response the rest is read and dropped: a stream read to its end leaves the
+          // connection reusable, while leaving it early costs a reset (and undici an AbortError).
+          if (answered) continue;
           progressed = true;
           if (item.eventId !== undefined) lastEventId = item.eventId;
           if (item.message === undefined) {
@@ -389,16 +396,22 @@ export class Forwarder {
           const routed = classifyServerMessage(item.message);
           if (routed?.kind === 'response' && idsEqual(routed.id, pending.id)) {
             await this.#deliver(pending, routed.message, first, serialised);
-            return;
+            answered = true;
+            // The server SHOULD close the stream after the response (transports §Sending Messages);
+            // one that does not is cut after a short while.
+            linger = setTimeout(() => exchange.body.destroy(), STREAM_LINGER_MS);
+            continue;
           }
           if (isJsonObject(item.message)) await this.routeServerMessage(item.message, pending, serialised);
         }
       } catch (error) {
+        if (answered) return;
         throw withStatus(this.#failureOf(error, pending.signal), exchange.status);
       } finally {
-        // Stop reading once answered (or failed): undici closes the connection of an unread body.
-        exchange.body.destroy();
+        clearTimeout(linger);
+        if (!exchange.body.readableEnded) exchange.body.destroy();
       }
+      if (answered) return;
       // The stream ended before the response. A 2025-11-25 server may have closed the connection
       // on purpose after events with ids: resume with GET + Last-Event-ID after `retry` ms
       // (transports §Resumability). 2026-07-28 has no resumption: the request is lost (changelog major 9).

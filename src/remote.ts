@@ -2,12 +2,7 @@
 
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import type { Dispatcher } from 'undici';
-// The two parts of undici the bridge uses, imported directly: undici's index also loads fetch,
-// WebSocket, caches and mocks, which cost start-up time and ~7 MB of memory in every process.
-// The version is pinned exactly and bundled, so these paths cannot move under us.
-import EnvHttpProxyAgent from 'undici/lib/dispatcher/env-http-proxy-agent.js';
-import request from 'undici/lib/api/api-request.js';
+import { EnvHttpProxyAgent, type Dispatcher } from './undici-parts.js';
 import { BridgeError, isBridgeError } from './errors.js';
 
 /**
@@ -90,7 +85,7 @@ export interface SendOptions {
 
 /** Sends one HTTP request. Resolves with status, headers and an unread body; failures are undici's. */
 export async function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<HttpExchange> {
-  const response = await request.call(dispatcher, {
+  const response = await dispatcher.request({
     origin: options.url.origin,
     path: `${options.url.pathname}${options.url.search}`,
     method: options.method,

@@ -30,12 +30,26 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
   output.on('error', (error) => close(error));
   output.on('close', () => close(undefined));
 
+  // Lines written in the same tick leave in one writev: many replies finishing together (64 in
+  // flight) then cost one system call instead of one each.
+  let corked = false;
+  const cork = () => {
+    if (corked) return;
+    corked = true;
+    output.cork();
+    process.nextTick(() => {
+      corked = false;
+      output.uncork();
+    });
+  };
+
   return {
     get closed() {
       return closed;
     },
     async write(message: unknown, serialised?: string | Buffer) {
       if (closed) return true;
+      cork();
       let ready: boolean;
       if (Buffer.isBuffer(serialised) && redact?.appearsIn(serialised) !== true) {
         // The server's own bytes, known to be one JSON line: written as they came, with no
