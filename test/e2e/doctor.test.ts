@@ -1,0 +1,116 @@
+// `fenbs-mcp doctor` as a user runs it: one line per check, the failing one with a hint, an exit code.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestCertificates, freePort, result, sendJson, startMcpServer, type McpServer } from '../helpers/hardening-servers.js';
+import { BIN } from '../helpers/spawn-bridge.js';
+
+const exec = promisify(execFile);
+
+async function doctor(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return exec(process.execPath, [BIN, 'doctor', ...args], { env: { PATH: process.env.PATH ?? '', ...env } }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+  );
+}
+
+const servers: McpServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+describe('fenbs-mcp doctor', () => {
+  it('passes every check against the demo and exits 0', async () => {
+    const { code, stdout } = await doctor(['--demo']);
+    expect(code).toBe(0);
+    for (const check of ['url', 'tcp', 'token', 'protocol', 'tools', 'latency']) expect(stdout).toMatch(new RegExp(`^✓ ${check}`, 'm'));
+    expect(stdout).toMatch(/2025-06-18 \(legacy era/);
+    expect(stdout).toMatch(/4 tools listed/);
+  });
+
+  it('prints the same report as one JSON object with --json', async () => {
+    const { code, stdout } = await doctor(['--demo', '--json']);
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout);
+    expect(report).toMatchObject({ ok: true, era: 'legacy' });
+    expect(report.checks.map((check: { name: string }) => check.name)).toEqual(['url', 'tcp', 'token', 'protocol', 'tools', 'latency']);
+  });
+
+  it('fails the token check on a 401, shows the challenge and names the variable to fix, exit 3', async () => {
+    const server = await startMcpServer({
+      route: ({ res }) => {
+        sendJson(res, 401, { error: 'invalid_token' }, { 'www-authenticate': 'Bearer resource_metadata="https://auth.example/.well-known/oauth-protected-resource", error="invalid_token"' });
+        return true;
+      },
+    });
+    servers.push(server);
+    const { code, stdout } = await doctor(['--url', server.url.href], { FENBS_TOKEN: 'expired-token-1234' });
+    expect(code).toBe(3);
+    expect(stdout).toMatch(/^✗ token .*401/m);
+    expect(stdout).toContain('resource_metadata=');
+    expect(stdout).toMatch(/hint: .*FENBS_TOKEN/);
+    expect(stdout).not.toContain('expired-token-1234');
+  });
+
+  it('fails the TCP check where nothing listens, with a hint to check the port, exit 3', async () => {
+    const port = await freePort();
+    const { code, stdout } = await doctor(['--url', `http://127.0.0.1:${port}/mcp`]);
+    expect(code).toBe(3);
+    expect(stdout).toMatch(/^✗ tcp .*ECONNREFUSED/m);
+    expect(stdout).toMatch(/hint: nothing is listening there/);
+    expect(stdout).not.toMatch(/^✓ token/m);
+  });
+
+  it('fails the TLS check on a certificate from an unknown CA, names --ca-file, and passes with it', async () => {
+    const certificates = createTestCertificates();
+    const server = await startMcpServer({ tls: { key: certificates.key, cert: certificates.cert } });
+    servers.push(server);
+    const untrusted = await doctor(['--url', server.url.href]);
+    expect(untrusted.code).toBe(3);
+    expect(untrusted.stdout).toMatch(/^✗ tls /m);
+    expect(untrusted.stdout).toMatch(/hint: .*--ca-file/);
+    const trusted = await doctor(['--url', server.url.href, '--ca-file', certificates.caFile]);
+    expect(trusted.stdout).toMatch(/^✓ tls .*issued by fenbs-mcp test ca/m);
+    expect(trusted.code).toBe(0);
+  });
+
+  it('recognises a 2026-07-28 server by server/discover and lists its tools with the modern headers', async () => {
+    const server = await startMcpServer({
+      route: ({ res, message, req }) => {
+        if (message?.method === 'server/discover') {
+          sendJson(res, 200, result(message.id, { supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, resultType: 'complete', ttlMs: 0, cacheScope: 'public', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'modern-board', version: '2.0.0' } } }));
+          return true;
+        }
+        if (message?.method === 'tools/list') {
+          expect(req.headers['mcp-protocol-version']).toBe('2026-07-28');
+          sendJson(res, 200, result(message.id, { tools: [{ name: 'a', inputSchema: { type: 'object' } }], resultType: 'complete', ttlMs: 0, cacheScope: 'public' }));
+          return true;
+        }
+        return false;
+      },
+    });
+    servers.push(server);
+    const { code, stdout } = await doctor(['--url', server.url.href]);
+    expect(stdout).toMatch(/^✓ protocol +2026-07-28 era; versions 2026-07-28; server modern-board 2\.0\.0; capabilities tools/m);
+    expect(stdout).toMatch(/^✓ tools +1 tool listed/m);
+    expect(code).toBe(0);
+    expect(server.requests.some((request) => request.method !== 'POST')).toBe(false);
+  });
+
+  it('leaves no probe session behind on a 2025 server: it sends DELETE with the session id', async () => {
+    const server = await startMcpServer({ sessions: true });
+    servers.push(server);
+    const { code } = await doctor(['--url', server.url.href]);
+    expect(code).toBe(0);
+    const deletes = server.requests.filter((request) => request.method === 'DELETE');
+    expect(deletes).toHaveLength(1);
+    expect(deletes[0]!.headers['mcp-session-id']).toBeDefined();
+  });
+
+  it('exits 2 on a usage error without running any check', async () => {
+    const { code, stdout, stderr } = await doctor(['--url', 'not a url']);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(/invalid URL/);
+  });
+});
