@@ -8,7 +8,7 @@ import { BridgeError, isBridgeError } from './errors.js';
 import { encodeHeaderValue, mcpNameFor } from './headers.js';
 import { CANCELLED, type Era, type InFlight, type PendingRequest } from './in-flight.js';
 import { classifyServerMessage, errorReply, isJsonObject, isSingleLine, modernVersionOf, type IncomingMessage, type JsonObject, type JsonRpcId } from './json-rpc.js';
-import { readPrivateResponse, type LegacySession } from './legacy-session.js';
+import { readPrivateResponse, saysSessionUnknown, type LegacySession } from './legacy-session.js';
 import type { Logger } from './logger.js';
 import type { HttpExchange } from './remote.js';
 import { excerptOf, headerValue, mediaTypeOf, readBoundedBytes, readErrorBody, readStreamItems, retryAfterMs, singleLineBytes, tryParseJson } from './reply-reader.js';
@@ -240,9 +240,7 @@ export class Forwarder {
     }
     if (exchange.status !== 400) return { expired: false };
     const body = await readErrorBody(exchange);
-    const parsed = tryParseJson(body);
-    const messageText = isJsonObject(parsed) && isJsonObject(parsed.error) && typeof parsed.error.message === 'string' ? parsed.error.message : '';
-    const expired = /session/i.test(messageText) && /(not found|unknown|invalid|expired|no valid|does not exist)/i.test(messageText);
+    const expired = saysSessionUnknown(body);
     return expired ? { expired } : { expired, body };
   }
 
@@ -406,14 +404,19 @@ export class Forwarder {
         }
       } catch (error) {
         if (answered) return;
-        throw withStatus(this.#failureOf(error, pending.signal), exchange.status);
+        const failure = withStatus(this.#failureOf(error, pending.signal), exchange.status);
+        // A connection that broke after events with ids is resumed like one that ended: 2025-06-18
+        // resumption exists for exactly this case ("resume after a broken connection", transports
+        // §Resumability and Redelivery). Our own aborts and other failures stay failures.
+        if (pending.signal.aborted || failure.code !== 'REMOTE_CONNECTION_LOST' || pending.era !== 'legacy' || lastEventId === undefined) throw failure;
+        this.#d.logger.debug({ id: pending.id, lastEventId, cause: failure.context.cause }, 'event stream broke; resuming');
       } finally {
         clearTimeout(linger);
         if (!exchange.body.readableEnded) exchange.body.destroy();
       }
       if (answered) return;
-      // The stream ended before the response. A 2025-11-25 server may have closed the connection
-      // on purpose after events with ids: resume with GET + Last-Event-ID after `retry` ms
+      // The stream ended (or broke) before the response. A 2025-11-25 server may have closed the
+      // connection on purpose after events with ids: resume with GET + Last-Event-ID after `retry` ms
       // (transports §Resumability). 2026-07-28 has no resumption: the request is lost (changelog major 9).
       idleResumes = progressed ? 0 : idleResumes + 1;
       if (pending.era !== 'legacy' || lastEventId === undefined || idleResumes > MAX_IDLE_RESUMES) {

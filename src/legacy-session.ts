@@ -8,6 +8,16 @@ import type { Logger } from './logger.js';
 import { headerValue, mediaTypeOf, readBoundedText, readErrorBody, readStreamItems, tryParseJson } from './reply-reader.js';
 import type { HttpExchange } from './remote.js';
 
+/**
+ * True when a 400 body is a JSON-RPC error saying the session is unknown: what the SDK's example
+ * servers answer instead of 404 (field notes §3), so it counts as expiry wherever a session id was sent.
+ */
+export function saysSessionUnknown(body: string): boolean {
+  const parsed = tryParseJson(body);
+  const text = isJsonObject(parsed) && isJsonObject(parsed.error) && typeof parsed.error.message === 'string' ? parsed.error.message : '';
+  return /session/i.test(text) && /(not found|unknown|invalid|expired|no valid|does not exist)/i.test(text);
+}
+
 /** Bounded backoff for the listen stream: never a busy loop, never a long silence after a blip. */
 export const LISTEN_BACKOFF_MIN_MS = 500;
 export const LISTEN_BACKOFF_MAX_MS = 30_000;
@@ -192,6 +202,7 @@ export class LegacySession {
     let backoffMs = LISTEN_BACKOFF_MIN_MS;
     while (!signal.aborted && !this.#closed) {
       let retryMs: number | undefined;
+      let delivered = false;
       try {
         const headers = this.headers();
         if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
@@ -201,14 +212,14 @@ export class LegacySession {
           logger.debug('the server offers no listen stream (405)');
           return;
         }
-        if (exchange.status === 404 && headers['mcp-session-id'] !== undefined) {
-          await exchange.body.dump();
-          // The next request heals the session; a fresh listen stream is opened then.
+        const refused = exchange.status === 404 || exchange.status === 400 ? await readErrorBody(exchange) : undefined;
+        if (headers['mcp-session-id'] !== undefined && (exchange.status === 404 || (refused !== undefined && saysSessionUnknown(refused)))) {
+          // The session is gone (404, or a 400 that says so): heal it; a fresh listen stream opens then.
           void this.heal(headers['mcp-session-id']).catch(() => undefined);
           return;
         }
         if (exchange.status !== 200 || mediaTypeOf(exchange.headers) !== 'text/event-stream') {
-          const text = await readErrorBody(exchange);
+          const text = refused ?? (await readErrorBody(exchange));
           logger.warn({ status: exchange.status, body: text.slice(0, 200) }, 'listen stream refused');
         } else {
           logger.debug('listen stream open');
@@ -217,6 +228,7 @@ export class LegacySession {
             idleTimeoutMs: 0,
             onRetry: (ms) => (retryMs = ms),
           })) {
+            delivered = true;
             backoffMs = LISTEN_BACKOFF_MIN_MS;
             if (item.eventId !== undefined) lastEventId = item.eventId;
             if (isJsonObject(item.message)) await this.#options.onServerMessage(item.message, item.data !== undefined && isSingleLine(item.data) ? item.data : undefined);
@@ -228,7 +240,10 @@ export class LegacySession {
         if (signal.aborted) return;
         logger.debug({ err: String(error) }, 'listen stream failed');
       }
-      const delay = retryMs !== undefined ? Math.min(retryMs, MAX_RETRY_DELAY_MS) : backoffMs;
+      // `retry` is honoured after a stream that delivered events; one that delivered nothing waits at
+      // least the backoff, so a server that ends every stream at once (`retry: 0`) is no busy loop.
+      const retry = retryMs === undefined ? undefined : Math.min(retryMs, MAX_RETRY_DELAY_MS);
+      const delay = retry !== undefined && delivered ? retry : Math.max(retry ?? 0, backoffMs);
       backoffMs = Math.min(backoffMs * 2, LISTEN_BACKOFF_MAX_MS);
       await sleep(delay, undefined, { signal }).catch(() => undefined);
     }
