@@ -57,17 +57,33 @@ export async function readBoundedText(exchange: HttpExchange, maxBytes: number):
 
 /** Reads the whole body, failing with REPLY_TOO_LARGE past `maxBytes`. */
 export async function readBoundedBytes(exchange: HttpExchange, maxBytes: number): Promise<Buffer> {
+  const tooLarge = () => {
+    exchange.body.destroy();
+    return new BridgeError('REPLY_TOO_LARGE', `the reply is larger than ${maxBytes} bytes`, {
+      status: exchange.status,
+      hint: 'raise --max-message-bytes if such large replies are expected',
+    });
+  };
+  const declared = Number(headerValue(exchange.headers, 'content-length'));
+  const encoding = headerValue(exchange.headers, 'content-encoding');
+  if (Number.isSafeInteger(declared) && declared > 0 && (encoding === undefined || encoding === 'identity')) {
+    // The size is known: each chunk is copied into one buffer as it arrives and is garbage at
+    // once, instead of all chunks living until a final concat (a large reply's peak memory).
+    if (declared > maxBytes) throw tooLarge();
+    const whole = Buffer.allocUnsafe(declared);
+    let filled = 0;
+    for await (const chunk of decodedBody(exchange)) {
+      if (filled + chunk.length > declared) throw tooLarge();
+      chunk.copy(whole, filled);
+      filled += chunk.length;
+    }
+    return filled === declared ? whole : whole.subarray(0, filled);
+  }
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of decodedBody(exchange)) {
     total += chunk.length;
-    if (total > maxBytes) {
-      exchange.body.destroy();
-      throw new BridgeError('REPLY_TOO_LARGE', `the reply is larger than ${maxBytes} bytes`, {
-        status: exchange.status,
-        hint: 'raise --max-message-bytes if such large replies are expected',
-      });
-    }
+    if (total > maxBytes) throw tooLarge();
     chunks.push(chunk);
   }
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
