@@ -187,7 +187,8 @@ export class LegacySession {
 
   /** Keeps at most one GET listen stream open, reconnecting with bounded backoff. */
   #startListening(): void {
-    if (this.#closed || this.#sessionId === undefined) return;
+    // A server without sessions may still offer the GET stream; a 405 says it does not.
+    if (this.#closed || !this.established) return;
     this.#listen?.abort();
     const controller = new AbortController();
     this.#listen = controller;
