@@ -1,10 +1,11 @@
 // Builds dist/: the CLI and everything it imports bundled into ESM files, so `npx fenbs-mcp`
 // installs no dependency tree (nothing upstream can break it overnight) and starts fast.
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
-await build({
+const result = await build({
   entryPoints: ['src/cli.ts'],
   outdir: 'dist',
   bundle: true,
@@ -14,9 +15,24 @@ await build({
   platform: 'node',
   target: 'node20.18',
   minify: true,
-  legalComments: 'external',
+  legalComments: 'none',
+  metafile: true,
   chunkNames: 'chunks/[name]-[hash]',
   // The bundled CommonJS packages (pino, undici) call require(); give ESM one.
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   logLevel: 'warning',
 });
+
+// Bundled code keeps its licences: one file with the name, version and licence text of each package.
+const packages = new Map();
+for (const input of Object.keys(result.metafile.inputs)) {
+  const match = /^(node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input);
+  if (match !== null) packages.set(match[1], true);
+}
+const sections = [...packages.keys()].sort().map((dir) => {
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  const licenceFile = ['LICENSE', 'LICENSE.md', 'LICENSE.txt', 'license'].map((name) => join(dir, name)).find((path) => existsSync(path));
+  const text = licenceFile === undefined ? `License: ${manifest.license}` : readFileSync(licenceFile, 'utf8').trim();
+  return `${manifest.name}@${manifest.version} (${manifest.license})\n\n${text}\n`;
+});
+writeFileSync('dist/THIRD-PARTY-LICENSES.txt', `fenbs-mcp bundles these packages:\n\n${sections.join('\n---\n\n')}`);
