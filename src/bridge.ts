@@ -52,7 +52,6 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     endpoint,
     logger,
     maxMessageBytes: config.maxMessageBytes,
-    connectTimeoutMs: config.connectTimeoutMs,
     onServerMessage: (message, serialised) => routeFromListenStream.to(message, serialised),
   });
   const forwarder = new Forwarder({

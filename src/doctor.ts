@@ -2,15 +2,14 @@
 
 import { lookup } from 'node:dns/promises';
 import { isIP, connect as connectTcp } from 'node:net';
-import { connect as connectTls, rootCertificates, type ConnectionOptions } from 'node:tls';
-import { readFileSync } from 'node:fs';
+import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 import type { BridgeConfig } from './config.js';
 import { Endpoint } from './endpoint.js';
 import { isBridgeError } from './errors.js';
 import { isJsonObject, MODERN_VERSION_META_KEY, type JsonObject } from './json-rpc.js';
 import { readPrivateResponse } from './legacy-session.js';
 import { headerValue, readErrorBody } from './reply-reader.js';
-import { createDispatcher, proxyFromEnv, redactUserinfo } from './remote.js';
+import { createDispatcher, proxyFromEnv, redactUserinfo, trustedCas } from './remote.js';
 
 export interface Check {
   name: string;
@@ -227,11 +226,7 @@ function tryTcp(host: string, port: number, timeoutMs: number): Promise<{ ok: bo
 }
 
 function tryTls(host: string, port: number, config: BridgeConfig, env: Readonly<Record<string, string | undefined>>): Promise<{ ok: boolean; detail: string; hint: string }> {
-  let ca: string[] | undefined;
-  if (config.caFile !== undefined) {
-    ca = [...rootCertificates, readFileSync(config.caFile, 'utf8')];
-    if (env.NODE_EXTRA_CA_CERTS) ca.push(readFileSync(env.NODE_EXTRA_CA_CERTS, 'utf8'));
-  }
+  const ca = trustedCas({ caFile: config.caFile, env });
   return new Promise((resolve) => {
     const options: ConnectionOptions = { host, port, timeout: config.connectTimeoutMs };
     if (isIP(host) === 0) options.servername = host;

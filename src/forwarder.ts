@@ -13,6 +13,7 @@ import type { Logger } from './logger.js';
 import type { HttpExchange } from './remote.js';
 import { excerptOf, headerValue, mediaTypeOf, readBoundedBytes, readErrorBody, readStreamItems, retryAfterMs, singleLineBytes, tryParseJson } from './reply-reader.js';
 import type { Redactor } from './secrets.js';
+import { statusError } from './status-errors.js';
 import type { ToolHeaderRegistry } from './tool-headers.js';
 
 /** Retries of a request that provably never left (connection refused, DNS), and their delays. */
@@ -302,35 +303,13 @@ export class Forwarder {
       await this.#deliver(pending, parsed, exchange, undefined);
       return { kind: 'answered' };
     }
-    throw this.#statusError(pending, exchange, text, parsed);
-  }
-
-  #statusError(pending: PendingRequest, exchange: HttpExchange, text: string, parsed: unknown): BridgeError {
-    const { status } = exchange;
-    const serverError = isJsonObject(parsed) && isJsonObject(parsed.error) ? parsed.error : undefined;
-    const context = {
-      status,
-      bodyExcerpt: excerptOf(this.#d.redact(text)),
-      ...(serverError === undefined ? {} : { serverError }),
-    };
-    const wwwAuthenticate = headerValue(exchange.headers, 'www-authenticate');
-    if (status === 401 || status === 403) {
-      const insufficientScope = wwwAuthenticate !== undefined && /insufficient_scope/i.test(wwwAuthenticate);
-      return new BridgeError('REMOTE_AUTH', `the server refused ${pending.method}: ${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'}`, {
-        ...context,
-        ...(wwwAuthenticate === undefined ? {} : { wwwAuthenticate }),
-        hint:
-          status === 401
-            ? `the token was rejected or has expired: check ${this.#d.config.tokenSource}${this.#d.config.token === undefined ? ' (no token is set)' : ''}`
-            : insufficientScope
-              ? 'the token lacks a scope this call needs (see wwwAuthenticate): ask for a token with that scope'
-              : 'the token is valid but not allowed to do this, or the server refused the Origin',
-      });
-    }
-    return new BridgeError('REMOTE_HTTP_STATUS', `the server answered ${pending.method} with HTTP ${status}`, {
-      ...context,
-      ...(wwwAuthenticate === undefined ? {} : { wwwAuthenticate }),
-      hint: hintForStatus(status, this.#d.session.sessionId !== undefined),
+    throw statusError(pending.method, exchange, {
+      body: text,
+      parsed,
+      redact: this.#d.redact,
+      tokenSource: this.#d.config.tokenSource,
+      tokenSet: this.#d.config.token !== undefined,
+      hadSession: this.#d.session.sessionId !== undefined,
     });
   }
 
@@ -515,37 +494,4 @@ function lowerCaseKeys(headers: Record<string, string>): Record<string, string> 
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = value;
   return out;
-}
-
-/** The hint for an HTTP status without a usable JSON-RPC body (field notes §10). */
-export function hintForStatus(status: number, hadSession: boolean): string {
-  switch (status) {
-    case 400:
-      return 'the server rejected the request as malformed; see bodyExcerpt';
-    case 404:
-      return hadSession ? 'the session was not found and could not be renewed' : 'nothing at this URL: check --url (the MCP endpoint path, e.g. /mcp)';
-    case 405:
-      return 'this URL does not accept POST: check --url, it may not be an MCP endpoint';
-    case 406:
-    case 415:
-      return 'the server does not speak MCP Streamable HTTP at this URL: check --url';
-    case 408:
-    case 504:
-      return 'the server or a gateway timed out; retry, or check the server';
-    case 409:
-      return 'the server reported a conflict; see bodyExcerpt';
-    case 413:
-      return 'the request is too large for the server or a proxy in front of it';
-    case 429:
-      return 'rate limited: wait before sending more';
-    case 431:
-      return 'the request headers are too large for the server (long tool names or mirrored parameters)';
-    case 500:
-      return 'the server failed internally; check its logs';
-    case 502:
-    case 503:
-      return 'the server or a gateway in front of it is unavailable; retry later';
-    default:
-      return status >= 500 ? 'the server failed; retry later or check its logs' : 'see bodyExcerpt for what the server said';
-  }
 }

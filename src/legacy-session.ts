@@ -30,7 +30,6 @@ export interface LegacySessionOptions {
   endpoint: Endpoint;
   logger: Logger;
   maxMessageBytes: number;
-  connectTimeoutMs: number;
   /** Where messages that arrive on the listen stream go (server requests, notifications, resumed responses). */
   onServerMessage: (message: JsonObject, serialised: string | undefined) => Promise<void>;
 }

@@ -31,7 +31,8 @@ export function proxyFromEnv(env: RemoteOptions['env'], protocol: string): strin
   return protocol === 'https:' ? (env.https_proxy ?? env.HTTPS_PROXY ?? httpProxy) : httpProxy;
 }
 
-function trustedCas(options: RemoteOptions): string[] | undefined {
+/** The CA list to pass as `ca`, or undefined for Node's own store. */
+export function trustedCas(options: Pick<RemoteOptions, 'caFile' | 'env'>): string[] | undefined {
   if (options.caFile === undefined) return undefined; // Node's defaults, NODE_EXTRA_CA_CERTS included
   // An explicit `ca` replaces Node's store, so rebuild it: bundled roots, the extra file Node
   // would have added, and the user's file.
