@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
-import { BridgeSubject, EchoSubject, UndiciSubject, checkLargeLine } from './subjects.js';
+import { BridgeSubject, EchoSubject, UndiciSubject, checkLargeLine, toBlobJson } from './subjects.js';
 
 const BYTES_PER_MIB = 1024 * 1024;
 const START_TIMEOUT_MS = 15_000;
@@ -378,6 +378,27 @@ export class BenchRun {
       await this.finish(subjects.echo);
     }
     await this.finish(undici);
+  }
+
+  // One large request line (a tools/call whose argument is `mib` MiB), on fresh processes so that
+  // peak RSS belongs to that line. The remote answers small; the limit is the echo child's round
+  // trip of the same line.
+  async measureLargeRequest(mib) {
+    this.log(`${mib} MiB request lines`);
+    const blobJson = toBlobJson(mib * BYTES_PER_MIB);
+    const subjects = {
+      fenbs: await this.start(() => this.createBridge('/json')),
+      echo: await this.start(() => new EchoSubject()),
+    };
+    const times = await this.interleave(subjects, this.config.largeRounds[mib], `${mib} MiB request line`, async (subject) => {
+      const startedAt = performance.now();
+      await subject.callWithBlob(blobJson);
+      return performance.now() - startedAt;
+    });
+    this.record(`request${mib}MiBTime`, summarizeEach(times, toMedian));
+    this.record(`request${mib}MiBPeakRss`, readPeakRssEach(subjects));
+    await this.finish(subjects.fenbs);
+    await this.finish(subjects.echo);
   }
 
   // One long-lived process per subject: RSS after `growthFrom` and after `growthTo` messages.

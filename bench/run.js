@@ -182,6 +182,23 @@ function describeFigures(counts) {
     ...large(10, { time: { on: 'ratio', op: '<=', value: 1.5 } }),
     ...large(50, { peak: { on: 'value', op: '<=', value: 200 } }),
     {
+      key: 'request50MiBTime',
+      label: '50 MiB request line, time',
+      unit: 'ms',
+      needs: ['echo'],
+      limitIs: 'echo',
+      limit: echoOnly,
+    },
+    {
+      key: 'request50MiBPeakRss',
+      label: '50 MiB request line, peak RSS (fresh process)',
+      unit: 'MiB',
+      needs: ['echo'],
+      limitIs: 'echo',
+      limit: echoOnly,
+      target: { on: 'value', op: '<=', value: 200 },
+    },
+    {
       key: 'pipelined',
       label: `${formatCount(counts.pipelined)} pipelined requests, time`,
       unit: 'ms',
@@ -412,6 +429,7 @@ async function main() {
     await run.measureJsonMode();
     await run.measureSseMode();
     await run.measureLargeReplies();
+    await run.measureLargeRequest(50);
     await run.measureGrowth();
   } finally {
     await run.close();

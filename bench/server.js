@@ -8,7 +8,8 @@ import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
 
 const PROTOCOL_VERSION = '2025-06-18';
-const MAX_REQUEST_BYTES = 1024 * 1024;
+// Room for the bench's 50 MiB request line; the same as fenbs-mcp's default --max-line-bytes.
+const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
 const KEEP_ALIVE_MS = 120_000;
 
 const sessions = new Set();

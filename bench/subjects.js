@@ -178,6 +178,18 @@ function toToolCallMessage(id, bytes) {
 
 const INITIALIZED_NOTIFICATION = { jsonrpc: '2.0', method: 'notifications/initialized' };
 
+// The JSON of a string of `bytes` 'y's, the one argument of a large request line. Built once per
+// figure and shared by the subjects, so that no call pays for it.
+export function toBlobJson(bytes) {
+  return Buffer.from(JSON.stringify('y'.repeat(bytes)));
+}
+
+// A tools/call line with `blobJson` as params.arguments.blob, in chunks so that the blob is not copied.
+function toBlobCallChunks(id, blobJson) {
+  const head = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"bench","arguments":{"blob":`;
+  return [head, blobJson, '}}}\n'];
+}
+
 // Throws unless `reply` is a successful JSON-RPC response carrying `bytes` of tool text.
 function checkToolReply(subject, reply, bytes) {
   if (reply.line !== undefined) {
@@ -247,6 +259,14 @@ export class BridgeSubject {
     for (const reply of await Promise.all(replies)) checkToolReply(this.name, reply, 0);
   }
 
+  // A tools/call whose line carries `blobJson` (see toBlobJson); the remote answers it with a small result.
+  async callWithBlob(blobJson) {
+    const id = this.nextId++;
+    const reply = await this.child.request(id, ...toBlobCallChunks(id, blobJson));
+    checkToolReply(this.name, reply, 0);
+    return reply;
+  }
+
   close() {
     return this.child.close();
   }
@@ -297,6 +317,14 @@ export class EchoSubject {
     const replies = ids.map((id) => this.child.request(id));
     this.child.send(text);
     await Promise.all(replies);
+  }
+
+  // The bridge's large request line, echoed back whole: the line crosses the pipes both ways.
+  async callWithBlob(blobJson) {
+    const id = this.nextId++;
+    const reply = await this.child.request(id, ...toBlobCallChunks(id, blobJson));
+    checkToolReply(this.name, reply, blobJson.length);
+    return reply;
   }
 
   close() {
