@@ -71,9 +71,15 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   // Woken when a task ends while the reader waits for room (one waiter, not one per task).
   let room: (() => void) | undefined;
   const track = (task: Promise<unknown>) => {
-    tasks.add(task);
-    void task.finally(() => {
-      tasks.delete(task);
+    // Tasks answer their own failures; one that still rejects is a bug, logged instead of
+    // becoming an unhandled rejection that would end the process.
+    const settled = task.then(
+      () => undefined,
+      (error: unknown) => logger.error({ err: error instanceof Error ? error.stack : String(error) }, 'internal error'),
+    );
+    tasks.add(settled);
+    void settled.finally(() => {
+      tasks.delete(settled);
       room?.();
     });
   };

@@ -87,6 +87,9 @@ export class Forwarder {
         await pending.fail(failure);
       }
     } finally {
+      // The exactly-once promise does not rest on every path above being right: a request that
+      // somehow has no reply by now gets one.
+      if (!pending.done) await pending.fail(new BridgeError('INTERNAL', `the bridge finished ${method} without an answer`));
       if (isInitialize) session.abandonInitialize();
       logger.debug({ method, id, status, cancelled: pending.cancelled || undefined, ms: Math.round(performance.now() - started) }, 'request done');
     }
