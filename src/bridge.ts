@@ -100,7 +100,7 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
           await writer.write(errorReply(null, -32600, `Invalid Request: the line is longer than ${config.maxLineBytes} bytes`, { bridgeCode: 'LINE_TOO_LONG', limit: config.maxLineBytes, hint: 'raise --max-line-bytes' }));
           continue;
         }
-        const checked = checkLine(event.text, event.bytes);
+        const checked = checkLine(event.text);
         if (checked.kind === 'rejected') {
           logger.warn({ reason: checked.reason }, 'line rejected');
           for (const reply of checked.replies) await writer.write(reply);

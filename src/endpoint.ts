@@ -25,7 +25,7 @@ export class Endpoint {
   }
 
   /** POSTs one JSON-RPC message (its serialised text) with the protocol headers given. */
-  post(body: string | Buffer, protocolHeaders: Record<string, string>, signal: AbortSignal): Promise<HttpExchange> {
+  post(body: string, protocolHeaders: Record<string, string>, signal: AbortSignal): Promise<HttpExchange> {
     return this.#send('POST', { ...protocolHeaders, 'content-type': 'application/json', accept: ACCEPT_BOTH }, signal, body);
   }
 
@@ -43,7 +43,7 @@ export class Endpoint {
     return toBridgeError(error, signal, { url: this.url, proxy: this.#proxy });
   }
 
-  async #send(method: HttpMethod, headers: Record<string, string>, signal: AbortSignal, body?: string | Buffer): Promise<HttpExchange> {
+  async #send(method: HttpMethod, headers: Record<string, string>, signal: AbortSignal, body?: string): Promise<HttpExchange> {
     const options = { method, url: this.url, headers: { ...this.#baseHeaders, ...headers }, signal };
     try {
       return await sendHttp(this.#dispatcher, body === undefined ? options : { ...options, body });

@@ -78,7 +78,7 @@ export class Forwarder {
     try {
       if (isInitialize) session.beginInitialize(isJsonObject(message.params) ? message.params : {});
       else if (era === 'legacy') await session.ready();
-      status = await this.#exchangeRequest(pending, message, incoming.body);
+      status = await this.#exchangeRequest(pending, message, incoming.text);
     } catch (error) {
       if (!pending.cancelled) {
         const failure = this.#failureOf(error, pending.signal);
@@ -121,7 +121,7 @@ export class Forwarder {
       let healed = false;
       for (;;) {
         const headers = this.#protocolHeaders(incoming.message, method, era);
-        const exchange = await this.#d.endpoint.post(incoming.body, headers, signal);
+        const exchange = await this.#d.endpoint.post(incoming.text, headers, signal);
         if (!healed && (await this.#checkSessionExpiry(exchange, headers, era)).expired) {
           healed = true;
           await session.heal(headers['mcp-session-id']!);
@@ -166,7 +166,7 @@ export class Forwarder {
   }
 
   /** Posts the request (again where that is safe) until it is answered; resolves with the final HTTP status. */
-  async #exchangeRequest(pending: PendingRequest, message: JsonObject, body: string | Buffer): Promise<number> {
+  async #exchangeRequest(pending: PendingRequest, message: JsonObject, body: string): Promise<number> {
     let neverSentRetries = 0;
     let rateLimitRetries = 0;
     let healed = false;

@@ -6,13 +6,12 @@ export type JsonRpcId = string | number;
 export type JsonObject = Record<string, unknown>;
 
 /** A line that passed the check: what it is decides how it is posted and answered. */
-/** `body` is the line exactly as read: what gets posted, so the server sees what the client wrote. */
 export type IncomingMessage =
-  | { kind: 'request'; id: JsonRpcId; method: string; message: JsonObject; body: string | Buffer }
-  | { kind: 'notification'; method: string; message: JsonObject; body: string | Buffer }
-  | { kind: 'response'; id: JsonRpcId; message: JsonObject; body: string | Buffer };
+  | { kind: 'request'; id: JsonRpcId; method: string; message: JsonObject; text: string }
+  | { kind: 'notification'; method: string; message: JsonObject; text: string }
+  | { kind: 'response'; id: JsonRpcId; message: JsonObject; text: string };
 
-type Checked = IncomingMessage extends infer M ? (M extends IncomingMessage ? Omit<M, 'body'> : never) : never;
+type Checked = IncomingMessage extends infer M ? (M extends IncomingMessage ? Omit<M, 'text'> : never) : never;
 
 /** A line that did not: the replies to write (one per usable id, or one with id null). */
 export interface RejectedLine {
@@ -82,11 +81,10 @@ function checkMessage(value: unknown): Checked | { problem: string; id: JsonRpcI
 }
 
 /**
- * Checks one stdin line before anything is posted (core issue item 4). `body` is the same line as
- * the bytes it arrived in, kept as the POST body.
+ * Checks one stdin line before anything is posted (core issue item 4).
  * Never throws: even a 100,000-level nested line is answered, not fatal.
  */
-export function checkLine(line: string, body: string | Buffer = line): CheckedLine {
+export function checkLine(line: string): CheckedLine {
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
@@ -105,8 +103,8 @@ export function checkLine(line: string, body: string | Buffer = line): CheckedLi
   if ('problem' in checked) {
     return reject(checked.problem, [checked.id], INVALID, `Invalid Request: ${checked.problem}`);
   }
-  // The line itself is what gets posted (as its bytes when given: no re-encoding of a large line).
-  return { ...checked, body };
+  // The line itself is what gets posted: the message goes to the server exactly as written.
+  return { ...checked, text: line };
 }
 
 /** True when `text` can be written to stdout as one line as it is (JSON never needs a raw CR or LF). */

@@ -2,8 +2,7 @@
 
 import type { Readable } from 'node:stream';
 
-/** A line as text, and as the bytes it came in (without its CR), which is what gets posted. */
-export type LineEvent = { kind: 'line'; text: string; bytes: Buffer } | { kind: 'oversized'; bytes: number };
+export type LineEvent = { kind: 'line'; text: string } | { kind: 'oversized'; bytes: number };
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -61,8 +60,8 @@ export async function* readLines(input: Readable | AsyncIterable<Buffer | string
       }
       if (newline === -1) break;
       if (!skipping) {
-        const line = takeLine(pending, pendingBytes);
-        if (line !== undefined) yield { kind: 'line', ...line };
+        const text = takeLine(pending, pendingBytes);
+        if (text !== undefined) yield { kind: 'line', text };
       }
       pending = [];
       pendingBytes = 0;
@@ -74,16 +73,16 @@ export async function* readLines(input: Readable | AsyncIterable<Buffer | string
     // Only the bytes held back as a possible BOM can get here unchecked.
     yield { kind: 'oversized', bytes: pendingBytes };
   } else if (!skipping && pendingBytes > 0) {
-    const line = takeLine(pending, pendingBytes);
-    if (line !== undefined) yield { kind: 'line', ...line };
+    const text = takeLine(pending, pendingBytes);
+    if (text !== undefined) yield { kind: 'line', text };
   }
 }
 
-/** One line's bytes without its trailing CR, and their text; undefined when it is blank. */
-function takeLine(pieces: Buffer[], totalBytes: number): { text: string; bytes: Buffer } | undefined {
+/** Decodes one line's bytes, without its trailing CR; undefined when it is blank. */
+function takeLine(pieces: Buffer[], totalBytes: number): string | undefined {
   if (totalBytes === 0) return undefined;
-  const whole = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, totalBytes);
-  const bytes = whole[whole.length - 1] === CR ? whole.subarray(0, whole.length - 1) : whole;
-  const text = bytes.toString('utf8');
-  return text.trim() === '' ? undefined : { text, bytes };
+  const bytes = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, totalBytes);
+  const length = bytes[bytes.length - 1] === CR ? bytes.length - 1 : bytes.length;
+  const text = bytes.toString('utf8', 0, length);
+  return text.trim() === '' ? undefined : text;
 }

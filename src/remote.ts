@@ -80,7 +80,7 @@ export interface SendOptions {
   method: HttpMethod;
   url: URL;
   headers: Record<string, string>;
-  body?: string | Buffer;
+  body?: string;
   signal: AbortSignal;
 }
 

@@ -5,10 +5,6 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkLine } from '../src/json-rpc.js';
 import { readLines, type LineEvent } from '../src/line-reader.js';
-
-/** A line event as text only: the bytes are the same line, checked in line-reader.test.ts. */
-type TextEvent = { kind: 'line'; text: string } | { kind: 'oversized'; bytes: number };
-const withoutBytes = (event: LineEvent): TextEvent => (event.kind === 'line' ? { kind: 'line', text: event.text } : event);
 import { startMcpServer, stdoutProblems, waitForLineCount, type McpServer } from './helpers/hardening-servers.js';
 import { spawnBridge, type BridgeProcess } from './helpers/spawn-bridge.js';
 
@@ -134,10 +130,10 @@ describe('checkLine', () => {
 });
 
 /** The framing readLines promises, computed on the whole input at once. */
-function expectedLines(bytes: Uint8Array, maxLineBytes: number): TextEvent[] {
+function expectedLines(bytes: Uint8Array, maxLineBytes: number): LineEvent[] {
   let buffer = Buffer.from(bytes);
   if (buffer.subarray(0, 3).equals(Buffer.from([0xef, 0xbb, 0xbf]))) buffer = buffer.subarray(3);
-  const events: TextEvent[] = [];
+  const events: LineEvent[] = [];
   let start = 0;
   while (start < buffer.length) {
     const newline = buffer.indexOf(0x0a, start);
@@ -153,9 +149,9 @@ function expectedLines(bytes: Uint8Array, maxLineBytes: number): TextEvent[] {
   return events;
 }
 
-async function collect(chunks: Buffer[], maxLineBytes: number): Promise<TextEvent[]> {
-  const events: TextEvent[] = [];
-  for await (const event of readLines(Readable.from(chunks, { objectMode: false }), maxLineBytes)) events.push(withoutBytes(event));
+async function collect(chunks: Buffer[], maxLineBytes: number): Promise<LineEvent[]> {
+  const events: LineEvent[] = [];
+  for await (const event of readLines(Readable.from(chunks, { objectMode: false }), maxLineBytes)) events.push(event);
   return events;
 }
 
@@ -173,7 +169,7 @@ describe('readLines', () => {
       fc.asyncProperty(chunked, fc.integer({ min: 1, max: 64 }), async ({ data, chunks }, max) => {
         const actual = await collect(chunks, max);
         for (const event of actual) if (event.kind === 'oversized') expect(event.bytes).toBeGreaterThan(max);
-        const shape = (events: TextEvent[]) => events.map((e) => (e.kind === 'line' ? e : { kind: e.kind }));
+        const shape = (events: LineEvent[]) => events.map((e) => (e.kind === 'line' ? e : { kind: e.kind }));
         expect(shape(actual)).toEqual(shape(expectedLines(data, max)));
       }),
       { numRuns: 3000 },
