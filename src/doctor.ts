@@ -7,8 +7,7 @@ import type { BridgeConfig } from './config.js';
 import { Endpoint } from './endpoint.js';
 import { isBridgeError } from './errors.js';
 import { isJsonObject, MODERN_VERSION_META_KEY, type JsonObject } from './json-rpc.js';
-import { readPrivateResponse } from './legacy-session.js';
-import { headerValue, readErrorBody } from './reply-reader.js';
+import { headerValue, readErrorBody, readPrivateResponse } from './reply-reader.js';
 import { createDispatcher, proxyFromEnv, redactUserinfo, trustedCas } from './remote.js';
 
 export interface Check {
@@ -113,11 +112,22 @@ async function probe(endpoint: Endpoint, config: BridgeConfig, report: DoctorRep
   } catch {
     // Not a modern server: fall back to the legacy handshake.
   }
-  if (discovered !== undefined) await checkModern(endpoint, discovered, report, add, signal);
-  else await checkLegacy(endpoint, report, add, signal);
+  const probe: Probe = { endpoint, add, signal, maxMessageBytes: config.maxMessageBytes };
+  if (discovered !== undefined) await checkModern(probe, discovered, report);
+  else await checkLegacy(probe, report);
 }
 
-async function checkModern(endpoint: Endpoint, discovered: JsonObject, report: DoctorReport, add: Add, signal: () => AbortSignal): Promise<void> {
+/** What the checks after the first request share. */
+interface Probe {
+  endpoint: Endpoint;
+  add: Add;
+  /** A fresh deadline for each exchange. */
+  signal: () => AbortSignal;
+  maxMessageBytes: number;
+}
+
+async function checkModern(probe: Probe, discovered: JsonObject, report: DoctorReport): Promise<void> {
+  const { add } = probe;
   report.era = 'modern';
   const info = isJsonObject(discovered._meta) && isJsonObject(discovered._meta['io.modelcontextprotocol/serverInfo']) ? discovered._meta['io.modelcontextprotocol/serverInfo'] : {};
   add({
@@ -125,16 +135,17 @@ async function checkModern(endpoint: Endpoint, discovered: JsonObject, report: D
     ok: true,
     detail: `2026-07-28 era; versions ${(discovered.supportedVersions as unknown[]).join(', ')}; server ${describeServer(info)}; capabilities ${Object.keys(isJsonObject(discovered.capabilities) ? discovered.capabilities : {}).join(', ') || 'none'}`,
   });
-  await countToolsAndTime(endpoint, add, signal, (params) => ({ message: request('tools/list', { ...params, _meta: modernMeta }), headers: modernHeaders('tools/list') }));
+  await countToolsAndTime(probe, (params) => ({ message: request('tools/list', { ...params, _meta: modernMeta }), headers: modernHeaders('tools/list') }));
 }
 
-async function checkLegacy(endpoint: Endpoint, report: DoctorReport, add: Add, signal: () => AbortSignal): Promise<void> {
+async function checkLegacy(probe: Probe, report: DoctorReport): Promise<void> {
+  const { endpoint, add, signal } = probe;
   report.era = 'legacy';
   const initialize = request('initialize', { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: CLIENT_INFO });
   let sessionHeaders: Record<string, string> = {};
   try {
     const exchange = await endpoint.post(JSON.stringify(initialize), { 'mcp-method': 'initialize' }, signal());
-    const response = await readPrivateResponse(exchange, initialize.id, 1 << 20);
+    const response = await readPrivateResponse(exchange, initialize.id, probe.maxMessageBytes);
     if (!isJsonObject(response.result)) throw new Error(`initialize failed: ${JSON.stringify(response.error)}`);
     const result = response.result;
     const sessionId = headerValue(exchange.headers, 'mcp-session-id');
@@ -153,7 +164,7 @@ async function checkLegacy(endpoint: Endpoint, report: DoctorReport, add: Add, s
     return;
   }
   try {
-    await countToolsAndTime(endpoint, add, signal, (params) => ({ message: request('tools/list', params), headers: { ...sessionHeaders, 'mcp-method': 'tools/list' } }));
+    await countToolsAndTime(probe, (params) => ({ message: request('tools/list', params), headers: { ...sessionHeaders, 'mcp-method': 'tools/list' } }));
   } finally {
     if (sessionHeaders['mcp-session-id'] !== undefined) {
       // Leave no probe session behind (field notes §3).
@@ -162,7 +173,8 @@ async function checkLegacy(endpoint: Endpoint, report: DoctorReport, add: Add, s
   }
 }
 
-async function countToolsAndTime(endpoint: Endpoint, add: Add, signal: () => AbortSignal, build: (params: JsonObject) => { message: JsonObject & { id: string }; headers: Record<string, string> }): Promise<void> {
+async function countToolsAndTime(probe: Probe, build: (params: JsonObject) => { message: JsonObject & { id: string }; headers: Record<string, string> }): Promise<void> {
+  const { endpoint, add, signal, maxMessageBytes } = probe;
   let tools = 0;
   let cursor: string | undefined;
   const timings: number[] = [];
@@ -171,7 +183,7 @@ async function countToolsAndTime(endpoint: Endpoint, add: Add, signal: () => Abo
       const { message, headers } = build(cursor === undefined ? {} : { cursor });
       const started = performance.now();
       const exchange = await endpoint.post(JSON.stringify(message), headers, signal());
-      const response = await readPrivateResponse(exchange, message.id, 64 << 20);
+      const response = await readPrivateResponse(exchange, message.id, maxMessageBytes);
       timings.push(performance.now() - started);
       if (!isJsonObject(response.result)) throw new Error(`tools/list failed: ${JSON.stringify(response.error)}`);
       tools += Array.isArray(response.result.tools) ? response.result.tools.length : 0;
@@ -183,7 +195,7 @@ async function countToolsAndTime(endpoint: Endpoint, add: Add, signal: () => Abo
       const { message, headers } = build({});
       const started = performance.now();
       const exchange = await endpoint.post(JSON.stringify(message), headers, signal());
-      await readPrivateResponse(exchange, message.id, 64 << 20);
+      await readPrivateResponse(exchange, message.id, maxMessageBytes);
       timings.push(performance.now() - started);
     }
     timings.sort((a, b) => a - b);

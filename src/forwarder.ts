@@ -7,11 +7,11 @@ import type { Endpoint } from './endpoint.js';
 import { BridgeError, isBridgeError } from './errors.js';
 import { encodeHeaderValue, mcpNameFor } from './headers.js';
 import { CANCELLED, type Era, type InFlight, type PendingRequest } from './in-flight.js';
-import { classifyServerMessage, errorReply, isJsonObject, isSingleLine, modernVersionOf, type IncomingMessage, type JsonObject, type JsonRpcId } from './json-rpc.js';
-import { readPrivateResponse, saysSessionUnknown, type LegacySession } from './legacy-session.js';
+import { classifyServerMessage, errorReply, isJsonObject, isSingleLine, modernVersionOf, type IncomingMessage, type JsonObject } from './json-rpc.js';
+import { saysSessionUnknown, type LegacySession } from './legacy-session.js';
 import type { Logger } from './logger.js';
 import type { HttpExchange } from './remote.js';
-import { excerptOf, headerValue, mediaTypeOf, readBoundedBytes, readErrorBody, readStreamItems, retryAfterMs, singleLineBytes, tryParseJson } from './reply-reader.js';
+import { excerptOf, headerValue, mediaTypeOf, readBoundedBytes, readErrorBody, readPrivateResponse, readStreamItems, retryAfterMs, singleLineBytes, tryParseJson } from './reply-reader.js';
 import type { Redactor } from './secrets.js';
 import { statusError } from './status-errors.js';
 import type { ToolHeaderRegistry } from './tool-headers.js';
@@ -24,6 +24,8 @@ export const MAX_RETRY_AFTER_MS = 30_000;
 /** Resumptions of one cut POST stream (2025-11-25 polling) without any new event in between. */
 export const MAX_IDLE_RESUMES = 3;
 export const MAX_RESUME_DELAY_MS = 60_000;
+/** Bound on posting a notification or response when requests have no deadline (`--request-timeout 0`). */
+export const NOTIFICATION_TIMEOUT_MS = 60_000;
 /** How long a stream may stay open after it delivered the response before the bridge closes it. */
 export const STREAM_LINGER_MS = 2_000;
 /** Pages fetched when the bridge refreshes tools/list for itself after a -32020. */
@@ -117,7 +119,7 @@ export class Forwarder {
     const era: Era = modernVersionOf(incoming.message) !== undefined ? 'modern' : 'legacy';
     try {
       if (era === 'legacy') await session.ready();
-      const signal = AbortSignal.timeout(this.#d.config.requestTimeoutMs || 60_000);
+      const signal = AbortSignal.timeout(this.#d.config.requestTimeoutMs || NOTIFICATION_TIMEOUT_MS);
       let healed = false;
       for (;;) {
         const headers = this.#protocolHeaders(incoming.message, method, era);
@@ -290,7 +292,7 @@ export class Forwarder {
     const parsed = tryParseJson(text);
     // A JSON-RPC error for this very id is the server's answer: forwarded unchanged, so modern
     // clients see -32020/-32021/-32022 and -32601 and can renegotiate (wire rules §13).
-    if (isJsonObject(parsed) && parsed.jsonrpc === '2.0' && idsEqual(parsed.id, pending.id) && isJsonObject(parsed.error)) {
+    if (isJsonObject(parsed) && parsed.jsonrpc === '2.0' && parsed.id === pending.id && isJsonObject(parsed.error)) {
       if (parsed.error.code === HEADER_MISMATCH && pending.era === 'modern' && pending.method === 'tools/call' && options.mayRefreshTools) {
         try {
           await this.#refreshTools(pending, message);
@@ -333,7 +335,7 @@ export class Forwarder {
       });
     }
     const routed = classifyServerMessage(parsed);
-    if (routed?.kind === 'response' && idsEqual(routed.id, pending.id)) {
+    if (routed?.kind === 'response' && routed.id === pending.id) {
       // Valid UTF-8 on one line: the server's bytes go to stdout as they are.
       const line = singleLineBytes(bytes);
       await this.#deliver(pending, routed.message, exchange, line !== undefined && isUtf8(line) ? line : undefined);
@@ -374,7 +376,7 @@ export class Forwarder {
           }
           const serialised = item.data !== undefined && isSingleLine(item.data) ? item.data : undefined;
           const routed = classifyServerMessage(item.message);
-          if (routed?.kind === 'response' && idsEqual(routed.id, pending.id)) {
+          if (routed?.kind === 'response' && routed.id === pending.id) {
             await this.#deliver(pending, routed.message, first, serialised);
             answered = true;
             // The server SHOULD close the stream after the response (transports §Sending Messages);
@@ -487,10 +489,6 @@ export class Forwarder {
 function withStatus(error: BridgeError, status: number): BridgeError {
   if (error.code !== 'INTERNAL' && error.context.status === undefined) error.context.status = status;
   return error;
-}
-
-function idsEqual(a: unknown, b: JsonRpcId): boolean {
-  return a === b;
 }
 
 function lowerCaseKeys(headers: Record<string, string>): Record<string, string> {

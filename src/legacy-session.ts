@@ -5,7 +5,7 @@ import type { Endpoint } from './endpoint.js';
 import { BridgeError, isBridgeError } from './errors.js';
 import { isJsonObject, isSingleLine, type JsonObject } from './json-rpc.js';
 import type { Logger } from './logger.js';
-import { headerValue, mediaTypeOf, readBoundedText, readErrorBody, readStreamItems, tryParseJson } from './reply-reader.js';
+import { headerValue, mediaTypeOf, readErrorBody, readPrivateResponse, readStreamItems, tryParseJson } from './reply-reader.js';
 import type { HttpExchange } from './remote.js';
 
 /**
@@ -248,28 +248,4 @@ export class LegacySession {
       await sleep(delay, undefined, { signal }).catch(() => undefined);
     }
   }
-}
-
-/** Reads the response to a request the bridge sent for itself (JSON or SSE); other messages are ignored. */
-export async function readPrivateResponse(exchange: HttpExchange, id: string, maxMessageBytes: number): Promise<JsonObject> {
-  const type = mediaTypeOf(exchange.headers);
-  if (exchange.status < 200 || exchange.status >= 300) {
-    const text = await readErrorBody(exchange);
-    throw new BridgeError('REMOTE_HTTP_STATUS', `the server answered ${exchange.status}`, { status: exchange.status, bodyExcerpt: text.slice(0, 200) });
-  }
-  if (type === 'application/json') {
-    const message = tryParseJson(await readBoundedText(exchange, maxMessageBytes));
-    if (isJsonObject(message) && message.id === id) return message;
-  } else if (type === 'text/event-stream') {
-    try {
-      for await (const item of readStreamItems(exchange, { maxMessageBytes, idleTimeoutMs: 0 })) {
-        if (isJsonObject(item.message) && item.message.id === id && !('method' in item.message)) return item.message;
-      }
-    } finally {
-      exchange.body.destroy();
-    }
-  } else {
-    await exchange.body.dump();
-  }
-  throw new BridgeError('REMOTE_BAD_REPLY', 'the server did not answer the request the bridge sent', { status: exchange.status });
 }

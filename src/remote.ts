@@ -93,8 +93,6 @@ export async function sendHttp(dispatcher: Dispatcher, options: SendOptions): Pr
     headers: options.headers,
     body: options.body ?? null,
     signal: options.signal,
-    headersTimeout: 0,
-    bodyTimeout: 0,
   });
   return { status: response.statusCode, headers: response.headers, body: response.body };
 }

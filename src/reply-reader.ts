@@ -3,6 +3,7 @@
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { BridgeError } from './errors.js';
+import { isJsonObject, type JsonObject } from './json-rpc.js';
 import type { HttpExchange } from './remote.js';
 import { readSseEvents } from './sse-reader.js';
 
@@ -210,4 +211,28 @@ export function retryAfterMs(headers: HttpExchange['headers'], now: number = Dat
   if (/^\d+$/.test(raw)) return Number(raw) * 1000;
   const date = Date.parse(raw);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** Reads the response to a request the bridge sent for itself (JSON or SSE); other messages are ignored. */
+export async function readPrivateResponse(exchange: HttpExchange, id: string, maxMessageBytes: number): Promise<JsonObject> {
+  const type = mediaTypeOf(exchange.headers);
+  if (exchange.status < 200 || exchange.status >= 300) {
+    const text = await readErrorBody(exchange);
+    throw new BridgeError('REMOTE_HTTP_STATUS', `the server answered ${exchange.status}`, { status: exchange.status, bodyExcerpt: text.slice(0, 200) });
+  }
+  if (type === 'application/json') {
+    const message = tryParseJson(await readBoundedText(exchange, maxMessageBytes));
+    if (isJsonObject(message) && message.id === id) return message;
+  } else if (type === 'text/event-stream') {
+    try {
+      for await (const item of readStreamItems(exchange, { maxMessageBytes, idleTimeoutMs: 0 })) {
+        if (isJsonObject(item.message) && item.message.id === id && !('method' in item.message)) return item.message;
+      }
+    } finally {
+      exchange.body.destroy();
+    }
+  } else {
+    await exchange.body.dump();
+  }
+  throw new BridgeError('REMOTE_BAD_REPLY', 'the server did not answer the request the bridge sent', { status: exchange.status });
 }

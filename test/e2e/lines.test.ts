@@ -65,20 +65,21 @@ const badLines: BadLine[] = [
   { title: 'a line one byte over --max-line-bytes', line: requestOfBytes('too-long', MAX_LINE_BYTES + 1), ids: [null] },
 ];
 
+// Every test in this file: a fresh fault server and a bridge with a small line limit.
+let server: FaultServer;
+let bridge: BridgeProcess;
+
+beforeEach(async () => {
+  server = await startFaultServer();
+  bridge = spawnBridge(['--url', server.url, '--max-line-bytes', String(MAX_LINE_BYTES)]);
+});
+
+afterEach(async () => {
+  bridge.kill();
+  await server.close();
+});
+
 describe('a bad stdin line', () => {
-  let server: FaultServer;
-  let bridge: BridgeProcess;
-
-  beforeEach(async () => {
-    server = await startFaultServer();
-    bridge = spawnBridge(['--url', server.url, '--max-line-bytes', String(MAX_LINE_BYTES)]);
-  });
-
-  afterEach(async () => {
-    bridge.kill();
-    await server.close();
-  });
-
   for (const { title, line, ids, code = INVALID_REQUEST } of badLines) {
     it(`answers ${title} with ${ids.length === 1 ? 'one error reply' : `${ids.length} error replies`}, posts nothing, and forwards the next request`, async () => {
       bridge.send(line);
@@ -96,19 +97,6 @@ describe('a bad stdin line', () => {
 });
 
 describe('stdin framing', () => {
-  let server: FaultServer;
-  let bridge: BridgeProcess;
-
-  beforeEach(async () => {
-    server = await startFaultServer();
-    bridge = spawnBridge(['--url', server.url, '--max-line-bytes', String(MAX_LINE_BYTES)]);
-  });
-
-  afterEach(async () => {
-    bridge.kill();
-    await server.close();
-  });
-
   /** Ends stdin and returns every stdout line, parsed, once the bridge has exited. */
   async function allReplies(): Promise<any[]> {
     bridge.end();
