@@ -1,0 +1,30 @@
+// The pipeline in-process: runBridge over PassThrough streams against real loopback servers.
+
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startDemoServer } from '../src/demo-server.js';
+import { startInProcessBridge } from './helpers/in-process-bridge.js';
+import { initializedNotification, initializeRequest } from './helpers/spawn-bridge.js';
+
+const cleanups: (() => Promise<unknown> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+describe('runBridge in-process', () => {
+  it('runs a 2025-06-18 session against the demo board and ends when stdin ends', async () => {
+    const token = randomUUID();
+    const demo = await startDemoServer({ token });
+    cleanups.push(() => demo.close());
+    const bridge = startInProcessBridge(['--url', demo.url.href], { FENBS_TOKEN: token });
+    cleanups.push(() => bridge.kill());
+    bridge.send(initializeRequest('init'));
+    expect((await bridge.reply('init')).result.protocolVersion).toBe('2025-06-18');
+    bridge.send(initializedNotification);
+    bridge.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    const list = await bridge.reply(2);
+    expect(list.result.tools.map((tool: { name: string }) => tool.name)).toContain('tasks_get');
+    bridge.end();
+    expect((await bridge.exited).exit).toBe('input-ended');
+  });
+});

@@ -1,0 +1,88 @@
+// Runs runBridge in this process over PassThrough streams, with the same handle as a spawned bridge.
+
+import { readFileSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
+import { pino } from 'pino';
+import { runBridge, type BridgeExit } from '../../src/bridge.js';
+import { createConfig, type BridgeConfig, type RawOptions } from '../../src/config.js';
+import { createRedactor, type Redactor } from '../../src/secrets.js';
+import { collectLines, type BridgeHandle } from './spawn-bridge.js';
+
+export interface InProcessBridge extends BridgeHandle {
+  config: BridgeConfig;
+  redact: Redactor;
+  /** The PassThrough the bridge reads as stdin (pause it, write bytes, end it). */
+  input: PassThrough;
+  /** The PassThrough the bridge writes as stdout. */
+  output: PassThrough;
+  /** Aborts the bridge's signal, as SIGTERM does in the CLI. */
+  signal(): void;
+  /** Resolves with why runBridge returned. */
+  exited: Promise<{ exit: BridgeExit }>;
+}
+
+/** Long options that take a value, as the CLI spells them; `-H` is `--header`. */
+const VALUE_OPTIONS = new Set(['url', 'token-env', 'token-file', 'header', 'request-timeout', 'connect-timeout', 'stream-idle-timeout', 'max-line-bytes', 'max-message-bytes', 'ca-file', 'log-level', 'log-file']);
+
+/** The CLI's argv (the subset the bridge takes) as the options commander would hand over. */
+export function toRawOptions(args: readonly string[]): RawOptions {
+  const options: Record<string, unknown> = {};
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const name = arg === '-H' ? 'header' : arg.replace(/^--/, '');
+    const key = name.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+    if (name === 'allow-http') {
+      options.allowHttp = true;
+    } else if (VALUE_OPTIONS.has(name)) {
+      const value = args[++i];
+      if (value === undefined) throw new Error(`${arg} needs a value`);
+      options[key] = name === 'header' ? [...((options.header as string[] | undefined) ?? []), value] : value;
+    } else {
+      throw new Error(`the in-process bridge does not take ${arg}`);
+    }
+  }
+  return options as RawOptions;
+}
+
+/**
+ * Starts the bridge in-process: the same pipeline the CLI runs, so coverage of src/ is measured.
+ * Logs go to an in-memory stream (the handle's `stderr()`), masked by the same redactor.
+ */
+export function startInProcessBridge(args: string[], env: Record<string, string | undefined> = {}): InProcessBridge {
+  const fullEnv = { FENBS_MCP_LOG_LEVEL: 'warn', ...env };
+  const config = createConfig({ options: toRawOptions(args), env: fullEnv, readTextFile: (path) => readFileSync(path, 'utf8') });
+  const redact = createRedactor([config.token]);
+  let log = '';
+  const logStream = new PassThrough();
+  logStream.setEncoding('utf8');
+  logStream.on('data', (chunk: string) => (log += chunk));
+  const logger = pino({ level: config.logLevel, hooks: { streamWrite: redact } }, logStream);
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const controller = new AbortController();
+  const collector = collectLines(output, () => log);
+  const exited = runBridge({ input, output, config, logger, redact, env: fullEnv, signal: controller.signal }).then((exit) => {
+    output.end();
+    return { exit };
+  });
+  output.on('end', () => collector.closed());
+  return {
+    config,
+    redact,
+    input,
+    output,
+    send: (message) => input.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`),
+    sendRaw: (data) => input.write(data),
+    end: () => input.end(),
+    lines: collector.lines,
+    stderr: () => log,
+    waitFor: collector.waitFor,
+    reply: collector.reply,
+    signal: () => controller.abort(),
+    exited,
+    kill: () => {
+      controller.abort();
+      if (!input.writableEnded) input.end();
+    },
+  };
+}
