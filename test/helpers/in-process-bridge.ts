@@ -41,7 +41,7 @@ export function toRawOptions(args: readonly string[]): RawOptions {
       throw new Error(`the in-process bridge does not take ${arg}`);
     }
   }
-  return options as RawOptions;
+  return options;
 }
 
 /**

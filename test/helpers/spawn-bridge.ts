@@ -36,9 +36,9 @@ export interface BridgeProcess extends BridgeHandle {
 /** Collects stdout lines and answers waiters; `closed` tells it no more lines will come. */
 export interface LineCollector {
   lines: string[];
-  waitFor(predicate: (message: any) => boolean, timeoutMs?: number): Promise<any>;
-  reply(id: string | number, timeoutMs?: number): Promise<any>;
-  closed(): void;
+  waitFor: (predicate: (message: any) => boolean, timeoutMs?: number) => Promise<any>;
+  reply: (id: string | number, timeoutMs?: number) => Promise<any>;
+  closed: () => void;
 }
 
 export function collectLines(stdout: Readable, stderr: () => string): LineCollector {
