@@ -9,6 +9,8 @@ import { Forwarder } from './forwarder.js';
 import { InFlight } from './in-flight.js';
 import { checkLine, errorReply, type JsonObject } from './json-rpc.js';
 import { LegacySession } from './legacy-session.js';
+import { ModernEra } from './modern-era.js';
+import { Router } from './router.js';
 import { readLines } from './line-reader.js';
 import type { Logger } from './logger.js';
 import { createDispatcher } from './remote.js';
@@ -45,31 +47,24 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   }, options.redact);
   const dispatcher = options.dispatcher ?? createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env: options.env });
   const endpoint = new Endpoint(config, dispatcher, options.env);
-  const inFlight = new InFlight({ write: (message, serialised) => writer.write(message, serialised), requestTimeoutMs: config.requestTimeoutMs });
-  // The session's listen stream hands its messages to the forwarder, which needs the session.
-  const routeFromListenStream = { to: (_message: JsonObject, _serialised: string | undefined): Promise<void> => Promise.resolve() };
-  const session = new LegacySession({
+  const write = (message: JsonObject, serialised?: string | Buffer) => writer.write(message, serialised);
+  // While stdout is full, replies are not read further: TCP flow control then holds the server back.
+  const room = () => (writer.full ? writer.room() : undefined);
+  const inFlight = new InFlight({ write, requestTimeoutMs: config.requestTimeoutMs });
+  const router = new Router({ inFlight, write, logger });
+  const legacy = new LegacySession({
     endpoint,
     logger,
     maxMessageBytes: config.maxMessageBytes,
-    onServerMessage: (message, serialised) => routeFromListenStream.to(message, serialised),
+    onServerMessage: (message, serialised) => router.route(message, serialised),
+    room,
   });
-  const forwarder = new Forwarder({
-    config,
-    endpoint,
-    session,
-    tools: new ToolHeaderRegistry(),
-    inFlight,
-    write: (message, serialised) => writer.write(message, serialised),
-    logger,
-    redact: options.redact,
-  });
-
-  routeFromListenStream.to = (message, serialised) => forwarder.routeServerMessage(message, undefined, serialised);
+  const modern = new ModernEra({ endpoint, tools: new ToolHeaderRegistry(), logger, maxMessageBytes: config.maxMessageBytes });
+  const forwarder = new Forwarder({ config, endpoint, legacy, modern, inFlight, router, write, room, logger, redact: options.redact });
 
   const tasks = new Set<Promise<unknown>>();
-  // Woken when a task ends while the reader waits for room (one waiter, not one per task).
-  let room: (() => void) | undefined;
+  // Woken when a task ends while the reader waits for a free slot (one waiter, not one per task).
+  let slotFreed: (() => void) | undefined;
   const track = (task: Promise<unknown>) => {
     // Tasks answer their own failures; one that still rejects is a bug, logged instead of
     // becoming an unhandled rejection that would end the process.
@@ -80,13 +75,13 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     tasks.add(settled);
     void settled.finally(() => {
       tasks.delete(settled);
-      room?.();
+      slotFreed?.();
     });
   };
-  const waitForRoom = () =>
+  const waitForSlot = () =>
     new Promise<void>((resolve) => {
-      room = () => {
-        room = undefined;
+      slotFreed = () => {
+        slotFreed = undefined;
         resolve();
       };
     });
@@ -110,9 +105,11 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
         } else {
           track(forwarder.forwardOther(checked));
         }
-        // Stdin back-pressure: past this many messages in flight, stop reading until one is done,
-        // so a flood of lines costs a bounded amount of memory.
-        while (tasks.size >= MAX_MESSAGES_IN_FLIGHT) await waitForRoom();
+        // Stdin back-pressure: past this many messages in flight, or while stdout holds more than
+        // its bound unread, stop reading until there is room, so a flood of lines or a client that
+        // stopped reading costs a bounded amount of memory.
+        while (tasks.size >= MAX_MESSAGES_IN_FLIGHT) await waitForSlot();
+        while (writer.full && !writer.closed) await writer.room();
       }
       return 'input-ended';
     } catch (error) {
@@ -136,12 +133,10 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     const stopped = await Promise.race([drained, aborted, outputGone.then(() => 'output-closed' as const)]);
     if (stopped !== 'drained') exit = stopped;
   }
-  if (exit !== 'input-ended' && !writer.closed) {
-    await inFlight.failAll(new BridgeError('SHUTTING_DOWN', 'the bridge is shutting down; the request was abandoned'));
-  } else {
-    inFlight.abortAll(new BridgeError('SHUTTING_DOWN', 'the bridge is shutting down'));
-  }
-  await session.close(config.shutdownGraceMs);
+  // Whatever ended the run, no request leaves without its one answer: what is still outstanding
+  // (nothing, after a clean drain) is answered here, and its exchange stopped.
+  await inFlight.failAll(new BridgeError('SHUTTING_DOWN', 'the bridge is shutting down; the request was abandoned'));
+  await legacy.close(config.shutdownGraceMs);
   void dispatcher.destroy().catch(() => undefined);
   return exit;
 }

@@ -32,6 +32,41 @@ export interface InFlightOptions {
 /** Thrown into a cancelled request's signal: not an error to report, only a reason to stop. */
 export const CANCELLED = Symbol('cancelled by the client');
 
+/**
+ * Settles with `work`, or rejects with the signal's reason as soon as it aborts, whichever is
+ * first; a result that arrives after the abort goes to `onLate` (to release what it holds).
+ */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal, onLate: (value: T) => void = () => undefined): Promise<T> {
+  if (signal.aborted) {
+    work.then(onLate, () => undefined);
+    return Promise.reject(toError(signal.reason));
+  }
+  return new Promise<T>((resolve, reject) => {
+    let aborted = false;
+    const abort = () => {
+      aborted = true;
+      reject(toError(signal.reason));
+    };
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', abort);
+        if (aborted) onLate(value);
+        else resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', abort);
+        reject(toError(error));
+      },
+    );
+  });
+}
+
+/** Rejections carry an Error; a cancel's reason (a symbol) is wrapped, the original kept as cause. */
+function toError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new Error('aborted', { cause: reason });
+}
+
 export class InFlight {
   readonly #entries = new Map<string, PendingEntry>();
   readonly #options: InFlightOptions;
@@ -131,13 +166,15 @@ class PendingEntry implements PendingRequest {
     if (timeoutMs > 0) {
       this.deadlineAt = performance.now() + timeoutMs;
       this.#timer = setTimeout(() => {
-        this.abort(
-          new BridgeError('REQUEST_TIMEOUT', `no answer to ${method} within ${timeoutMs} ms`, {
-            method,
-            timeoutMs,
-            hint: 'raise --request-timeout (0 = no deadline) if this call is expected to take longer',
-          }),
-        );
+        const timeout = new BridgeError('REQUEST_TIMEOUT', `no answer to ${method} within ${timeoutMs} ms`, {
+          method,
+          timeoutMs,
+          hint: 'raise --request-timeout (0 = no deadline) if this call is expected to take longer',
+        });
+        // The deadline writes the reply itself, then stops the exchange: the answer never waits
+        // for undici, a decoder or the server to notice the abort.
+        void this.fail(timeout);
+        this.abort(timeout);
       }, timeoutMs);
       // The deadline alone must not keep the process alive after everything else is done.
       this.#timer.unref();

@@ -125,6 +125,8 @@ export function modernVersionOf(message: JsonObject): string | undefined {
 /** What a message from the server is, for routing: the final reply, or something to pass on. */
 export type ServerMessage =
   | { kind: 'response'; id: JsonRpcId; message: JsonObject }
+  /** A response that carries both `result` and `error`: JSON-RPC 2.0 §5 allows exactly one. */
+  | { kind: 'malformed-response'; id: JsonRpcId; message: JsonObject }
   | { kind: 'other'; message: JsonObject };
 
 /** Classifies a message received from the server. Returns undefined for anything not a JSON-RPC object. */
@@ -133,6 +135,7 @@ export function classifyServerMessage(value: unknown): ServerMessage | undefined
   if (typeof value.method === 'string') return { kind: 'other', message: value };
   if (('result' in value || 'error' in value) && (isUsableId(value.id) || value.id === null)) {
     if (value.id === null) return { kind: 'other', message: value };
+    if ('result' in value && 'error' in value) return { kind: 'malformed-response', id: value.id, message: value };
     return { kind: 'response', id: value.id, message: value };
   }
   return undefined;

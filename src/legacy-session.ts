@@ -1,16 +1,18 @@
-// The 2025-era session: id, negotiated version, re-initialization, the GET listen stream, DELETE.
+// The 2025 era: session id, negotiated version, re-initialization, the GET listen stream, DELETE.
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Endpoint } from './endpoint.js';
+import { mirroredHeaders, type EraProtocol } from './era.js';
 import { BridgeError, isBridgeError } from './errors.js';
-import { isJsonObject, isSingleLine, type JsonObject } from './json-rpc.js';
+import { Backoff } from './event-stream.js';
+import { bridgeErrorReply, isJsonObject, isSingleLine, isUsableId, type JsonObject } from './json-rpc.js';
 import type { Logger } from './logger.js';
-import { headerValue, mediaTypeOf, readErrorBody, readPrivateResponse, readStreamItems, tryParseJson } from './reply-reader.js';
 import type { HttpExchange } from './remote.js';
+import { excerptOf, headerValue, mediaTypeOf, readPrivateResponse, readReply, tryParseJson, type Reply } from './reply-reader.js';
 
 /**
  * True when a 400 body is a JSON-RPC error saying the session is unknown: what the SDK's example
- * servers answer instead of 404 (field notes §3), so it counts as expiry wherever a session id was sent.
+ * servers answer instead of 404, so it counts as expiry wherever a session id was sent.
  */
 export function saysSessionUnknown(body: string): boolean {
   const parsed = tryParseJson(body);
@@ -18,13 +20,18 @@ export function saysSessionUnknown(body: string): boolean {
   return /session/i.test(text) && /(not found|unknown|invalid|expired|no valid|does not exist)/i.test(text);
 }
 
-/** Bounded backoff for the listen stream: never a busy loop, never a long silence after a blip. */
-export const LISTEN_BACKOFF_MIN_MS = 500;
-export const LISTEN_BACKOFF_MAX_MS = 30_000;
-/** The longest `retry:` the bridge honours; a server asking for more gets this. */
-export const MAX_RETRY_DELAY_MS = 60_000;
 /** Deadline for the bridge's own re-initialization exchange. */
 export const REINITIALIZE_TIMEOUT_MS = 30_000;
+/** Deadline for a DELETE of a session the bridge gives up on while it keeps running. */
+export const ABANDONED_SESSION_DELETE_TIMEOUT_MS = 5_000;
+/** Re-initializations in a row without a request succeeding in between, before healing stops. */
+export const MAX_HEALS_WITHOUT_PROGRESS = 5;
+
+/**
+ * Visible ASCII (transports §Session Management 1 for the id); a protocol version the server
+ * names is sent back in a header too, so it must be a valid header value of the same kind.
+ */
+const VISIBLE_ASCII = /^[\x21-\x7e]{1,256}$/;
 
 export interface LegacySessionOptions {
   endpoint: Endpoint;
@@ -32,18 +39,26 @@ export interface LegacySessionOptions {
   maxMessageBytes: number;
   /** Where messages that arrive on the listen stream go (server requests, notifications, resumed responses). */
   onServerMessage: (message: JsonObject, serialised: string | undefined) => Promise<void>;
+  /** Back-pressure from stdout, for the listen stream's body. */
+  room?: () => Promise<void> | undefined;
 }
 
-export class LegacySession {
+export class LegacySession implements EraProtocol {
+  readonly name = 'legacy';
   #sessionId: string | undefined;
   #protocolVersion: string | undefined;
   #initializeParams: JsonObject | undefined;
   #initializing: Promise<void> | undefined;
   #endInitializing: (() => void) | undefined;
   #healing: Promise<void> | undefined;
+  readonly #healBackoff = new Backoff();
+  #healsWithoutProgress = 0;
   #reinitCount = 0;
   #listen: AbortController | undefined;
+  /** Whether a refused listen GET may start a re-initialization (see the listen loop). */
+  #listenMayHeal = true;
   #closed = false;
+  readonly #abandoned = new Set<Promise<void>>();
   readonly #options: LegacySessionOptions;
 
   constructor(options: LegacySessionOptions) {
@@ -58,14 +73,14 @@ export class LegacySession {
     return this.#protocolVersion;
   }
 
-  /** True once a legacy initialize has completed: later messages without a modern claim belong to it. */
+  /** True once an initialize has completed: later messages without a 2026 claim belong to it. */
   get established(): boolean {
     return this.#protocolVersion !== undefined;
   }
 
   /**
-   * Marks a client initialize as in flight: messages read meanwhile wait in `ready()` so that
-   * none reaches the server without the session it is about to get (core issue item 6).
+   * Marks a client initialize as in flight: messages read meanwhile wait in `ready()` so that none
+   * reaches the server without the session it is about to get.
    */
   beginInitialize(params: JsonObject): void {
     this.#initializeParams = params;
@@ -79,23 +94,16 @@ export class LegacySession {
     });
   }
 
-  /** Takes the session id (only from an initialize response, lifecycle §Session Management) and the version. */
-  completeInitialize(exchange: HttpExchange, result: unknown): void {
-    this.#adopt(exchange, result);
+  /** The client's initialize is finished, answered or not: release whatever waited for it. */
+  endInitialize(): void {
     this.#endInitializing?.();
   }
 
-  /** The client's initialize failed: release whatever waited for it. */
-  abandonInitialize(): void {
-    this.#endInitializing?.();
-  }
-
-  /** Resolves when no initialize is pending (immediately in the common case). */
   ready(): Promise<void> {
     return this.#initializing ?? Promise.resolve();
   }
 
-  /** Session id and negotiated version, for every legacy message after initialize (transports §Protocol Version Header). */
+  /** Session id and negotiated version, for every message after initialize (transports §Protocol Version Header). */
   headers(): Record<string, string> {
     const headers: Record<string, string> = {};
     if (this.#sessionId !== undefined) headers['mcp-session-id'] = this.#sessionId;
@@ -103,23 +111,62 @@ export class LegacySession {
     return headers;
   }
 
-  /** notifications/initialized was accepted: open the listen stream (transports §Listening for Messages). */
-  onInitialized(): void {
-    this.#startListening();
+  headersFor(message: JsonObject, method: string | undefined): Record<string, string> {
+    const headers = mirroredHeaders(message, method);
+    // The initialize POST carries neither a session id nor a version: nothing is negotiated yet.
+    if (method !== 'initialize') Object.assign(headers, this.headers());
+    return headers;
   }
 
   /**
-   * The server answered 404 (or a 400 "invalid session") to a request that carried `failedSessionId`:
-   * the session is gone, and the client MUST start a new one (transports §Session Management 4).
-   * Concurrent callers share one re-initialization; a caller whose session was already replaced
-   * just retries.
+   * A 404 to a request that carried a session id (transports §Session Management 4), or a 400 whose
+   * JSON-RPC error says the session is unknown (what the SDK's example servers answer).
    */
-  heal(failedSessionId: string): Promise<void> {
-    if (this.#sessionId !== failedSessionId) return this.#healing ?? Promise.resolve();
+  isExpired(reply: Reply, sentHeaders: Record<string, string>): boolean {
+    if (sentHeaders['mcp-session-id'] === undefined || reply.kind !== 'http-error') return false;
+    return reply.status === 404 || (reply.status === 400 && saysSessionUnknown(reply.text));
+  }
+
+  /**
+   * The session the request was sent with is gone, and the client MUST start a new one
+   * (transports §Session Management 4). Concurrent callers share one re-initialization; a caller
+   * whose session was already replaced just retries. Heals in a row with no request succeeding
+   * in between wait longer each time, and stop after MAX_HEALS_WITHOUT_PROGRESS.
+   */
+  heal(sentHeaders: Record<string, string>): Promise<void> {
+    const failed = sentHeaders['mcp-session-id'];
+    if (failed === undefined || this.#sessionId !== failed) return this.#healing ?? Promise.resolve();
     this.#healing ??= this.#reinitialize().finally(() => {
       this.#healing = undefined;
     });
     return this.#healing;
+  }
+
+  onResponse(method: string, message: JsonObject, exchange: HttpExchange | undefined): JsonObject {
+    if (isJsonObject(message.result)) this.#progressed();
+    if (method !== 'initialize' || exchange === undefined || !isJsonObject(message.result)) return message;
+    const version = message.result.protocolVersion;
+    if (typeof version !== 'string' || !VISIBLE_ASCII.test(version)) {
+      // Every later request would carry it in MCP-Protocol-Version: a value that cannot be a header
+      // is refused here, before the client believes the handshake worked.
+      this.#options.logger.warn({ protocolVersion: typeof version === 'string' ? excerptOf(version) : version }, 'the server named a protocol version that cannot be sent as a header');
+      const id = isUsableId(message.id) ? message.id : null;
+      return bridgeErrorReply(
+        id,
+        new BridgeError('REMOTE_BAD_REPLY', 'the initialize result names a protocolVersion that is not a valid header value', {
+          hint: 'the server must answer initialize with a protocol version such as "2025-06-18"',
+        }),
+      );
+    }
+    // Session id and version are taken before the result reaches the client, so its very next
+    // message already carries them.
+    this.#adopt(exchange, version);
+    return message;
+  }
+
+  /** notifications/initialized was accepted: open the listen stream (transports §Listening for Messages). */
+  onAccepted(method: string | undefined): void {
+    if (method === 'notifications/initialized') this.#startListening();
   }
 
   /** Ends the session: stops the listen stream and sends DELETE with the session id (405 is fine). */
@@ -127,24 +174,42 @@ export class LegacySession {
     this.#closed = true;
     this.#listen?.abort();
     const sessionId = this.#sessionId;
-    if (sessionId === undefined) return;
     this.#sessionId = undefined;
+    const deletes = [...this.#abandoned];
+    if (sessionId !== undefined) deletes.push(this.#delete(sessionId, timeoutMs));
+    await Promise.all(deletes);
+  }
+
+  async #delete(sessionId: string, timeoutMs: number): Promise<void> {
     const signal = AbortSignal.timeout(timeoutMs);
     try {
       const exchange = await this.#options.endpoint.delete({ ...this.headers(), 'mcp-session-id': sessionId }, signal);
-      await exchange.body.dump();
-      this.#options.logger.debug({ status: exchange.status }, 'session ended with DELETE');
+      const reply = await readReply(exchange, { maxMessageBytes: this.#options.maxMessageBytes, signal, acceptAny2xx: true });
+      this.#options.logger.debug({ status: reply.status }, 'session ended with DELETE');
     } catch (error) {
       this.#options.logger.debug({ err: String(error) }, 'session DELETE failed');
     }
   }
 
-  #adopt(exchange: HttpExchange, result: unknown): void {
+  /** A session the bridge stops using while the server may still hold it gets its DELETE (transports §Session Management 5). */
+  #abandon(sessionId: string): void {
+    const done = this.#delete(sessionId, ABANDONED_SESSION_DELETE_TIMEOUT_MS).finally(() => this.#abandoned.delete(done));
+    this.#abandoned.add(done);
+  }
+
+  #adopt(exchange: HttpExchange, version: string): void {
     const sessionId = headerValue(exchange.headers, 'mcp-session-id');
+    const previous = this.#sessionId;
     // Visible ASCII only (transports §Session Management 1); anything else is not echoed back.
-    this.#sessionId = sessionId !== undefined && /^[\x21-\x7e]+$/.test(sessionId) ? sessionId : undefined;
-    const version = isJsonObject(result) && typeof result.protocolVersion === 'string' ? result.protocolVersion : undefined;
+    this.#sessionId = sessionId !== undefined && VISIBLE_ASCII.test(sessionId) ? sessionId : undefined;
     this.#protocolVersion = version;
+    // A client that initializes again leaves its previous session behind.
+    if (previous !== undefined && previous !== this.#sessionId) this.#abandon(previous);
+  }
+
+  #progressed(): void {
+    this.#healsWithoutProgress = 0;
+    this.#healBackoff.progressed();
   }
 
   async #reinitialize(): Promise<void> {
@@ -153,24 +218,35 @@ export class LegacySession {
     if (params === undefined) {
       throw new BridgeError('SESSION_LOST', 'the server ended the session and there is no initialize to replay');
     }
+    if (this.#healsWithoutProgress >= MAX_HEALS_WITHOUT_PROGRESS) {
+      throw new BridgeError('SESSION_LOST', `the server ended ${MAX_HEALS_WITHOUT_PROGRESS} new sessions in a row before any request succeeded`, {
+        hint: 'the server may be restarting or misrouting session traffic; retry later',
+      });
+    }
+    if (this.#healsWithoutProgress > 0) await sleep(this.#healBackoff.next(undefined));
+    this.#healsWithoutProgress++;
     this.#listen?.abort();
+    const expired = this.#sessionId;
     const id = `fenbs-mcp-reinitialize-${++this.#reinitCount}`;
-    logger.info({ oldSession: this.#sessionId }, 'session expired; re-initializing with the original initialize params');
+    logger.info({ oldSession: expired }, 'session expired; re-initializing with the original initialize params');
     const signal = AbortSignal.timeout(REINITIALIZE_TIMEOUT_MS);
     try {
       const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params });
       const exchange = await endpoint.post(body, { 'mcp-method': 'initialize' }, signal);
-      const response = await readPrivateResponse(exchange, id, this.#options.maxMessageBytes);
-      if (!isJsonObject(response.result)) {
+      const response = await readPrivateResponse(exchange, id, this.#options.maxMessageBytes, signal);
+      const version = isJsonObject(response.result) ? response.result.protocolVersion : undefined;
+      if (typeof version !== 'string' || !VISIBLE_ASCII.test(version)) {
         throw new BridgeError('SESSION_LOST', 'the server refused the new initialize', { serverError: response.error });
       }
-      this.#adopt(exchange, response.result);
+      // The expired session is gone on the server's side: no DELETE for it.
+      this.#sessionId = undefined;
+      this.#adopt(exchange, version);
       const initialized = await endpoint.post(
         JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
         { ...this.headers(), 'mcp-method': 'notifications/initialized' },
         signal,
       );
-      await initialized.body.dump();
+      await readReply(initialized, { maxMessageBytes: this.#options.maxMessageBytes, signal, acceptAny2xx: true });
       logger.info({ session: this.#sessionId, protocolVersion: this.#protocolVersion }, 'session re-established');
       this.#startListening();
     } catch (error) {
@@ -186,7 +262,6 @@ export class LegacySession {
 
   /** Keeps at most one GET listen stream open, reconnecting with bounded backoff. */
   #startListening(): void {
-    // A server without sessions may still offer the GET stream; a 405 says it does not.
     if (this.#closed || !this.established) return;
     this.#listen?.abort();
     const controller = new AbortController();
@@ -198,54 +273,61 @@ export class LegacySession {
 
   async #listenLoop(signal: AbortSignal): Promise<void> {
     const { endpoint, logger } = this.#options;
+    const backoff = new Backoff();
     let lastEventId: string | undefined;
-    let backoffMs = LISTEN_BACKOFF_MIN_MS;
     while (!signal.aborted && !this.#closed) {
       let retryMs: number | undefined;
-      let delivered = false;
       try {
         const headers = this.headers();
         if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
         const exchange = await endpoint.get(headers, signal);
-        if (exchange.status === 405) {
-          await exchange.body.dump();
-          logger.debug('the server offers no listen stream (405)');
-          return;
-        }
-        const refused = exchange.status === 404 || exchange.status === 400 ? await readErrorBody(exchange) : undefined;
-        if (headers['mcp-session-id'] !== undefined && (exchange.status === 404 || (refused !== undefined && saysSessionUnknown(refused)))) {
-          // The session is gone (404, or a 400 that says so): heal it; a fresh listen stream opens then.
-          void this.heal(headers['mcp-session-id']).catch(() => undefined);
-          return;
-        }
-        if (exchange.status !== 200 || mediaTypeOf(exchange.headers) !== 'text/event-stream') {
-          const text = refused ?? (await readErrorBody(exchange));
-          logger.warn({ status: exchange.status, body: text.slice(0, 200) }, 'listen stream refused');
-        } else {
-          logger.debug('listen stream open');
-          for await (const item of readStreamItems(exchange, {
-            maxMessageBytes: this.#options.maxMessageBytes,
+        if (exchange.status === 200 && mediaTypeOf(exchange.headers) === 'text/event-stream') this.#listenMayHeal = true;
+        const reply = await readReply(exchange, {
+          maxMessageBytes: this.#options.maxMessageBytes,
+          signal,
+          room: this.#options.room,
+          stream: {
+            lingerMs: 0,
             idleTimeoutMs: 0,
             onRetry: (ms) => (retryMs = ms),
-          })) {
-            delivered = true;
-            backoffMs = LISTEN_BACKOFF_MIN_MS;
-            if (item.eventId !== undefined) lastEventId = item.eventId;
-            if (isJsonObject(item.message)) await this.#options.onServerMessage(item.message, item.data !== undefined && isSingleLine(item.data) ? item.data : undefined);
-            else if (item.unparsed === true) logger.warn({ data: item.data?.slice(0, 200) }, 'listen stream event is not JSON; skipped');
-          }
+            onItem: async (item) => {
+              if (item.eventId !== undefined) lastEventId = item.eventId;
+              if (isJsonObject(item.message)) {
+                // Only a message is progress: priming events and comments are not.
+                backoff.progressed();
+                await this.#options.onServerMessage(item.message, item.data !== undefined && isSingleLine(item.data) ? item.data : undefined);
+              } else if (item.unparsed === true) {
+                logger.warn({ data: excerptOf(item.data ?? '') }, 'listen stream event is not JSON; skipped');
+              }
+              return 'continue';
+            },
+          },
+        });
+        if (reply.kind === 'stream') {
           logger.debug('listen stream ended');
+        } else if (reply.kind === 'http-error' && (reply.status === 404 || reply.status === 405 || reply.status === 400)) {
+          if (this.#listenMayHeal && this.isExpired(reply, headers)) {
+            // The server has forgotten the session (transports §Session Management 4): heal it,
+            // shared with any request that meets the same; a fresh listen stream opens then. Once
+            // only until a listen stream opens again: a server that refuses the GET of every new
+            // session has no listen stream, and healing again would only churn sessions.
+            this.#listenMayHeal = false;
+            void this.heal(headers).catch(() => undefined);
+            return;
+          }
+          // 405 says the server offers no listen stream (transports §Listening for Messages); a
+          // 404 or 400 on a session just made says the same in practice (no GET route, or a
+          // balancer sending GETs elsewhere). Requests carry on without one.
+          logger.debug({ status: reply.status }, 'the server offers no listen stream');
+          return;
+        } else {
+          logger.warn({ status: reply.status, body: reply.kind === 'http-error' || reply.kind === 'unexpected-type' ? excerptOf(reply.text).slice(0, 200) : undefined }, 'listen stream refused');
         }
       } catch (error) {
         if (signal.aborted) return;
         logger.debug({ err: String(error) }, 'listen stream failed');
       }
-      // `retry` is honoured after a stream that delivered events; one that delivered nothing waits at
-      // least the backoff, so a server that ends every stream at once (`retry: 0`) is no busy loop.
-      const retry = retryMs === undefined ? undefined : Math.min(retryMs, MAX_RETRY_DELAY_MS);
-      const delay = retry !== undefined && delivered ? retry : Math.max(retry ?? 0, backoffMs);
-      backoffMs = Math.min(backoffMs * 2, LISTEN_BACKOFF_MAX_MS);
-      await sleep(delay, undefined, { signal }).catch(() => undefined);
+      await sleep(backoff.next(retryMs), undefined, { signal }).catch(() => undefined);
     }
   }
 }

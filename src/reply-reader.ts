@@ -1,6 +1,7 @@
-// Reads an HTTP reply body: media type, content decoding, bounded JSON, SSE messages, excerpts.
+// Reads HTTP replies: the one owner of every response body, which it reads, drains or destroys in one place.
 
-import type { Readable } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { BridgeError } from './errors.js';
 import { isJsonObject, type JsonObject } from './json-rpc.js';
@@ -11,6 +12,58 @@ import { readSseEvents } from './sse-reader.js';
 export const BODY_EXCERPT_CHARS = 500;
 /** How much of an error body is read at most to find a JSON-RPC error in it. */
 export const ERROR_BODY_MAX_BYTES = 64 * 1024;
+
+/** What a reply turned out to be. Whatever the kind, its body is finished with when the read resolves. */
+export type Reply =
+  /** 2xx without a body the bridge reads (202 Accepted, 204, or any 2xx to a notification). */
+  | { kind: 'accepted'; status: number }
+  /** application/json: the parsed body and the bytes it came from. */
+  | { kind: 'json'; status: number; value: unknown; bytes: Buffer }
+  /** text/event-stream: every event went to the stream handler; `answered` once it said so. */
+  | { kind: 'stream'; status: number; answered: boolean }
+  | { kind: 'redirect'; status: number; location: string | undefined }
+  /** Any other status: at most ERROR_BODY_MAX_BYTES of the body, and its JSON if it parsed. */
+  | { kind: 'http-error'; status: number; text: string; parsed: unknown }
+  /** 2xx with a content type that is neither JSON nor an event stream. */
+  | { kind: 'unexpected-type'; status: number; type: string | undefined; text: string };
+
+/** One event of an event stream: a parsed message, or an event that carried no usable message. */
+export interface StreamItem {
+  /** The parsed JSON of the event's data; undefined for priming events and non-JSON data. */
+  message: unknown;
+  /** The event's `id:` if it had one: the resume point for 2025-11-25 polling. */
+  eventId: string | undefined;
+  /** The event's data as sent: the message's own serialisation, or the raw text when it was not JSON. */
+  data?: string;
+  /** True when `data` did not parse as JSON. */
+  unparsed?: boolean;
+}
+
+export interface StreamHandler {
+  /** Called for each event in order; resolves 'answered' once the event carried what the reader waited for. */
+  onItem(item: StreamItem): Promise<'continue' | 'answered'>;
+  /** Called with each `retry:` value (milliseconds). */
+  onRetry?(ms: number): void;
+  /**
+   * After the answer the rest of the stream is read and dropped for at most this long, then cut:
+   * a stream read to its end leaves the connection reusable, one left early costs a reset.
+   */
+  lingerMs: number;
+  /** Milliseconds without a byte (comments count) before the stream is given up; 0 = never. */
+  idleTimeoutMs: number;
+}
+
+export interface ReadOptions {
+  maxMessageBytes: number;
+  /** Aborting it destroys the body at once; the read then rejects. */
+  signal: AbortSignal | undefined;
+  /** Back-pressure: returns a promise while the consumer (stdout) is full; reading waits for it. */
+  room?: (() => Promise<void> | undefined) | undefined;
+  /** How a text/event-stream 2xx reply is read; without it such a reply is only drained. */
+  stream?: StreamHandler | undefined;
+  /** True when no reply body is expected (a notification or response was posted): any 2xx is accepted. */
+  acceptAny2xx?: boolean;
+}
 
 export function headerValue(headers: HttpExchange['headers'], name: string): string | undefined {
   const value = headers[name];
@@ -26,55 +79,132 @@ export function mediaTypeOf(headers: HttpExchange['headers']): string | undefine
 }
 
 /**
- * The body as bytes the server meant. The bridge never asks for compression, but a server or
- * proxy may apply it anyway; gzip, deflate and br are decoded, anything else is refused rather
- * than forwarded as garbage.
+ * Reads `exchange` to the end that fits its kind and always releases its body: read to the end,
+ * or destroyed together with the decoder piped from it. Nothing else in the bridge touches a body.
+ * Throws a BridgeError for a reply that cannot be used (too large, undecodable), or the raw
+ * failure of the connection for the caller to classify.
  */
-export function decodedBody(exchange: HttpExchange): AsyncIterable<Buffer> {
-  const encoding = (headerValue(exchange.headers, 'content-encoding') ?? 'identity').trim().toLowerCase();
-  const body = exchange.body as unknown as Readable;
-  switch (encoding) {
-    case 'identity':
-    case '':
-      return body as AsyncIterable<Buffer>;
-    case 'gzip':
-    case 'x-gzip':
-      return body.pipe(createGunzip());
-    case 'deflate':
-      return body.pipe(createInflate());
-    case 'br':
-      return body.pipe(createBrotliDecompress());
-    default:
-      throw new BridgeError('REMOTE_BAD_REPLY', `the server used the content encoding "${encoding}", which the bridge cannot decode`, {
-        status: exchange.status,
-      });
+export async function readReply(exchange: HttpExchange, options: ReadOptions): Promise<Reply> {
+  const { status } = exchange;
+  const body = openBody(exchange);
+  const abort = () => body.release();
+  options.signal?.addEventListener('abort', abort, { once: true });
+  try {
+    if (options.signal?.aborted === true) throw options.signal.reason;
+    const type = mediaTypeOf(exchange.headers);
+    if (status >= 200 && status < 300) {
+      if (type === 'text/event-stream' && options.stream !== undefined) {
+        return { kind: 'stream', status, answered: await readStream(body, options.stream, options) };
+      }
+      if (options.acceptAny2xx === true || status === 202 || status === 204) {
+        await drainUpTo(body, ERROR_BODY_MAX_BYTES);
+        return { kind: 'accepted', status };
+      }
+      if (type === 'application/json') {
+        const bytes = await readBounded(body, exchange, options);
+        return { kind: 'json', status, value: tryParseJson(bytes.toString('utf8')), bytes };
+      }
+      return { kind: 'unexpected-type', status, type, text: await readExcerpt(body) };
+    }
+    if (status >= 300 && status < 400) {
+      await drainUpTo(body, ERROR_BODY_MAX_BYTES);
+      return { kind: 'redirect', status, location: headerValue(exchange.headers, 'location') };
+    }
+    const text = await readExcerpt(body);
+    return { kind: 'http-error', status, text, parsed: tryParseJson(text) };
+  } finally {
+    options.signal?.removeEventListener('abort', abort);
+    body.release();
   }
 }
 
-/** Reads the whole body as UTF-8 text, failing with REPLY_TOO_LARGE past `maxBytes`. */
-export async function readBoundedText(exchange: HttpExchange, maxBytes: number): Promise<string> {
-  return (await readBoundedBytes(exchange, maxBytes)).toString('utf8');
+/** A body with its decoder (if any), and the one way to let go of both. */
+interface OpenBody {
+  chunks: AsyncIterable<Buffer>;
+  /** Destroys body and decoder unless the body was read to its end; safe to call again. */
+  release(): void;
+  /** The decoded bytes cannot be trusted to match Content-Length. */
+  encoded: boolean;
 }
 
-/** Reads the whole body, failing with REPLY_TOO_LARGE past `maxBytes`. */
-export async function readBoundedBytes(exchange: HttpExchange, maxBytes: number): Promise<Buffer> {
-  const tooLarge = () => {
-    exchange.body.destroy();
-    return new BridgeError('REPLY_TOO_LARGE', `the reply is larger than ${maxBytes} bytes`, {
-      status: exchange.status,
-      hint: 'raise --max-message-bytes if such large replies are expected',
-    });
+function decoderFor(encoding: string, status: number): Transform | undefined {
+  switch (encoding) {
+    case 'identity':
+    case '':
+      return undefined;
+    case 'gzip':
+    case 'x-gzip':
+      return createGunzip();
+    case 'deflate':
+      return createInflate();
+    case 'br':
+      return createBrotliDecompress();
+    default:
+      throw new BridgeError('REMOTE_BAD_REPLY', `the server used the content encoding "${encoding}", which the bridge cannot decode`, { status });
+  }
+}
+
+/**
+ * The body as the bytes the server meant. The bridge never asks for compression, but a server or
+ * proxy may apply it anyway; gzip, deflate and br are decoded, anything else is refused rather
+ * than forwarded as garbage. Both streams get an 'error' listener that stays for their lifetime:
+ * destroying an unfinished undici body emits an error, and an error nobody listens to ends the process.
+ */
+function openBody(exchange: HttpExchange): OpenBody {
+  const body = exchange.body as unknown as Readable;
+  body.on('error', ignore);
+  let decoder: Transform | undefined;
+  try {
+    decoder = decoderFor((headerValue(exchange.headers, 'content-encoding') ?? 'identity').trim().toLowerCase(), exchange.status);
+  } catch (error) {
+    body.destroy();
+    throw error;
+  }
+  if (decoder === undefined) {
+    return { chunks: body, encoded: false, release: () => (body.readableEnded ? undefined : void body.destroy()) };
+  }
+  decoder.on('error', ignore);
+  // pipeline tears the pair down together: a broken body fails the decoder and the other way round.
+  pipeline(body, decoder, ignore);
+  const release = () => {
+    if (!decoder.readableEnded) decoder.destroy();
+    if (!body.readableEnded) body.destroy();
   };
+  return { chunks: decoder, encoded: true, release };
+}
+
+function ignore(): void {
+  // Failures surface through the iterator that reads the stream; this only keeps them handled.
+}
+
+async function* withRoom(chunks: AsyncIterable<Buffer>, room: ReadOptions['room']): AsyncGenerator<Buffer> {
+  for await (const chunk of chunks) {
+    // While stdout is full, stop pulling: the socket's buffers fill and TCP pushes back on the server.
+    const wait = room?.();
+    if (wait !== undefined) await wait;
+    yield chunk;
+  }
+}
+
+function tooLarge(maxBytes: number, status: number): BridgeError {
+  return new BridgeError('REPLY_TOO_LARGE', `the reply is larger than ${maxBytes} bytes`, {
+    status,
+    hint: 'raise --max-message-bytes if such large replies are expected',
+  });
+}
+
+/** Reads the whole body, failing with REPLY_TOO_LARGE past the limit (counted after decoding). */
+async function readBounded(body: OpenBody, exchange: HttpExchange, options: ReadOptions): Promise<Buffer> {
+  const maxBytes = options.maxMessageBytes;
   const declared = Number(headerValue(exchange.headers, 'content-length'));
-  const encoding = headerValue(exchange.headers, 'content-encoding');
-  if (Number.isSafeInteger(declared) && declared > 0 && (encoding === undefined || encoding === 'identity')) {
+  if (Number.isSafeInteger(declared) && declared > 0 && !body.encoded) {
     // The size is known: each chunk is copied into one buffer as it arrives and is garbage at
     // once, instead of all chunks living until a final concat (a large reply's peak memory).
-    if (declared > maxBytes) throw tooLarge();
+    if (declared > maxBytes) throw tooLarge(maxBytes, exchange.status);
     const whole = Buffer.allocUnsafe(declared);
     let filled = 0;
-    for await (const chunk of decodedBody(exchange)) {
-      if (filled + chunk.length > declared) throw tooLarge();
+    for await (const chunk of withRoom(body.chunks, options.room)) {
+      if (filled + chunk.length > declared) throw tooLarge(maxBytes, exchange.status);
       chunk.copy(whole, filled);
       filled += chunk.length;
     }
@@ -82,42 +212,99 @@ export async function readBoundedBytes(exchange: HttpExchange, maxBytes: number)
   }
   const chunks: Buffer[] = [];
   let total = 0;
-  for await (const chunk of decodedBody(exchange)) {
+  for await (const chunk of withRoom(body.chunks, options.room)) {
     total += chunk.length;
-    if (total > maxBytes) throw tooLarge();
+    if (total > maxBytes) throw tooLarge(maxBytes, exchange.status);
     chunks.push(chunk);
   }
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
 }
 
-const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
-
-/** The bytes without JSON whitespace around them (no copy), or undefined if a CR or LF stays inside. */
-export function singleLineBytes(bytes: Buffer): Buffer | undefined {
-  let start = 0;
-  let end = bytes.length;
-  while (start < end && WHITESPACE.has(bytes[start]!)) start++;
-  while (end > start && WHITESPACE.has(bytes[end - 1]!)) end--;
-  const trimmed = bytes.subarray(start, end);
-  return trimmed.includes(0x0a) || trimmed.includes(0x0d) ? undefined : trimmed;
-}
-
-/** Reads at most ERROR_BODY_MAX_BYTES of an error body and discards the rest; never throws. */
-export async function readErrorBody(exchange: HttpExchange): Promise<string> {
+/** Reads at most ERROR_BODY_MAX_BYTES as text; a body that breaks still leaves what was read. */
+async function readExcerpt(body: OpenBody): Promise<string> {
   const chunks: Buffer[] = [];
   let total = 0;
   try {
-    for await (const chunk of decodedBody(exchange)) {
+    for await (const chunk of body.chunks) {
       chunks.push(chunk);
       total += chunk.length;
       if (total >= ERROR_BODY_MAX_BYTES) break;
     }
   } catch {
     // A broken error body still leaves the status to report.
-  } finally {
-    exchange.body.destroy();
   }
   return Buffer.concat(chunks).subarray(0, ERROR_BODY_MAX_BYTES).toString('utf8');
+}
+
+/** Reads a body nobody needs, up to a bound; the rest is cut by release(). Never throws. */
+async function drainUpTo(body: OpenBody, maxBytes: number): Promise<void> {
+  let total = 0;
+  try {
+    for await (const chunk of body.chunks) {
+      total += chunk.length;
+      if (total >= maxBytes) return;
+    }
+  } catch {
+    // Nothing in it was needed.
+  }
+}
+
+/**
+ * Hands each event of an event-stream body to the handler, in order. Only events of the default
+ * type or "message" carry MCP messages; an event with empty data (a 2025-11-25 priming event)
+ * carries only its id. Resolves true when the handler got its answer; a failure before that rejects.
+ */
+async function readStream(body: OpenBody, handler: StreamHandler, options: ReadOptions): Promise<boolean> {
+  let answered = false;
+  let idle = false;
+  let timer: NodeJS.Timeout | undefined;
+  const cut = () => body.release();
+  const arm = () => {
+    if (handler.idleTimeoutMs <= 0 || answered) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      idle = true;
+      cut();
+    }, handler.idleTimeoutMs);
+  };
+  arm();
+  const chunks = async function* () {
+    for await (const chunk of withRoom(body.chunks, options.room)) {
+      arm();
+      yield chunk;
+    }
+  };
+  const sseOptions = handler.onRetry === undefined ? { maxEventChars: options.maxMessageBytes } : { maxEventChars: options.maxMessageBytes, onRetry: (ms: number) => handler.onRetry?.(ms) };
+  try {
+    for await (const event of readSseEvents(chunks(), sseOptions)) {
+      if (answered) continue;
+      let item: StreamItem;
+      if ((event.type !== undefined && event.type !== 'message') || event.data === '') {
+        item = { message: undefined, eventId: event.id };
+      } else {
+        const message = tryParseJson(event.data);
+        item = message === undefined ? { message, eventId: event.id, data: event.data, unparsed: true } : { message, eventId: event.id, data: event.data };
+      }
+      if ((await handler.onItem(item)) === 'answered') {
+        answered = true;
+        // The server SHOULD close the stream after the response (transports §Sending Messages);
+        // one that does not is cut after a short while.
+        clearTimeout(timer);
+        timer = setTimeout(cut, handler.lingerMs);
+      }
+    }
+  } catch (error) {
+    if (answered) return true;
+    if (idle) {
+      throw new BridgeError('STREAM_IDLE_TIMEOUT', `the server's stream sent nothing for ${handler.idleTimeoutMs} ms`, {
+        hint: 'raise --stream-idle-timeout (0 = off) if the server is known to stay silent that long',
+      });
+    }
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+  return answered;
 }
 
 /** A short single-line excerpt for error data: enough to recognise an HTML page or a proxy message. */
@@ -134,74 +321,16 @@ export function tryParseJson(text: string): unknown {
   }
 }
 
-/** One item of an SSE reply: a parsed message, or an event that carried no usable message. */
-export interface StreamItem {
-  /** The parsed JSON of the event's data; undefined for priming events and non-JSON data. */
-  message: unknown;
-  /** The event's `id:` if it had one: the resume point for 2025-11-25 polling. */
-  eventId: string | undefined;
-  /** The event's data as sent: the message's own serialisation, or the raw text when it was not JSON. */
-  data?: string;
-  /** True when `data` did not parse as JSON. */
-  unparsed?: boolean;
-}
+const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
 
-export interface StreamOptions {
-  maxMessageBytes: number;
-  /** Milliseconds without a byte (comments count) before the stream is given up; 0 = never. */
-  idleTimeoutMs: number;
-  onRetry?: (ms: number) => void;
-}
-
-/**
- * Yields each MCP message of a text/event-stream reply as it completes. Only events of the default
- * type or "message" carry MCP messages; events with empty data (2025-11-25 priming events) carry
- * only their id (wire rules §2.2).
- */
-export async function* readStreamItems(exchange: HttpExchange, options: StreamOptions): AsyncGenerator<StreamItem> {
-  const source = options.idleTimeoutMs > 0 ? withIdleTimeout(decodedBody(exchange), options.idleTimeoutMs, exchange) : decodedBody(exchange);
-  const sseOptions = options.onRetry === undefined ? { maxEventChars: options.maxMessageBytes } : { maxEventChars: options.maxMessageBytes, onRetry: options.onRetry };
-  for await (const event of readSseEvents(source, sseOptions)) {
-    if (event.type !== undefined && event.type !== 'message') {
-      if (event.id !== undefined) yield { message: undefined, eventId: event.id };
-      continue;
-    }
-    if (event.data === '') {
-      yield { message: undefined, eventId: event.id };
-      continue;
-    }
-    const message = tryParseJson(event.data);
-    yield message === undefined ? { message, eventId: event.id, data: event.data, unparsed: true } : { message, eventId: event.id, data: event.data };
-  }
-}
-
-/** Passes chunks through, failing with STREAM_IDLE_TIMEOUT when none arrives for `idleMs`. */
-async function* withIdleTimeout(source: AsyncIterable<Buffer>, idleMs: number, exchange: HttpExchange): AsyncGenerator<Buffer> {
-  let timer: NodeJS.Timeout | undefined;
-  let idle = false;
-  const arm = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      idle = true;
-      exchange.body.destroy();
-    }, idleMs);
-  };
-  arm();
-  try {
-    for await (const chunk of source) {
-      arm();
-      yield chunk;
-    }
-  } catch (error) {
-    if (!idle) throw error;
-  } finally {
-    clearTimeout(timer);
-  }
-  if (idle) {
-    throw new BridgeError('STREAM_IDLE_TIMEOUT', `the server's stream sent nothing for ${idleMs} ms`, {
-      hint: 'raise --stream-idle-timeout (0 = off) if the server is known to stay silent that long',
-    });
-  }
+/** The bytes without JSON whitespace around them (no copy), or undefined if a CR or LF stays inside. */
+export function singleLineBytes(bytes: Buffer): Buffer | undefined {
+  let start = 0;
+  let end = bytes.length;
+  while (start < end && WHITESPACE.has(bytes[start]!)) start++;
+  while (end > start && WHITESPACE.has(bytes[end - 1]!)) end--;
+  const trimmed = bytes.subarray(start, end);
+  return trimmed.includes(0x0a) || trimmed.includes(0x0d) ? undefined : trimmed;
 }
 
 /** Retry-After as milliseconds (delta-seconds or an HTTP date), undefined when absent or unreadable. */
@@ -213,26 +342,41 @@ export function retryAfterMs(headers: HttpExchange['headers'], now: number = Dat
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-/** Reads the response to a request the bridge sent for itself (JSON or SSE); other messages are ignored. */
-export async function readPrivateResponse(exchange: HttpExchange, id: string, maxMessageBytes: number): Promise<JsonObject> {
-  const type = mediaTypeOf(exchange.headers);
-  if (exchange.status < 200 || exchange.status >= 300) {
-    const text = await readErrorBody(exchange);
-    throw new BridgeError('REMOTE_HTTP_STATUS', `the server answered ${exchange.status}`, { status: exchange.status, bodyExcerpt: text.slice(0, 200) });
+/** Reads an error body (at most ERROR_BODY_MAX_BYTES) whatever the status, and releases the rest; never throws. */
+export async function readErrorBody(exchange: HttpExchange): Promise<string> {
+  try {
+    const reply = await readReply(exchange, { maxMessageBytes: ERROR_BODY_MAX_BYTES, signal: undefined });
+    return reply.kind === 'http-error' || reply.kind === 'unexpected-type' ? reply.text : '';
+  } catch {
+    return '';
   }
-  if (type === 'application/json') {
-    const message = tryParseJson(await readBoundedText(exchange, maxMessageBytes));
-    if (isJsonObject(message) && message.id === id) return message;
-  } else if (type === 'text/event-stream') {
-    try {
-      for await (const item of readStreamItems(exchange, { maxMessageBytes, idleTimeoutMs: 0 })) {
-        if (isJsonObject(item.message) && item.message.id === id && !('method' in item.message)) return item.message;
-      }
-    } finally {
-      exchange.body.destroy();
-    }
-  } else {
-    await exchange.body.dump();
+}
+
+/**
+ * Reads the response to a request the bridge sent for itself (JSON or an event stream); other
+ * messages on the stream are ignored, as they answer nothing the client asked.
+ */
+export async function readPrivateResponse(exchange: HttpExchange, id: string, maxMessageBytes: number, signal?: AbortSignal): Promise<JsonObject> {
+  let found: JsonObject | undefined;
+  const reply = await readReply(exchange, {
+    maxMessageBytes,
+    signal,
+    stream: {
+      lingerMs: 0,
+      idleTimeoutMs: 0,
+      onItem: (item) => {
+        if (isJsonObject(item.message) && item.message.id === id && !('method' in item.message)) {
+          found = item.message;
+          return Promise.resolve('answered');
+        }
+        return Promise.resolve('continue');
+      },
+    },
+  });
+  if (reply.kind === 'json' && isJsonObject(reply.value) && reply.value.id === id) return reply.value;
+  if (found !== undefined) return found;
+  if (reply.kind === 'http-error') {
+    throw new BridgeError('REMOTE_HTTP_STATUS', `the server answered ${reply.status}`, { status: reply.status, bodyExcerpt: excerptOf(reply.text).slice(0, 200) });
   }
-  throw new BridgeError('REMOTE_BAD_REPLY', 'the server did not answer the request the bridge sent', { status: exchange.status });
+  throw new BridgeError('REMOTE_BAD_REPLY', 'the server did not answer the request the bridge sent', { status: reply.status });
 }

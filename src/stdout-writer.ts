@@ -3,6 +3,13 @@
 import type { Writable } from 'node:stream';
 import type { Redactor } from './secrets.js';
 
+/**
+ * Bytes written to stdout and not yet taken by the reader, past which the bridge stops reading
+ * stdin and response bodies until the reader catches up: a client that stops reading costs this
+ * much memory, not the sum of every reply in flight.
+ */
+export const MAX_STDOUT_PENDING_BYTES = 16 * 1024 * 1024;
+
 export interface MessageWriter {
   /**
    * Writes one message as one line (`serialised` when given, else JSON.stringify); resolves when the output can take more. Never rejects:
@@ -11,6 +18,10 @@ export interface MessageWriter {
   write(message: unknown, serialised?: string | Buffer): Promise<boolean>;
   /** True once the reader went away (EPIPE or the stream closed): later writes are dropped. */
   readonly closed: boolean;
+  /** True while more than MAX_STDOUT_PENDING_BYTES wait for the reader. */
+  readonly full: boolean;
+  /** Resolves once stdout has drained (or closed). */
+  room(): Promise<void>;
 }
 
 /**
@@ -19,7 +30,7 @@ export interface MessageWriter {
  * embedded newlines"). A line goes to the stream in a single write call, so lines of concurrent
  * replies never interleave. `redact` masks the run's secrets in every line.
  */
-export function createMessageWriter(output: Writable, onClosed: (error: Error | undefined) => void, redact?: Redactor): MessageWriter {
+export function createMessageWriter(output: Writable, onClosed: (error: Error | undefined) => void, redact?: Redactor, maxPendingBytes = MAX_STDOUT_PENDING_BYTES): MessageWriter {
   let closed = false;
   let drained: Promise<void> | undefined; // shared by every writer waiting for the same drain
   const close = (error: Error | undefined) => {
@@ -29,6 +40,18 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
   };
   output.on('error', (error) => close(error));
   output.on('close', () => close(undefined));
+
+  const whenDrained = () =>
+    (drained ??= new Promise<void>((resolve) => {
+      const done = () => {
+        output.off('drain', done);
+        output.off('close', done);
+        drained = undefined;
+        resolve();
+      };
+      output.on('drain', done);
+      output.on('close', done);
+    }));
 
   // Lines written in the same tick leave in one writev: many replies finishing together (64 in
   // flight) then cost one system call instead of one each.
@@ -72,18 +95,12 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
       if (ready) return true;
       if (closed) return true;
       // Back-pressure: the caller stops reading the server's body until the client catches up.
-      drained ??= new Promise<void>((resolve) => {
-        const done = () => {
-          output.off('drain', done);
-          output.off('close', done);
-          drained = undefined;
-          resolve();
-        };
-        output.on('drain', done);
-        output.on('close', done);
-      });
-      await drained;
+      await whenDrained();
       return true;
     },
+    get full() {
+      return !closed && output.writableLength > maxPendingBytes;
+    },
+    room: () => (closed ? Promise.resolve() : whenDrained()),
   };
 }
