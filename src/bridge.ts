@@ -95,6 +95,11 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
           await writer.write(errorReply(null, -32600, `Invalid Request: the line is longer than ${config.maxLineBytes} bytes`, { bridgeCode: 'LINE_TOO_LONG', limit: config.maxLineBytes, hint: 'raise --max-line-bytes' }));
           continue;
         }
+        if (event.kind === 'not-utf8') {
+          logger.warn({ bytes: event.bytes }, 'line is not valid UTF-8; skipped');
+          await writer.write(errorReply(null, -32700, 'Parse error: the line is not valid UTF-8; the stdio transport carries UTF-8 text', { bridgeCode: 'PARSE_ERROR', hint: 'encode messages as UTF-8' }));
+          continue;
+        }
         const checked = checkLine(event.text);
         if (checked.kind === 'rejected') {
           logger.warn({ reason: checked.reason }, 'line rejected');

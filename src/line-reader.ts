@@ -1,8 +1,9 @@
 // Splits a byte stream into UTF-8 lines on "\n", with a byte limit per line; no parsing.
 
+import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
 
-export type LineEvent = { kind: 'line'; text: string } | { kind: 'oversized'; bytes: number };
+export type LineEvent = { kind: 'line'; text: string } | { kind: 'oversized'; bytes: number } | { kind: 'not-utf8'; bytes: number };
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -60,8 +61,8 @@ export async function* readLines(input: Readable | AsyncIterable<Buffer | string
       }
       if (newline === -1) break;
       if (!skipping) {
-        const text = takeLine(pending, pendingBytes);
-        if (text !== undefined) yield { kind: 'line', text };
+        const line = takeLine(pending, pendingBytes);
+        if (line !== undefined) yield line;
       }
       pending = [];
       pendingBytes = 0;
@@ -73,16 +74,21 @@ export async function* readLines(input: Readable | AsyncIterable<Buffer | string
     // Only the bytes held back as a possible BOM can get here unchecked.
     yield { kind: 'oversized', bytes: pendingBytes };
   } else if (!skipping && pendingBytes > 0) {
-    const text = takeLine(pending, pendingBytes);
-    if (text !== undefined) yield { kind: 'line', text };
+    const line = takeLine(pending, pendingBytes);
+    if (line !== undefined) yield line;
   }
 }
 
-/** Decodes one line's bytes, without its trailing CR; undefined when it is blank. */
-function takeLine(pieces: Buffer[], totalBytes: number): string | undefined {
+/**
+ * Decodes one line's bytes, without its trailing CR; undefined when it is blank. Bytes that are not
+ * UTF-8 are reported, never decoded with U+FFFD in their place: the stdio transport carries UTF-8,
+ * and a silently changed message is worse than a refused one.
+ */
+function takeLine(pieces: Buffer[], totalBytes: number): LineEvent | undefined {
   if (totalBytes === 0) return undefined;
   const bytes = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, totalBytes);
   const length = bytes[bytes.length - 1] === CR ? bytes.length - 1 : bytes.length;
+  if (!isUtf8(bytes.subarray(0, length))) return { kind: 'not-utf8', bytes: length };
   const text = bytes.toString('utf8', 0, length);
-  return text.trim() === '' ? undefined : text;
+  return text.trim() === '' ? undefined : { kind: 'line', text };
 }

@@ -67,4 +67,8 @@ describe('readLines', () => {
     expect(events).toHaveLength(1);
     expect((events[0] as { text: string }).text.length).toBe(800 * 64 * 1024);
   });
+  it('reports a line that is not valid UTF-8 instead of decoding it with replacement characters', async () => {
+    const bad = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}}\n')]);
+    expect(await collect([bad, Buffer.from('ok\n')], 1024)).toEqual([{ kind: 'not-utf8', bytes: bad.length - 1 }, ...lines('ok')]);
+  });
 });

@@ -1,5 +1,6 @@
 // Hostile stdin as properties: checkLine and readLines on anything, then the spawned bridge on a mix of it.
 
+import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -141,8 +142,10 @@ function expectedLines(bytes: Uint8Array, maxLineBytes: number): LineEvent[] {
     const line = buffer.subarray(start, end);
     if (line.length > maxLineBytes) events.push({ kind: 'oversized', bytes: line.length });
     else {
-      const text = line.toString('utf8', 0, line.at(-1) === 0x0d ? line.length - 1 : line.length);
-      if (text.trim() !== '') events.push({ kind: 'line', text });
+      const content = line.subarray(0, line.at(-1) === 0x0d ? line.length - 1 : line.length);
+      // The transport carries UTF-8: other bytes are reported, never decoded with U+FFFD.
+      if (!isUtf8(content)) events.push({ kind: 'not-utf8', bytes: content.length });
+      else if (content.toString('utf8').trim() !== '') events.push({ kind: 'line', text: content.toString('utf8') });
     }
     start = end + 1;
   }
