@@ -131,7 +131,7 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   let exit: BridgeExit = await Promise.race([reading, aborted, outputGone.then(() => 'output-closed' as const)]);
   if (exit === 'input-ended') {
     // A pipeline (`printf … | fenbs-mcp`) closes stdin right after writing: finish what is in
-    // flight first, each bounded by its deadline (field notes §11). Listen subscriptions never end
+    // flight first, each bounded by its deadline: exiting at EOF would lose the answers the pipeline waits for. Listen subscriptions never end
     // on their own, so they are answered as closed.
     inFlight.failListens(new BridgeError('SHUTTING_DOWN', 'stdin closed: the subscription ends with the bridge'));
     const drained = Promise.all([...tasks]).then(() => 'drained' as const);

@@ -22,7 +22,7 @@ export interface RejectedLine {
 
 export type CheckedLine = IncomingMessage | RejectedLine;
 
-/** The `_meta` key whose presence makes a request 2026-07-28 ("modern"), wire rules §0. */
+/** The `_meta` key whose presence makes a request 2026-07-28 ("modern"): 2026-07-28 basic §Request `_meta`. */
 export const MODERN_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 
 export function isJsonObject(value: unknown): value is JsonObject {
@@ -81,7 +81,7 @@ function checkMessage(value: unknown): Checked | { problem: string; id: JsonRpcI
 }
 
 /**
- * Checks one stdin line before anything is posted (core issue item 4).
+ * Checks one stdin line before anything is posted: a line that is not one JSON-RPC 2.0 message gets its error reply here.
  * Never throws: even a 100,000-level nested line is answered, not fatal.
  */
 export function checkLine(line: string): CheckedLine {
@@ -112,7 +112,7 @@ export function isSingleLine(text: string): boolean {
   return !/[\r\n]/.test(text);
 }
 
-/** The 2026-07-28 version a request's body claims, if any (era is a property of the body, wire rules §0). */
+/** The 2026-07-28 version a request's body claims, if any (the era is a property of the body: 2026-07-28 requests carry their version in `_meta`). */
 export function modernVersionOf(message: JsonObject): string | undefined {
   const params = message.params;
   if (!isJsonObject(params)) return undefined;

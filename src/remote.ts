@@ -53,7 +53,7 @@ export function trustedCas(options: Pick<RemoteOptions, 'caFile' | 'env'>): stri
  * One dispatcher for the whole run. HTTPS_PROXY / HTTP_PROXY / NO_PROXY (either case) are honoured
  * by EnvHttpProxyAgent. undici's own 300 s headers and body timeouts are switched off: a JSON reply
  * to a long tool call sends its headers only when the call is done, and a quiet SSE stream is alive;
- * the bridge's request deadline and stream-idle limit govern instead (field notes §2).
+ * the bridge's request deadline and stream-idle limit govern instead: a fixed 300 s would cut long tool calls and quiet streams that are alive.
  */
 export function createDispatcher(options: RemoteOptions): Dispatcher {
   const ca = trustedCas(options);

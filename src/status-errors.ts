@@ -20,7 +20,7 @@ export interface StatusContext {
 /**
  * The error names the status, carries a short excerpt of the body (secrets masked), the server's
  * own id-less JSON-RPC error when it sent one, `WWW-Authenticate` when present, and a hint
- * (field notes §10: the status, an excerpt and a hint are what helps).
+ * (the status, an excerpt and a hint are what lets a user act on it).
  */
 export function statusError(method: string, exchange: HttpExchange, context: StatusContext): BridgeError {
   const { status } = exchange;
@@ -51,7 +51,7 @@ export function statusError(method: string, exchange: HttpExchange, context: Sta
   });
 }
 
-/** The hint for an HTTP status without a usable JSON-RPC body (field notes §10). */
+/** The hint for an HTTP status without a usable JSON-RPC body: what the status most often means for an MCP endpoint. */
 export function hintForStatus(status: number, hadSession: boolean): string {
   switch (status) {
     case 400:
