@@ -12,6 +12,12 @@ import { readSseEvents } from './sse-reader.js';
 export const BODY_EXCERPT_CHARS = 500;
 /** How much of an error body is read at most to find a JSON-RPC error in it. */
 export const ERROR_BODY_MAX_BYTES = 64 * 1024;
+/**
+ * How long an error body, or a body nobody needs (a 202, a redirect), may take to arrive before it
+ * is cut: a server that sends the headers and then stalls must not hold a connection (or a listen
+ * loop with no deadline) for good.
+ */
+export const SIDE_BODY_TIMEOUT_MS = 5_000;
 
 /** What a reply turned out to be. Whatever the kind, its body is finished with when the read resolves. */
 export type Reply =
@@ -220,10 +226,14 @@ async function readBounded(body: OpenBody, exchange: HttpExchange, options: Read
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
 }
 
-/** Reads at most ERROR_BODY_MAX_BYTES as text; a body that breaks still leaves what was read. */
+/**
+ * Reads at most ERROR_BODY_MAX_BYTES as text within SIDE_BODY_TIMEOUT_MS; a body that breaks or
+ * stalls still leaves what was read. Never throws.
+ */
 async function readExcerpt(body: OpenBody): Promise<string> {
   const chunks: Buffer[] = [];
   let total = 0;
+  const timer = setTimeout(() => body.release(), SIDE_BODY_TIMEOUT_MS);
   try {
     for await (const chunk of body.chunks) {
       chunks.push(chunk);
@@ -232,13 +242,19 @@ async function readExcerpt(body: OpenBody): Promise<string> {
     }
   } catch {
     // A broken error body still leaves the status to report.
+  } finally {
+    clearTimeout(timer);
   }
   return Buffer.concat(chunks).subarray(0, ERROR_BODY_MAX_BYTES).toString('utf8');
 }
 
-/** Reads a body nobody needs, up to a bound; the rest is cut by release(). Never throws. */
+/**
+ * Reads a body nobody needs, so its connection can be reused, up to a size and time bound; the
+ * rest is cut by release(). Never throws.
+ */
 async function drainUpTo(body: OpenBody, maxBytes: number): Promise<void> {
   let total = 0;
+  const timer = setTimeout(() => body.release(), SIDE_BODY_TIMEOUT_MS);
   try {
     for await (const chunk of body.chunks) {
       total += chunk.length;
@@ -246,6 +262,8 @@ async function drainUpTo(body: OpenBody, maxBytes: number): Promise<void> {
     }
   } catch {
     // Nothing in it was needed.
+  } finally {
+    clearTimeout(timer);
   }
 }
 
