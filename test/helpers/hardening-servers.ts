@@ -54,6 +54,10 @@ export interface McpServer {
   connectionFaults: ConnectionFault[];
   /** Connections accepted so far. */
   readonly connections: number;
+  /** Connections accepted and not yet closed (either side may close them). */
+  readonly openConnections: number;
+  /** Resolves once at most `count` connections are open, or rejects after `timeoutMs` saying how many are. */
+  waitForOpenConnections(count: number, timeoutMs?: number): Promise<void>;
   /** POSTs whose JSON body has this id. */
   postsFor(id: unknown): RecordedRequest[];
   waitForRequest(predicate: (request: RecordedRequest) => boolean, timeoutMs?: number): Promise<RecordedRequest>;
@@ -108,6 +112,7 @@ export async function startMcpServer(options: McpServerOptions = {}): Promise<Mc
   const connectionFaults: ConnectionFault[] = [];
   const sessions = new Set<string>();
   const sockets = new Set<Socket>();
+  const closeWatchers = new Set<() => void>();
   let connections = 0;
   const waiters: { predicate: (r: RecordedRequest) => boolean; resolve: (r: RecordedRequest) => void }[] = [];
 
@@ -157,7 +162,10 @@ export async function startMcpServer(options: McpServerOptions = {}): Promise<Mc
   const front = createNetServer((socket) => {
     connections++;
     sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+    socket.on('close', () => {
+      sockets.delete(socket);
+      for (const watcher of [...closeWatchers]) watcher();
+    });
     const fault = connectionFaults.shift();
     if (fault !== undefined) fault(socket);
     else http.emit('connection', socket);
@@ -175,6 +183,24 @@ export async function startMcpServer(options: McpServerOptions = {}): Promise<Mc
     get connections() {
       return connections;
     },
+    get openConnections() {
+      return sockets.size;
+    },
+    waitForOpenConnections: (count, timeoutMs = 10_000) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (sockets.size > count) return;
+          closeWatchers.delete(check);
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          closeWatchers.delete(check);
+          reject(new Error(`${sockets.size} connections still open after ${timeoutMs} ms; expected at most ${count}`));
+        }, timeoutMs);
+        closeWatchers.add(check);
+        check();
+      }),
     postsFor: (id) => requests.filter((r) => r.method === 'POST' && r.message?.id === id),
     waitForRequest: (predicate, timeoutMs = 10_000) => {
       const found = requests.find(predicate);

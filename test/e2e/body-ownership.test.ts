@@ -1,0 +1,201 @@
+// Every response body has one owner: read, drained or destroyed on every path, without crashing, leaking sockets or outgrowing stdout.
+
+import type { ServerResponse } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { frontLoadedText, resultWithText, openGzipEventStream, sendCorruptGzip, sendGzip, sendUnknownEncoding } from '../helpers/body-fault-servers.js';
+import { result, sendJson, sseEvent, startMcpServer, stdoutProblems, type McpServer, type RouteContext } from '../helpers/hardening-servers.js';
+import { spawnBridge, type BridgeProcess } from '../helpers/spawn-bridge.js';
+
+const call = (id: string, name: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
+const okText = (name: string) => ({ content: [{ type: 'text', text: `ok ${name}` }] });
+const toolName = ({ message }: RouteContext): string => (typeof message?.params?.name === 'string' ? message.params.name : '');
+
+/** The limit the tests set with --max-message-bytes. */
+const MESSAGE_LIMIT_BYTES = 1024 * 1024;
+/** How much of an error body the bridge reads at most (reply-reader's ERROR_BODY_MAX_BYTES); the fault body is longer. */
+const ERROR_BODY_READ_BYTES = 64 * 1024;
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function serverWith(route: (context: RouteContext) => boolean | Promise<boolean>, options: { sessions?: boolean } = {}): Promise<McpServer> {
+  const server = await startMcpServer({ route, ...options });
+  cleanups.push(() => server.close());
+  return server;
+}
+
+function bridgeFor(server: McpServer, ...args: string[]): BridgeProcess {
+  const bridge = spawnBridge(['--url', server.url.href, ...args]);
+  cleanups.push(() => bridge.kill());
+  return bridge;
+}
+
+/** The three ways the bridge stops reading a compressed body before its end. */
+type Abandoned = {
+  name: string;
+  /** Sends the reply; may return what to wait for before the bridge has let go of the body (the linger). */
+  serve: (res: ServerResponse, id: string) => void | Promise<{ released: Promise<void> }>;
+  expectReply: (reply: any) => void;
+};
+
+const ABANDONED: Abandoned[] = [
+  {
+    name: 'gzip JSON reply over --max-message-bytes once decoded',
+    serve: (res, id) => sendGzip(res, 200, 'application/json', resultWithText(id, frontLoadedText())),
+    expectReply: (reply) => expect(reply.error).toMatchObject({ code: -31010, data: { bridgeCode: 'REPLY_TOO_LARGE', status: 200 } }),
+  },
+  {
+    name: 'gzip 500 whose decoded error body is longer than the bridge reads',
+    serve: (res) => sendGzip(res, 500, 'text/plain', `upstream failed: ${frontLoadedText(16 * ERROR_BODY_READ_BYTES)}`),
+    expectReply: (reply) => expect(reply.error).toMatchObject({ code: -31001, data: { bridgeCode: 'REMOTE_HTTP_STATUS', status: 500 } }),
+  },
+  {
+    name: 'gzip event stream the server keeps open after the response (the linger)',
+    serve: async (res, id) => {
+      const stream = openGzipEventStream(res);
+      await stream.send(sseEvent(result(id, okText('linger'))));
+      return { released: stream.closed };
+    },
+    expectReply: (reply) => expect(reply.result).toEqual(okText('linger')),
+  },
+];
+
+describe('a compressed body the bridge stops reading', () => {
+  it.each(ABANDONED)('answers a $name once, loses no request in flight, serves the next request and exits 0', async ({ serve, expectReply }) => {
+    let released: Promise<unknown> = Promise.resolve();
+    let inFlight: RouteContext | undefined;
+    const server = await serverWith(async (context) => {
+      const name = toolName(context);
+      if (name === 'fault') {
+        released = (await serve(context.res, 'fault'))?.released ?? released;
+        return true;
+      }
+      // Held until the next request arrives: it is in flight while the bridge gives up the fault body.
+      if (name === 'in-flight') {
+        inFlight = context;
+        return true;
+      }
+      if (name === 'next' && inFlight !== undefined) sendJson(inFlight.res, 200, result(inFlight.message.id, okText('in-flight')));
+      return false;
+    });
+    const bridge = bridgeFor(server, '--max-message-bytes', String(MESSAGE_LIMIT_BYTES));
+    bridge.send(call('in-flight', 'in-flight'));
+    await server.waitForRequest((r) => r.message?.id === 'in-flight');
+    bridge.send(call('fault', 'fault'));
+    expectReply(await bridge.reply('fault'));
+    await released;
+    bridge.send(call('next', 'next'));
+    expect((await bridge.reply('next')).result).toEqual(okText('next'));
+    expect((await bridge.reply('in-flight')).result).toEqual(okText('in-flight'));
+    bridge.end();
+    expect(await bridge.exited).toEqual({ code: 0, signal: null });
+    expect(stdoutProblems(bridge.lines, ['in-flight', 'fault', 'next'])).toEqual([]);
+  });
+});
+
+/** One way a reply's body fails, keyed by the tool name prefix the server sees. */
+const FAILURE_MODES = {
+  // Decode errors: RFC 9110 §8.4, an encoding the recipient cannot decode is not forwarded as is.
+  zstd: { serve: (res: ServerResponse, id: string) => sendUnknownEncoding(res, id), code: 'REMOTE_BAD_REPLY' },
+  corrupt: { serve: (res: ServerResponse, id: string) => sendCorruptGzip(res, id), code: 'REMOTE_BAD_REPLY' },
+  // The limit: decoding stops at --max-message-bytes.
+  limit: { serve: (res: ServerResponse, id: string) => sendGzip(res, 200, 'application/json', resultWithText(id, frontLoadedText())), code: 'REPLY_TOO_LARGE' },
+  // Early close: only the start of a long error body is read.
+  'early-close': { serve: (res: ServerResponse) => sendGzip(res, 500, 'text/plain', frontLoadedText(16 * ERROR_BODY_READ_BYTES)), code: 'REMOTE_HTTP_STATUS' },
+} as const;
+type FailureMode = keyof typeof FAILURE_MODES | 'linger';
+const modeOf = (name: string): FailureMode | undefined => (['zstd', 'corrupt', 'limit', 'early-close', 'linger'] as const).find((mode) => name.startsWith(`${mode}-`));
+
+/** A server that fails each tools/call by its name's mode (`zstd-7`, `linger-3`) and answers the rest. */
+function failingServer(): Promise<McpServer> {
+  return serverWith(async (context) => {
+    const name = toolName(context);
+    const mode = modeOf(name);
+    if (mode === undefined) return false;
+    if (mode === 'linger') {
+      const stream = openGzipEventStream(context.res);
+      await stream.send(sseEvent(result(context.message.id, okText(name))));
+    } else {
+      FAILURE_MODES[mode].serve(context.res, context.message.id);
+    }
+    return true;
+  });
+}
+
+/** Sends each id as a tools/call and waits for its reply before the next: a correct bridge needs one connection at a time. */
+async function oneByOne(bridge: BridgeProcess, server: McpServer, ids: readonly string[]): Promise<Map<string, any>> {
+  const replies = new Map<string, any>();
+  for (const [index, id] of ids.entries()) {
+    bridge.send(call(id, id));
+    try {
+      replies.set(id, await bridge.reply(id, 5_000));
+    } catch (error) {
+      const why = (error as Error).message.split('\n')[0];
+      throw new Error(
+        `no reply to ${id}, failure ${index + 1} of ${ids.length}: the server saw ${server.postsFor(id).length} POST of it and has ${server.openConnections} connections open (${why})`,
+      );
+    }
+  }
+  return replies;
+}
+
+const modeIds = (modes: readonly FailureMode[], count: number): string[] => Array.from({ length: count }, (_, i) => `${modes[i % modes.length]!}-${i}`);
+
+describe('every body released', () => {
+  it('answers 1,000 replies with an unknown or corrupt content encoding, keeps reaching the server and leaves no socket open', async () => {
+    const server = await failingServer();
+    const bridge = bridgeFor(server);
+    bridge.send(call('warm-up', 'warm-up'));
+    expect((await bridge.reply('warm-up')).result).toEqual(okText('warm-up'));
+    const baseline = server.openConnections;
+    const ids = modeIds(['zstd', 'corrupt'], 1_000);
+    const replies = await oneByOne(bridge, server, ids);
+    for (const id of ids) expect(replies.get(id).error).toMatchObject({ code: -31006, data: { bridgeCode: 'REMOTE_BAD_REPLY', status: 200 } });
+    bridge.send(call('next', 'next'));
+    expect((await bridge.reply('next')).result).toEqual(okText('next'));
+    await server.waitForOpenConnections(baseline, 5_000);
+    bridge.end();
+    expect(await bridge.exited).toEqual({ code: 0, signal: null });
+    expect(stdoutProblems(bridge.lines, ['warm-up', ...ids, 'next'])).toEqual([]);
+  });
+
+  it('survives 1,000 body failures of every kind (decode error, limit, early close, linger), answers each once and returns to its baseline of open sockets', async () => {
+    const server = await failingServer();
+    const bridge = bridgeFor(server, '--max-message-bytes', String(MESSAGE_LIMIT_BYTES));
+    bridge.send(call('warm-up', 'warm-up'));
+    expect((await bridge.reply('warm-up')).result).toEqual(okText('warm-up'));
+    const baseline = server.openConnections;
+    // 800 failures one at a time, then 200 streams that stay open after their response, all at once
+    // (one at a time each would wait out the linger).
+    const ids = modeIds(['zstd', 'corrupt', 'limit', 'early-close'], 800);
+    const replies = await oneByOne(bridge, server, ids);
+    const lingering = modeIds(['linger'], 200);
+    for (const id of lingering) bridge.send(call(id, id));
+    for (const id of lingering) replies.set(id, await bridge.reply(id, 15_000));
+    for (const id of ids) {
+      const mode = modeOf(id) as keyof typeof FAILURE_MODES;
+      expect(replies.get(id).error.data.bridgeCode, id).toBe(FAILURE_MODES[mode].code);
+    }
+    for (const id of lingering) expect(replies.get(id).result).toEqual(okText(id));
+    // Every lingering stream is closed by the bridge: the server sees its sockets go.
+    await server.waitForOpenConnections(baseline, 10_000);
+    bridge.send(call('next', 'next'));
+    expect((await bridge.reply('next')).result).toEqual(okText('next'));
+    bridge.end();
+    expect(await bridge.exited).toEqual({ code: 0, signal: null });
+    expect(stdoutProblems(bridge.lines, ['warm-up', ...ids, ...lingering, 'next'])).toEqual([]);
+  }, 90_000);
+
+  it('never exits with a request unanswered: at stdin EOF every id has exactly one reply', async () => {
+    const server = await failingServer();
+    const bridge = bridgeFor(server);
+    // More failures than the bridge has connections (MAX_CONNECTIONS, 128), then a good call, then EOF.
+    const ids = [...modeIds(['zstd'], 140), 'last'];
+    for (const id of ids) bridge.send(call(id, id));
+    bridge.end();
+    const exit = await Promise.race([bridge.exited, new Promise((resolve) => setTimeout(() => resolve('still running 20 s after stdin EOF'), 20_000))]);
+    expect({ exit, problems: stdoutProblems(bridge.lines, ids) }).toEqual({ exit: { code: 0, signal: null }, problems: [] });
+  }, 30_000);
+});
