@@ -1,10 +1,13 @@
 // Every response body has one owner: read, drained or destroyed on every path, without crashing, leaking sockets or outgrowing stdout.
 
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { frontLoadedText, resultWithText, openGzipEventStream, sendCorruptGzip, sendGzip, sendUnknownEncoding } from '../helpers/body-fault-servers.js';
+import { frontLoadedText, incompressibleText, resultWithText, openGzipEventStream, sendCorruptGzip, sendGzip, sendUnknownEncoding } from '../helpers/body-fault-servers.js';
 import { result, sendJson, sseEvent, startMcpServer, stdoutProblems, type McpServer, type RouteContext } from '../helpers/hardening-servers.js';
-import { spawnBridge, type BridgeProcess } from '../helpers/spawn-bridge.js';
+import { BIN, spawnBridge, type BridgeProcess } from '../helpers/spawn-bridge.js';
 
 const call = (id: string, name: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
 const okText = (name: string) => ({ content: [{ type: 'text', text: `ok ${name}` }] });
@@ -198,4 +201,79 @@ describe('every body released', () => {
     const exit = await Promise.race([bridge.exited, new Promise((resolve) => setTimeout(() => resolve('still running 20 s after stdin EOF'), 20_000))]);
     expect({ exit, problems: stdoutProblems(bridge.lines, ids) }).toEqual({ exit: { code: 0, signal: null }, problems: [] });
   }, 30_000);
+});
+
+describe('a client that stops reading stdout', () => {
+  /** What the stdout bound (16 MiB waiting for stdout) lets through at 256 KB a reply, plus every connection's reply in transit and a margin. */
+  const MAX_POSTS_WHILE_STALLED = 300;
+  const MAX_RSS_MB = 200;
+  const REPLY_BYTES = 256 * 1024;
+  const REQUESTS = 2_000;
+  const STALL_MS = 10_000;
+
+  /** VmRSS of a live process in MB, from /proc (Linux). */
+  const rssMb = (pid: number): number => {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match === null ? 0 : Number(match[1]) / 1024;
+  };
+
+  it('keeps RSS under 200 MB and the POSTs within the stdout bound while nobody reads stdout, then answers every request once it is read', async () => {
+    const filler = JSON.stringify(incompressibleText(REPLY_BYTES));
+    const server = await serverWith((context) => {
+      if (context.message?.method !== 'tools/call') return false;
+      const text = `{"jsonrpc":"2.0","id":${JSON.stringify(context.message.id)},"result":{"content":[{"type":"text","text":${filler}}]}}`;
+      sendJson(context.res, 200, text);
+      return true;
+    });
+    // Spawned without the line collector: stdout is not read at all until the stall is over.
+    const child = spawn(process.execPath, [BIN, '--url', server.url.href], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, FENBS_MCP_LOG_LEVEL: 'warn' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    cleanups.push(() => child.kill('SIGKILL'));
+    const exited = once(child, 'exit');
+    let stderr = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4_000)));
+    child.stdin.on('error', () => undefined);
+
+    // The client keeps writing requests at an even pace for the whole stall, sampling RSS as it goes.
+    const ids = Array.from({ length: REQUESTS }, (_, i) => `r-${i}`);
+    let sent = 0;
+    let maxRss = 0;
+    const started = performance.now();
+    await new Promise<void>((resolve) => {
+      const tick = setInterval(() => {
+        const due = Math.min(REQUESTS, Math.ceil((REQUESTS * (performance.now() - started)) / STALL_MS));
+        for (; sent < due; sent++) child.stdin.write(`${JSON.stringify(call(ids[sent]!, 'big'))}\n`);
+        if (child.exitCode === null) maxRss = Math.max(maxRss, rssMb(child.pid!));
+        if (performance.now() - started >= STALL_MS || child.exitCode !== null) {
+          clearInterval(tick);
+          resolve();
+        }
+      }, 50);
+    });
+    const postsWhileStalled = server.requests.filter((r) => r.method === 'POST').length;
+    expect(child.exitCode, stderr).toBeNull();
+    expect(Math.round(maxRss), `peak RSS in MB with stdout unread for ${STALL_MS} ms (the server saw ${postsWhileStalled} POSTs)`).toBeLessThan(MAX_RSS_MB);
+    expect(postsWhileStalled, `POSTs the server saw while stdout was unread (peak RSS ${Math.round(maxRss)} MB)`).toBeLessThanOrEqual(MAX_POSTS_WHILE_STALLED);
+
+    // The client reads again: every request is answered exactly once and the bridge ends cleanly.
+    const answers = new Map<string, number>();
+    let partial = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) {
+        const id = /"id":"(r-\d+)"/.exec(line.slice(0, 200))?.[1] ?? `(no id) ${line.slice(0, 80)}`;
+        answers.set(id, (answers.get(id) ?? 0) + 1);
+      }
+    });
+    child.stdin.end();
+    const [code] = (await exited) as [number | null];
+    expect(code, stderr).toBe(0);
+    const wrong = [...ids.filter((id) => answers.get(id) !== 1), ...[...answers.keys()].filter((id) => !ids.includes(id))];
+    expect(wrong.slice(0, 10), `${wrong.length} ids not answered exactly once`).toEqual([]);
+  }, 180_000);
 });
