@@ -25,17 +25,9 @@ export function resultWithText(id: unknown, text: string): string {
   return JSON.stringify({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }] } });
 }
 
-/**
- * A body with `Content-Encoding: gzip`. `open: true` sends all of `text` but not the end of the
- * body (a server still sending): the client must give up on it, never wait for its end.
- */
-export function sendGzip(res: ServerResponse, status: number, contentType: string, text: string, options: { open?: boolean } = {}): void {
+/** A whole body with `Content-Encoding: gzip` and its compressed Content-Length. */
+export function sendGzip(res: ServerResponse, status: number, contentType: string, text: string): void {
   const body = gzipSync(Buffer.from(text, 'utf8'));
-  if (options.open === true) {
-    res.writeHead(status, { 'content-type': contentType, 'content-encoding': 'gzip' });
-    res.write(body);
-    return;
-  }
   res.writeHead(status, { 'content-type': contentType, 'content-encoding': 'gzip', 'content-length': body.length });
   res.end(body);
 }
