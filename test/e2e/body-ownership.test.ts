@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { frontLoadedText, incompressibleText, resultWithText, openGzipEventStream, sendCorruptGzip, sendGzip, sendUnknownEncoding } from '../helpers/body-fault-servers.js';
 import { result, sendJson, sseEvent, startMcpServer, stdoutProblems, type McpServer, type RouteContext } from '../helpers/hardening-servers.js';
@@ -23,8 +24,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function serverWith(route: (context: RouteContext) => boolean | Promise<boolean>, options: { sessions?: boolean } = {}): Promise<McpServer> {
-  const server = await startMcpServer({ route, ...options });
+async function serverWith(route: (context: RouteContext) => boolean | Promise<boolean>): Promise<McpServer> {
+  const server = await startMcpServer({ route });
   cleanups.push(() => server.close());
   return server;
 }
@@ -111,14 +112,18 @@ const FAILURE_MODES = {
 type FailureMode = keyof typeof FAILURE_MODES | 'linger';
 const modeOf = (name: string): FailureMode | undefined => (['zstd', 'corrupt', 'limit', 'early-close', 'linger'] as const).find((mode) => name.startsWith(`${mode}-`));
 
-/** A server that fails each tools/call by its name's mode (`zstd-7`, `linger-3`) and answers the rest. */
-function failingServer(): Promise<McpServer> {
+/**
+ * A server that fails each tools/call by its name's mode (`zstd-7`, `linger-3`) and answers the rest.
+ * Lingering streams are never ended by the server: only the bridge can close them.
+ */
+function failingServer(lingering: Promise<void>[] = []): Promise<McpServer> {
   return serverWith(async (context) => {
     const name = toolName(context);
     const mode = modeOf(name);
     if (mode === undefined) return false;
     if (mode === 'linger') {
       const stream = openGzipEventStream(context.res);
+      lingering.push(stream.closed);
       await stream.send(sseEvent(result(context.message.id, okText(name))));
     } else {
       FAILURE_MODES[mode].serve(context.res, context.message.id);
@@ -127,21 +132,35 @@ function failingServer(): Promise<McpServer> {
   });
 }
 
-/** Sends each id as a tools/call and waits for its reply before the next: a correct bridge needs one connection at a time. */
-async function oneByOne(bridge: BridgeProcess, server: McpServer, ids: readonly string[]): Promise<Map<string, any>> {
+/** Requests in flight at once in the failure runs: few connections for a correct bridge, yet 1,000 failures in a few seconds. */
+const FAILURE_WINDOW = 4;
+
+/** Sends the ids as tools/calls, FAILURE_WINDOW at a time, each window answered before the next is sent. */
+async function inWindows(bridge: BridgeProcess, server: McpServer, ids: readonly string[]): Promise<Map<string, any>> {
   const replies = new Map<string, any>();
-  for (const [index, id] of ids.entries()) {
-    bridge.send(call(id, id));
-    try {
-      replies.set(id, await bridge.reply(id, 5_000));
-    } catch (error) {
-      const why = (error as Error).message.split('\n')[0];
-      throw new Error(
-        `no reply to ${id}, failure ${index + 1} of ${ids.length}: the server saw ${server.postsFor(id).length} POST of it and has ${server.openConnections} connections open (${why})`,
-      );
+  for (let start = 0; start < ids.length; start += FAILURE_WINDOW) {
+    const window = ids.slice(start, start + FAILURE_WINDOW);
+    for (const id of window) bridge.send(call(id, id));
+    for (const id of window) {
+      try {
+        replies.set(id, await bridge.reply(id, 5_000));
+      } catch (error) {
+        const why = (error as Error).message.split('\n')[0];
+        throw new Error(
+          `no reply to ${id}, failure ${ids.indexOf(id) + 1} of ${ids.length}: the server saw ${server.postsFor(id).length} POST of it and has ${server.openConnections} connections open (${why})`,
+        );
+      }
     }
   }
   return replies;
+}
+
+/** A window of good calls at once: the baseline is the idle connections they leave (one per call in flight). */
+async function warmUp(bridge: BridgeProcess): Promise<string[]> {
+  const ids = Array.from({ length: FAILURE_WINDOW }, (_, i) => `warm-up-${i}`);
+  for (const id of ids) bridge.send(call(id, id));
+  for (const id of ids) expect((await bridge.reply(id)).result).toEqual(okText(id));
+  return ids;
 }
 
 const modeIds = (modes: readonly FailureMode[], count: number): string[] => Array.from({ length: count }, (_, i) => `${modes[i % modes.length]!}-${i}`);
@@ -150,30 +169,29 @@ describe('every body released', () => {
   it('answers 1,000 replies with an unknown or corrupt content encoding, keeps reaching the server and leaves no socket open', async () => {
     const server = await failingServer();
     const bridge = bridgeFor(server);
-    bridge.send(call('warm-up', 'warm-up'));
-    expect((await bridge.reply('warm-up')).result).toEqual(okText('warm-up'));
+    const warmUps = await warmUp(bridge);
     const baseline = server.openConnections;
     const ids = modeIds(['zstd', 'corrupt'], 1_000);
-    const replies = await oneByOne(bridge, server, ids);
+    const replies = await inWindows(bridge, server, ids);
     for (const id of ids) expect(replies.get(id).error).toMatchObject({ code: -31006, data: { bridgeCode: 'REMOTE_BAD_REPLY', status: 200 } });
     bridge.send(call('next', 'next'));
     expect((await bridge.reply('next')).result).toEqual(okText('next'));
     await server.waitForOpenConnections(baseline, 5_000);
     bridge.end();
     expect(await bridge.exited).toEqual({ code: 0, signal: null });
-    expect(stdoutProblems(bridge.lines, ['warm-up', ...ids, 'next'])).toEqual([]);
-  });
+    expect(stdoutProblems(bridge.lines, [...warmUps, ...ids, 'next'])).toEqual([]);
+  }, 60_000);
 
   it('survives 1,000 body failures of every kind (decode error, limit, early close, linger), answers each once and returns to its baseline of open sockets', async () => {
-    const server = await failingServer();
+    const streams: Promise<void>[] = [];
+    const server = await failingServer(streams);
     const bridge = bridgeFor(server, '--max-message-bytes', String(MESSAGE_LIMIT_BYTES));
-    bridge.send(call('warm-up', 'warm-up'));
-    expect((await bridge.reply('warm-up')).result).toEqual(okText('warm-up'));
+    const warmUps = await warmUp(bridge);
     const baseline = server.openConnections;
-    // 800 failures one at a time, then 200 streams that stay open after their response, all at once
-    // (one at a time each would wait out the linger).
+    // 800 failures a few at a time, then 200 streams that stay open after their response, all at once
+    // (a few at a time each would wait out the linger).
     const ids = modeIds(['zstd', 'corrupt', 'limit', 'early-close'], 800);
-    const replies = await oneByOne(bridge, server, ids);
+    const replies = await inWindows(bridge, server, ids);
     const lingering = modeIds(['linger'], 200);
     for (const id of lingering) bridge.send(call(id, id));
     for (const id of lingering) replies.set(id, await bridge.reply(id, 15_000));
@@ -182,13 +200,17 @@ describe('every body released', () => {
       expect(replies.get(id).error.data.bridgeCode, id).toBe(FAILURE_MODES[mode].code);
     }
     for (const id of lingering) expect(replies.get(id).result).toEqual(okText(id));
-    // Every lingering stream is closed by the bridge: the server sees its sockets go.
+    // The server never ends a lingering stream: the bridge closes each one after its response.
+    let closed = 0;
+    for (const stream of streams) void stream.then(() => closed++);
+    await Promise.race([Promise.all(streams), sleep(10_000)]);
+    expect(closed, 'lingering streams the bridge closed').toBe(lingering.length);
     await server.waitForOpenConnections(baseline, 10_000);
     bridge.send(call('next', 'next'));
     expect((await bridge.reply('next')).result).toEqual(okText('next'));
     bridge.end();
     expect(await bridge.exited).toEqual({ code: 0, signal: null });
-    expect(stdoutProblems(bridge.lines, ['warm-up', ...ids, ...lingering, 'next'])).toEqual([]);
+    expect(stdoutProblems(bridge.lines, [...warmUps, ...ids, ...lingering, 'next'])).toEqual([]);
   }, 90_000);
 
   it('never exits with a request unanswered: at stdin EOF every id has exactly one reply', async () => {

@@ -54,7 +54,10 @@ export interface McpServer {
   connectionFaults: ConnectionFault[];
   /** Connections accepted so far. */
   readonly connections: number;
-  /** Connections accepted and not yet closed (either side may close them). */
+  /**
+   * Connections still open that have carried a request. One the client opened and never used is
+   * not counted: undici opens a fresh one in place of a connection whose body was aborted.
+   */
   readonly openConnections: number;
   /** Resolves once at most `count` connections are open, or rejects after `timeoutMs` saying how many are. */
   waitForOpenConnections(count: number, timeoutMs?: number): Promise<void>;
@@ -112,11 +115,13 @@ export async function startMcpServer(options: McpServerOptions = {}): Promise<Mc
   const connectionFaults: ConnectionFault[] = [];
   const sessions = new Set<string>();
   const sockets = new Set<Socket>();
+  const usedSockets = new Set<Socket>();
   const closeWatchers = new Set<() => void>();
   let connections = 0;
   const waiters: { predicate: (r: RecordedRequest) => boolean; resolve: (r: RecordedRequest) => void }[] = [];
 
   const handler = (req: IncomingMessage, res: ServerResponse) => {
+    if (sockets.has(req.socket)) usedSockets.add(req.socket);
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -164,6 +169,7 @@ export async function startMcpServer(options: McpServerOptions = {}): Promise<Mc
     sockets.add(socket);
     socket.on('close', () => {
       sockets.delete(socket);
+      usedSockets.delete(socket);
       for (const watcher of [...closeWatchers]) watcher();
     });
     const fault = connectionFaults.shift();
@@ -184,19 +190,19 @@ export async function startMcpServer(options: McpServerOptions = {}): Promise<Mc
       return connections;
     },
     get openConnections() {
-      return sockets.size;
+      return usedSockets.size;
     },
     waitForOpenConnections: (count, timeoutMs = 10_000) =>
       new Promise<void>((resolve, reject) => {
         const check = () => {
-          if (sockets.size > count) return;
+          if (usedSockets.size > count) return;
           closeWatchers.delete(check);
           clearTimeout(timer);
           resolve();
         };
         const timer = setTimeout(() => {
           closeWatchers.delete(check);
-          reject(new Error(`${sockets.size} connections still open after ${timeoutMs} ms; expected at most ${count}`));
+          reject(new Error(`${usedSockets.size} connections still open after ${timeoutMs} ms; expected at most ${count}`));
         }, timeoutMs);
         closeWatchers.add(check);
         check();
