@@ -57,6 +57,7 @@ export interface McpServer {
   /**
    * Connections still open that have carried a request. One the client opened and never used is
    * not counted: undici opens a fresh one in place of a connection whose body was aborted.
+   * Plain HTTP only (with TLS the request's socket is not the accepted one).
    */
   readonly openConnections: number;
   /** Resolves once at most `count` connections are open, or rejects after `timeoutMs` saying how many are. */
