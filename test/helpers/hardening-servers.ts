@@ -54,6 +54,14 @@ export interface McpServer {
   connectionFaults: ConnectionFault[];
   /** Connections accepted so far. */
   readonly connections: number;
+  /**
+   * Connections still open that have carried a request. One the client opened and never used is
+   * not counted: undici opens a fresh one in place of a connection whose body was aborted.
+   * Plain HTTP only (with TLS the request's socket is not the accepted one).
+   */
+  readonly openConnections: number;
+  /** Resolves once at most `count` connections are open, or rejects after `timeoutMs` saying how many are. */
+  waitForOpenConnections(count: number, timeoutMs?: number): Promise<void>;
   /** POSTs whose JSON body has this id. */
   postsFor(id: unknown): RecordedRequest[];
   waitForRequest(predicate: (request: RecordedRequest) => boolean, timeoutMs?: number): Promise<RecordedRequest>;
@@ -108,10 +116,13 @@ export async function startMcpServer(options: McpServerOptions = {}): Promise<Mc
   const connectionFaults: ConnectionFault[] = [];
   const sessions = new Set<string>();
   const sockets = new Set<Socket>();
+  const usedSockets = new Set<Socket>();
+  const closeWatchers = new Set<() => void>();
   let connections = 0;
   const waiters: { predicate: (r: RecordedRequest) => boolean; resolve: (r: RecordedRequest) => void }[] = [];
 
   const handler = (req: IncomingMessage, res: ServerResponse) => {
+    if (sockets.has(req.socket)) usedSockets.add(req.socket);
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -157,7 +168,11 @@ export async function startMcpServer(options: McpServerOptions = {}): Promise<Mc
   const front = createNetServer((socket) => {
     connections++;
     sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+    socket.on('close', () => {
+      sockets.delete(socket);
+      usedSockets.delete(socket);
+      for (const watcher of [...closeWatchers]) watcher();
+    });
     const fault = connectionFaults.shift();
     if (fault !== undefined) fault(socket);
     else http.emit('connection', socket);
@@ -175,6 +190,24 @@ export async function startMcpServer(options: McpServerOptions = {}): Promise<Mc
     get connections() {
       return connections;
     },
+    get openConnections() {
+      return usedSockets.size;
+    },
+    waitForOpenConnections: (count, timeoutMs = 10_000) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (usedSockets.size > count) return;
+          closeWatchers.delete(check);
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          closeWatchers.delete(check);
+          reject(new Error(`${usedSockets.size} connections still open after ${timeoutMs} ms; expected at most ${count}`));
+        }, timeoutMs);
+        closeWatchers.add(check);
+        check();
+      }),
     postsFor: (id) => requests.filter((r) => r.method === 'POST' && r.message?.id === id),
     waitForRequest: (predicate, timeoutMs = 10_000) => {
       const found = requests.find(predicate);
