@@ -203,7 +203,7 @@ export class LegacySession implements EraProtocol {
     // Visible ASCII only (transports §Session Management 1); anything else is not echoed back.
     this.#sessionId = sessionId !== undefined && VISIBLE_ASCII.test(sessionId) ? sessionId : undefined;
     this.#protocolVersion = version;
-    // A client that initializes again leaves its previous session behind.
+    // A session replaced by a new one is left behind: a client that initializes again, or a heal.
     if (previous !== undefined && previous !== this.#sessionId) this.#abandon(previous);
   }
 
@@ -238,8 +238,8 @@ export class LegacySession implements EraProtocol {
       if (typeof version !== 'string' || !VISIBLE_ASCII.test(version)) {
         throw new BridgeError('SESSION_LOST', 'the server refused the new initialize', { serverError: response.error });
       }
-      // The expired session is gone on the server's side: no DELETE for it.
-      this.#sessionId = undefined;
+      // The replaced session gets its DELETE too: harmless when the server has forgotten it, and
+      // it frees the session when the refusal came from something in front of the server.
       this.#adopt(exchange, version);
       const initialized = await endpoint.post(
         JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
