@@ -6,12 +6,15 @@
  * JSON-RPC codes are chosen outside -32768…-32000: the spec reserves -32020…-32099 and asks
  * that locally generated errors "cannot be mistaken for errors received from the peer"
  * (2026-07-28 basic §Error Codes). Only the two line checks use the standard -32700 / -32600,
- * because they are exactly JSON-RPC's "Parse error" and "Invalid Request".
+ * because they are exactly JSON-RPC's "Parse error" and "Invalid Request", and METHOD_NOT_FOUND uses
+ * -32601 because a client probing with server/discover must read it as "Method not found" to fall
+ * back to initialize at once.
  */
 export const BRIDGE_ERRORS = {
   PARSE_ERROR: { rpcCode: -32700, summary: 'the line is not valid JSON' },
   INVALID_REQUEST: { rpcCode: -32600, summary: 'the line is not a single JSON-RPC 2.0 message' },
   LINE_TOO_LONG: { rpcCode: -32600, summary: 'the line is longer than the configured limit' },
+  METHOD_NOT_FOUND: { rpcCode: -32601, summary: 'the server does not offer this method (server/discover on a 2025-era server)' },
   REMOTE_HTTP_STATUS: { rpcCode: -31001, summary: 'the server answered with an HTTP error status' },
   REMOTE_AUTH: { rpcCode: -31002, summary: 'the server rejected the credentials' },
   REMOTE_UNREACHABLE: { rpcCode: -31003, summary: 'the server could not be reached' },

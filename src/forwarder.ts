@@ -194,6 +194,19 @@ export class Forwarder {
         await this.#d.router.deliver(pending, parsed, era, exchange);
         return exchange.status;
       }
+      if (pending.method === 'server/discover' && saysNoDiscover(reply.status, parsed)) {
+        // Clients probe with server/discover before falling back to initialize; a 2025 server
+        // refuses it with a 4xx. That is expected, not worth a warning, and an error that is not a
+        // 2026 one makes the client fall back at once (2026-07-28 transports §Backward Compatibility).
+        this.#d.logger.debug({ id: pending.id, status: reply.status }, 'server/discover refused: a 2025-era server');
+        await pending.fail(
+          new BridgeError('METHOD_NOT_FOUND', 'Method not found: the server does not offer server/discover (it speaks a 2025 protocol revision: use initialize)', {
+            status: reply.status,
+            bodyExcerpt: excerptOf(this.#d.redact(reply.text)),
+          }),
+        );
+        return exchange.status;
+      }
       throw statusError(pending.method, exchange, {
         body: reply.text,
         parsed,
@@ -201,6 +214,7 @@ export class Forwarder {
         tokenSource: this.#d.config.tokenSource,
         tokenSet: this.#d.config.token !== undefined,
         hadSession: this.#d.legacy.sessionId !== undefined,
+        beforeInitialize: era === this.#d.legacy && !this.#d.legacy.established && pending.method !== 'initialize',
       });
     }
   }
@@ -319,4 +333,14 @@ export class Forwarder {
     if (isBridgeError(error)) return error;
     return this.#d.endpoint.failure(error, signal);
   }
+}
+
+/** JSON-RPC codes only a 2026-07-28 server sends: a server/discover refused with one is not a 2025 server. */
+const MODERN_ERROR_CODES = new Set([-32020, -32021, -32022]);
+
+/** A 4xx to server/discover that says "not this era", not "not allowed" (401/403) or a 2026 error. */
+function saysNoDiscover(status: number, parsed: unknown): boolean {
+  if (status < 400 || status >= 500 || status === 401 || status === 403) return false;
+  const code = isJsonObject(parsed) && isJsonObject(parsed.error) ? parsed.error.code : undefined;
+  return typeof code !== 'number' || !MODERN_ERROR_CODES.has(code);
 }

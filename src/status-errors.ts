@@ -15,6 +15,8 @@ export interface StatusContext {
   tokenSource: string;
   tokenSet: boolean;
   hadSession: boolean;
+  /** A 2025-era request sent before any initialize completed: a session the server wants does not exist yet. */
+  beforeInitialize?: boolean;
 }
 
 /**
@@ -47,8 +49,18 @@ export function statusError(method: string, exchange: HttpExchange, context: Sta
   }
   return new BridgeError('REMOTE_HTTP_STATUS', `the server answered ${method} with HTTP ${status}`, {
     ...data,
-    hint: hintForStatus(status, context.hadSession),
+    hint: context.beforeInitialize === true && status === 400 && asksForSession(context.body) ? NOT_INITIALIZED_HINT : hintForStatus(status, context.hadSession),
   });
+}
+
+export const NOT_INITIALIZED_HINT = 'no session yet: send initialize first (then notifications/initialized); a 2025 server answers nothing else before the handshake';
+
+/**
+ * True when a 400 body says a session or the handshake is missing: what 2025 servers answer to a
+ * request sent before initialize ("Mcp-Session-Id header is required", "Server not initialized").
+ */
+function asksForSession(body: string): boolean {
+  return /session|not initiali[sz]ed|initiali[sz]e first/i.test(body);
 }
 
 /** The hint for an HTTP status without a usable JSON-RPC body: what the status most often means for an MCP endpoint. */

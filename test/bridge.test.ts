@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDemoServer } from '../src/demo-server.js';
+import { NOT_INITIALIZED_HINT } from '../src/status-errors.js';
 import { startInProcessBridge } from './helpers/in-process-bridge.js';
 import { initializedNotification, initializeRequest } from './helpers/spawn-bridge.js';
 
@@ -42,5 +43,36 @@ describe('runBridge in-process', () => {
     bridge.end();
     await bridge.exited;
     expect(bridge.lines).toHaveLength(2);
+  });
+  it('tells a client whose first request is not initialize to send initialize first', async () => {
+    const token = randomUUID();
+    const demo = await startDemoServer({ token });
+    cleanups.push(() => demo.close());
+    const bridge = startInProcessBridge(['--url', demo.url.href], { FENBS_TOKEN: token });
+    cleanups.push(() => bridge.kill());
+    bridge.send({ jsonrpc: '2.0', id: 'early', method: 'tools/list' });
+    const reply = await bridge.reply('early');
+    expect(reply.error).toMatchObject({ code: -31001, data: { bridgeCode: 'REMOTE_HTTP_STATUS', status: 400, hint: NOT_INITIALIZED_HINT } });
+    bridge.send(initializeRequest('init'));
+    expect((await bridge.reply('init')).result).toBeDefined();
+    bridge.send({ jsonrpc: '2.0', id: 'late', method: 'tools/list' });
+    expect((await bridge.reply('late')).result.tools.length).toBeGreaterThan(0);
+  });
+
+  it('answers server/discover refused by a 2025 server with -32601, so the client falls back at once, and logs no warning', async () => {
+    const token = randomUUID();
+    const demo = await startDemoServer({ token });
+    cleanups.push(() => demo.close());
+    const bridge = startInProcessBridge(['--url', demo.url.href], { FENBS_TOKEN: token });
+    cleanups.push(() => bridge.kill());
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+    bridge.send({ jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: { _meta: meta } });
+    const reply = await bridge.reply('probe');
+    expect(reply.error).toMatchObject({ code: -32601, data: { bridgeCode: 'METHOD_NOT_FOUND', status: 400 } });
+    bridge.send(initializeRequest('init'));
+    expect((await bridge.reply('init')).result).toBeDefined();
+    bridge.end();
+    await bridge.exited;
+    expect(bridge.stderr()).not.toMatch(/"level":(40|50)/);
   });
 });
