@@ -157,7 +157,7 @@ async function checkLegacy(probe: Probe, report: DoctorReport): Promise<void> {
       detail: `${version} (legacy era, initialize handshake${sessionId === undefined ? ', no session' : ', with a session'}); server ${describeServer(isJsonObject(result.serverInfo) ? result.serverInfo : {})}; capabilities ${Object.keys(isJsonObject(result.capabilities) ? result.capabilities : {}).join(', ') || 'none'}`,
     });
     const initialized = await endpoint.post(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), { ...sessionHeaders, 'mcp-method': 'notifications/initialized' }, signal());
-    await initialized.body.dump();
+    await readErrorBody(initialized);
   } catch (error) {
     const failure = isBridgeError(error) ? error : endpoint.failure(error, undefined);
     add({ name: 'protocol', ok: false, detail: `neither server/discover nor initialize worked: ${failure.message}`, hint: 'this URL may not be an MCP Streamable HTTP endpoint: check --url' });
@@ -168,7 +168,7 @@ async function checkLegacy(probe: Probe, report: DoctorReport): Promise<void> {
   } finally {
     if (sessionHeaders['mcp-session-id'] !== undefined) {
       // Leave no probe session behind (field notes §3).
-      await endpoint.delete(sessionHeaders, signal()).then((exchange) => exchange.body.dump(), () => undefined);
+      await endpoint.delete(sessionHeaders, signal()).then((exchange) => readErrorBody(exchange), () => undefined);
     }
   }
 }

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { EnvHttpProxyAgent, type Dispatcher } from './undici-parts.js';
 import { BridgeError, isBridgeError } from './errors.js';
+import { BodyQueue, type ResponseBody } from './response-body.js';
 
 /**
  * Connections to the endpoint at once; further requests wait in undici's queue. Kept well under
@@ -22,7 +23,8 @@ export type HttpMethod = 'POST' | 'GET' | 'DELETE';
 export interface HttpExchange {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  body: Dispatcher.ResponseData['body'];
+  /** Read, drained or destroyed by the reply reader alone. */
+  body: ResponseBody;
 }
 
 /** The proxy that applies to https:// or http:// URLs, as undici's EnvHttpProxyAgent reads it. */
@@ -84,17 +86,77 @@ export interface SendOptions {
   signal: AbortSignal;
 }
 
-/** Sends one HTTP request. Resolves with status, headers and an unread body; failures are undici's. */
-export async function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<HttpExchange> {
-  const response = await dispatcher.request({
-    origin: options.url.origin,
-    path: `${options.url.pathname}${options.url.search}`,
-    method: options.method,
-    headers: options.headers,
-    body: options.body ?? null,
-    signal: options.signal,
+/**
+ * Sends one HTTP request with undici's dispatch() and a handler: no stream object, promise chain
+ * or extra listeners per request. Resolves with status, headers and an unread body once the
+ * headers arrived; rejects with undici's failure before that, or at once with the signal's reason
+ * when it aborts (a request still queued for a connection included).
+ */
+export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<HttpExchange> {
+  const { signal } = options;
+  if (signal.aborted) return Promise.reject(abortReason(signal));
+  return new Promise<HttpExchange>((resolve, reject) => {
+    const body = new BodyQueue();
+    let controller: Dispatcher.DispatchController | undefined;
+    let started = false;
+    let settled = false;
+    const onAbort = () => {
+      const reason = abortReason(signal);
+      if (!settled) {
+        settled = true;
+        reject(reason);
+      }
+      body.fail(reason);
+      if (controller !== undefined && !controller.aborted) controller.abort(reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    const done = () => signal.removeEventListener('abort', onAbort);
+    dispatcher.dispatch(
+      {
+        origin: options.url.origin,
+        path: `${options.url.pathname}${options.url.search}`,
+        method: options.method,
+        headers: options.headers,
+        body: options.body ?? null,
+      },
+      {
+        onRequestStart(dispatchController) {
+          controller = dispatchController;
+          body.attach(dispatchController);
+          // Aborted while it waited for a connection: it never leaves.
+          if (signal.aborted) dispatchController.abort(abortReason(signal));
+        },
+        onResponseStart(_controller, statusCode, headers) {
+          // 1xx informational answers come before the real one; undici passes the final status here.
+          started = true;
+          if (settled) return;
+          settled = true;
+          resolve({ status: statusCode, headers: headers, body });
+        },
+        onResponseData(_controller, chunk) {
+          body.push(chunk);
+        },
+        onResponseEnd() {
+          done();
+          body.end();
+        },
+        onResponseError(_controller, error) {
+          done();
+          if (!started && !settled) {
+            settled = true;
+            reject(error);
+            return;
+          }
+          body.fail(error);
+        },
+      },
+    );
   });
-  return { status: response.statusCode, headers: response.headers, body: response.body };
+}
+
+function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new Error('aborted', { cause: reason });
 }
 
 export interface FailureContext {

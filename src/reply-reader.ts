@@ -1,7 +1,6 @@
 // Reads HTTP replies: the one owner of every response body, which it reads, drains or destroys in one place.
 
-import type { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream';
+import { Readable, pipeline, type Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { BridgeError } from './errors.js';
 import { isJsonObject, type JsonObject } from './json-rpc.js';
@@ -153,12 +152,11 @@ function decoderFor(encoding: string, status: number): Transform | undefined {
 /**
  * The body as the bytes the server meant. The bridge never asks for compression, but a server or
  * proxy may apply it anyway; gzip, deflate and br are decoded, anything else is refused rather
- * than forwarded as garbage. Both streams get an 'error' listener that stays for their lifetime:
- * destroying an unfinished undici body emits an error, and an error nobody listens to ends the process.
+ * than forwarded as garbage. The decoding streams get an 'error' listener that stays for their
+ * lifetime: an error nobody listens to ends the process.
  */
 function openBody(exchange: HttpExchange): OpenBody {
-  const body = exchange.body as unknown as Readable;
-  body.on('error', ignore);
+  const { body } = exchange;
   let decoder: Transform | undefined;
   try {
     decoder = decoderFor((headerValue(exchange.headers, 'content-encoding') ?? 'identity').trim().toLowerCase(), exchange.status);
@@ -166,15 +164,16 @@ function openBody(exchange: HttpExchange): OpenBody {
     body.destroy();
     throw error;
   }
-  if (decoder === undefined) {
-    return { chunks: body, encoded: false, release: () => (body.readableEnded ? undefined : void body.destroy()) };
-  }
+  if (decoder === undefined) return { chunks: body, encoded: false, release: () => body.destroy() };
+  const source = Readable.from(body, { objectMode: false });
+  source.on('error', ignore);
   decoder.on('error', ignore);
   // pipeline tears the pair down together: a broken body fails the decoder and the other way round.
-  pipeline(body, decoder, ignore);
+  pipeline(source, decoder, ignore);
   const release = () => {
     if (!decoder.readableEnded) decoder.destroy();
-    if (!body.readableEnded) body.destroy();
+    if (!source.readableEnded) source.destroy();
+    body.destroy();
   };
   return { chunks: decoder, encoded: true, release };
 }
