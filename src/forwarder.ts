@@ -117,7 +117,12 @@ export class Forwarder {
     }
     const era = this.#eraOf(incoming.message);
     const label = method ?? '(response)';
-    const signal = AbortSignal.timeout(this.#d.config.requestTimeoutMs || NOTIFICATION_TIMEOUT_MS);
+    // A timer cleared when the post is done: AbortSignal.timeout() would keep every notification's
+    // signal alive until its (long) timeout, so memory would grow with the message count.
+    const controller = new AbortController();
+    const { signal } = controller;
+    const timeoutMs = this.#d.config.requestTimeoutMs || NOTIFICATION_TIMEOUT_MS;
+    const timer = setTimeout(() => controller.abort(new BridgeError('REQUEST_TIMEOUT', `the server did not take ${label} within ${timeoutMs} ms`, { timeoutMs })), timeoutMs);
     try {
       await untilAborted(era.ready(), signal);
       let healed = false;
@@ -144,6 +149,8 @@ export class Forwarder {
     } catch (error) {
       const failure = this.#failureOf(error, signal);
       logger.warn({ method: label, code: failure.code, hint: failure.context.hint }, failure.message);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
