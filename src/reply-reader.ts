@@ -5,7 +5,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { BridgeError } from './errors.js';
 import { isJsonObject, type JsonObject } from './json-rpc.js';
 import type { HttpExchange } from './remote.js';
-import { readSseEvents } from './sse-reader.js';
+import { SseFramer, type SseEvent } from './sse-reader.js';
 
 /** How much of an error body is kept for the error reply's `data.bodyExcerpt`. */
 export const BODY_EXCERPT_CHARS = 500;
@@ -182,15 +182,6 @@ function ignore(): void {
   // Failures surface through the iterator that reads the stream; this only keeps them handled.
 }
 
-async function* withRoom(chunks: AsyncIterable<Buffer>, room: ReadOptions['room']): AsyncGenerator<Buffer> {
-  for await (const chunk of chunks) {
-    // While stdout is full, stop pulling: the socket's buffers fill and TCP pushes back on the server.
-    const wait = room?.();
-    if (wait !== undefined) await wait;
-    yield chunk;
-  }
-}
-
 function tooLarge(maxBytes: number, status: number): BridgeError {
   return new BridgeError('REPLY_TOO_LARGE', `the reply is larger than ${maxBytes} bytes`, {
     status,
@@ -208,7 +199,9 @@ async function readBounded(body: OpenBody, exchange: HttpExchange, options: Read
     if (declared > maxBytes) throw tooLarge(maxBytes, exchange.status);
     const whole = Buffer.allocUnsafe(declared);
     let filled = 0;
-    for await (const chunk of withRoom(body.chunks, options.room)) {
+    for await (const chunk of body.chunks) {
+      const wait = options.room?.();
+      if (wait !== undefined) await wait;
       if (filled + chunk.length > declared) throw tooLarge(maxBytes, exchange.status);
       chunk.copy(whole, filled);
       filled += chunk.length;
@@ -217,7 +210,9 @@ async function readBounded(body: OpenBody, exchange: HttpExchange, options: Read
   }
   const chunks: Buffer[] = [];
   let total = 0;
-  for await (const chunk of withRoom(body.chunks, options.room)) {
+  for await (const chunk of body.chunks) {
+    const wait = options.room?.();
+    if (wait !== undefined) await wait;
     total += chunk.length;
     if (total > maxBytes) throw tooLarge(maxBytes, exchange.status);
     chunks.push(chunk);
@@ -284,32 +279,32 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
       cut();
     }, handler.idleTimeoutMs);
   };
-  arm();
-  const chunks = async function* () {
-    for await (const chunk of withRoom(body.chunks, options.room)) {
-      arm();
-      yield chunk;
-    }
-  };
-  const sseOptions = handler.onRetry === undefined ? { maxEventChars: options.maxMessageBytes } : { maxEventChars: options.maxMessageBytes, onRetry: (ms: number) => handler.onRetry?.(ms) };
-  try {
-    for await (const event of readSseEvents(chunks(), sseOptions)) {
-      if (answered) continue;
-      let item: StreamItem;
-      if ((event.type !== undefined && event.type !== 'message') || event.data === '') {
-        item = { message: undefined, eventId: event.id };
-      } else {
-        const message = tryParseJson(event.data);
-        item = message === undefined ? { message, eventId: event.id, data: event.data, unparsed: true } : { message, eventId: event.id, data: event.data };
-      }
-      if ((await handler.onItem(item)) === 'answered') {
+  const framer = new SseFramer(handler.onRetry === undefined ? { maxEventChars: options.maxMessageBytes } : { maxEventChars: options.maxMessageBytes, onRetry: (ms: number) => handler.onRetry?.(ms) });
+  const deliver = async (events: readonly SseEvent[]) => {
+    for (const event of events) {
+      if ((await handler.onItem(toStreamItem(event))) === 'answered') {
         answered = true;
         // The server SHOULD close the stream after the response (transports §Sending Messages);
         // one that does not is cut after a short while.
         clearTimeout(timer);
         timer = setTimeout(cut, handler.lingerMs);
+        return;
       }
     }
+  };
+  arm();
+  try {
+    for await (const chunk of body.chunks) {
+      // After the answer the rest is read and dropped: a stream read to its end leaves the
+      // connection reusable.
+      if (answered) continue;
+      arm();
+      const wait = options.room?.();
+      if (wait !== undefined) await wait;
+      const events = framer.feed(chunk);
+      if (events.length > 0) await deliver(events);
+    }
+    if (!answered) await deliver(framer.end());
   } catch (error) {
     if (answered) return true;
     if (idle) {
@@ -322,6 +317,16 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
     clearTimeout(timer);
   }
   return answered;
+}
+
+/**
+ * Only events of the default type or "message" carry MCP messages; an event with empty data (a
+ * 2025-11-25 priming event) carries only its id.
+ */
+function toStreamItem(event: SseEvent): StreamItem {
+  if ((event.type !== undefined && event.type !== 'message') || event.data === '') return { message: undefined, eventId: event.id };
+  const message = tryParseJson(event.data);
+  return message === undefined ? { message, eventId: event.id, data: event.data, unparsed: true } : { message, eventId: event.id, data: event.data };
 }
 
 /** A short single-line excerpt for error data: enough to recognise an HTML page or a proxy message. */
