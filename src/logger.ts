@@ -33,7 +33,7 @@ export interface LoggerOptions {
 export interface BridgeLog {
   logger: Logger;
   /** Lets the buffered lines leave for at most LOG_FLUSH_GRACE_MS; never blocks on a reader that does not read. */
-  close(): Promise<void>;
+  close: () => Promise<void>;
 }
 
 /** `--log-file` cannot be opened: a usage mistake, reported before the bridge starts. */
