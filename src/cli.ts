@@ -127,10 +127,17 @@ function readBoundedTextFile(path: string, maxBytes: number): string {
   }
 }
 
-/** The redactor for everything this run writes: the token and the proxy password. */
+/** A query parameter or header whose name says its value is a credential (`api_key`, `X-Auth-Token`). */
+const CREDENTIAL_NAME = /key|token|secret|pass|auth|sig|session|credential/i;
+
+/**
+ * The redactor for everything this run writes: the token, the proxy password, and the values of
+ * --url query parameters and -H headers named like credentials, which a server may echo back.
+ */
 function redactorFor(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>): { redact: Redactor; proxy: string | undefined } {
   const proxy = proxyFromEnv(env, config.url.protocol);
-  return { redact: createRedactor([config.token, proxyPassword(proxy)]), proxy };
+  const named = [...config.url.searchParams, ...config.extraHeaders].filter(([name]) => CREDENTIAL_NAME.test(name)).map(([, value]) => value);
+  return { redact: createRedactor([config.token, proxyPassword(proxy), ...named]), proxy };
 }
 
 interface CliOptions extends RawOptions {

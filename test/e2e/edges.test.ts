@@ -180,6 +180,25 @@ describe('credentials in start-up messages', () => {
     expect(spawned.stderr()).not.toContain('k3y-value-98765');
   });
 
+  it('masks an api_key from the --url query that the server echoes in an error body, in the log and on stdout', async () => {
+    const key = `k3y-${randomBytes(8).toString('hex')}`;
+    const server = await serve({
+      route: ({ req, res }) => {
+        res.writeHead(500, { 'content-type': 'text/plain' }).end(`no such key: ${req.url ?? ''}`);
+        return true;
+      },
+    });
+    const spawned = bridge(['--url', `${server.url.href}?api_key=${key}`, '--log-level', 'debug']);
+    spawned.send(call('k'));
+    await spawned.reply('k');
+    spawned.end();
+    expect((await spawned.exited).code).toBe(0);
+    expect(server.requests[0]!.body).not.toBe(''); // the request went out, with the key in its URL
+    expect(`${spawned.stderr()}${spawned.lines.join('\n')}`).toMatch(/no such key/);
+    expect(spawned.stderr()).not.toContain(key);
+    expect(spawned.lines.join('\n')).not.toContain(key);
+  });
+
   it('does not echo the password of an unparseable URL', async () => {
     const { code, stderr } = await refused(['--url', 'https://user:pa55-word-42@exa mple.com/mcp']);
     expect(code).toBe(2);
