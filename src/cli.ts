@@ -221,7 +221,7 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
     log = createLogger({ level: config.logLevel, file: config.logFile, redact });
   } catch (error) {
     await demo?.close();
-    if (error instanceof LogFileError) return usage(error.message, 'fenbs-mcp --log-file /path/to/an/existing/directory/fenbs-mcp.log');
+    if (error instanceof LogFileError) return usage(error.message, 'fenbs-mcp --log-file ~/fenbs-mcp.log (a path you can write to)');
     throw error;
   }
   const { logger } = log;

@@ -50,6 +50,7 @@ class BoundedSink {
   #dropped = 0;
   #writingNotice = false;
   #noticeDropped = false;
+  #closing = false;
   failed = false;
 
   constructor(fd: number, onFailure: (error: Error) => void) {
@@ -68,7 +69,8 @@ class BoundedSink {
   }
 
   write(line: string): void {
-    if (!this.failed) this.#stream.write(line);
+    // After close() the stream is ending: a late line (shutdown work still logging) is dropped.
+    if (!this.failed && !this.#closing) this.#stream.write(line);
   }
 
   #reportDrops(): void {
@@ -84,7 +86,8 @@ class BoundedSink {
 
   /** Resolves once the buffer has left, the destination failed, or `graceMs` passed. */
   close(graceMs: number): Promise<void> {
-    if (this.failed) return Promise.resolve();
+    if (this.failed || this.#closing) return Promise.resolve();
+    this.#closing = true;
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -174,7 +177,9 @@ export function createLogger(options: LoggerOptions): BridgeLog {
   return {
     logger,
     close: async () => {
-      await Promise.all(sinks.map((sink) => sink.close(LOG_FLUSH_GRACE_MS)));
+      // The file first: a failure it reports at its last write still reaches stderr.
+      await file?.close(LOG_FLUSH_GRACE_MS);
+      await stderr.close(LOG_FLUSH_GRACE_MS);
     },
   };
 }
