@@ -19,9 +19,9 @@ export interface Redactor {
   (text: string): string;
   /**
    * One JSON-RPC line bound for stdout: secrets in its string values and keys are masked, the
-   * top-level `id` is never touched, and the result is re-serialised as one line. Returns the
-   * very same value (same reference) when there is nothing to mask, so the common case costs a
-   * byte search and no decode.
+   * top-level `id` is never touched, and every other byte stays as the server sent it. Returns
+   * the very same value (same reference) when there is nothing to mask, so the common case costs
+   * a byte search and no decode.
    */
   maskMessageLine(line: string | Buffer): string | Buffer;
   /** True when the bytes may hold a secret (a cheap pre-check, no decode). */
@@ -69,31 +69,13 @@ export function createRedactor(secrets: readonly (string | undefined)[]): Redact
   const maskMessageLine = (line: string | Buffer): string | Buffer => {
     if (lineNeedles.length === 0 || !mayHold(line)) return line;
     const text = Buffer.isBuffer(line) ? line.toString('utf8') : line;
-    let message: unknown;
     try {
-      message = JSON.parse(text);
+      JSON.parse(text);
     } catch {
-      return replaceAll(text, lineNeedles);
+      return replaceAll(text, lineNeedles); // not JSON after all: mask the text itself
     }
-    let changed = false;
-    const maskString = (value: string) => {
-      const masked = replaceAll(value, decodedNeedles);
-      if (masked !== value) changed = true;
-      return masked;
-    };
-    const walk = (value: unknown, topLevel: boolean): unknown => {
-      if (typeof value === 'string') return maskString(value);
-      if (Array.isArray(value)) return value.map((item) => walk(item, false));
-      if (value === null || typeof value !== 'object') return value;
-      const out: Record<string, unknown> = {};
-      for (const [key, item] of Object.entries(value)) {
-        // The id pairs a reply with its request (JSON-RPC 2.0 §5): it goes back exactly as sent.
-        out[maskString(key)] = topLevel && key === 'id' ? item : walk(item, false);
-      }
-      return out;
-    };
-    const masked = walk(message, true);
-    return changed ? JSON.stringify(masked) : line;
+    const masked = maskJsonStrings(text, decodedNeedles);
+    return masked === text ? line : masked;
   };
 
   return Object.assign((text: string) => replaceAll(text, logNeedles), {
@@ -101,6 +83,64 @@ export function createRedactor(secrets: readonly (string | undefined)[]): Redact
     appearsIn: (bytes: Buffer) => mayHold(bytes),
     unmaskable: given.length - maskable.length,
   });
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** The index just past the string literal that starts at `start` (a quote); `text` is valid JSON. */
+function endOfString(text: string, start: number): number {
+  for (let from = start + 1; ; ) {
+    const quote = text.indexOf('"', from);
+    if (quote === -1) return text.length;
+    let backslashes = 0;
+    while (text.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return quote + 1;
+    from = quote + 1;
+  }
+}
+
+/**
+ * Masks `needles` inside every string literal (values and keys) of one JSON text, except the
+ * value of the top-level `id`: the id pairs a reply with its request (JSON-RPC 2.0 §5) and goes
+ * back exactly as sent. Each literal is decoded first, so every escaped form of a secret is found
+ * (`\/`, `\uXXXX`). Everything outside a changed literal (numbers, spacing, key order) keeps the
+ * server's bytes. `text` must be valid JSON.
+ */
+function maskJsonStrings(text: string, needles: readonly string[]): string {
+  let out = '';
+  let copied = 0;
+  let depth = 0;
+  let idValueAt = -1;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 0x7b || code === 0x5b) depth++; // { [
+    else if (code === 0x7d || code === 0x5d) depth--; // } ]
+    else if (code === QUOTE) {
+      const end = endOfString(text, i);
+      if (i !== idValueAt) {
+        const decoded = JSON.parse(text.slice(i, end)) as string;
+        const masked = replaceAll(decoded, needles);
+        if (masked !== decoded) {
+          out += text.slice(copied, i) + JSON.stringify(masked);
+          copied = end;
+        }
+        if (depth === 1 && decoded === 'id') idValueAt = stringValueAfterColon(text, end);
+      }
+      i = end - 1;
+    }
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+/** Where the string value after `"key"` starts (its quote), or -1 when the value is not a string. */
+function stringValueAfterColon(text: string, from: number): number {
+  let i = from;
+  while (/\s/.test(text.charAt(i))) i++;
+  if (text.charAt(i) !== ':') return -1; // a string value "id", not a key
+  i++;
+  while (/\s/.test(text.charAt(i))) i++;
+  return text.charCodeAt(i) === QUOTE ? i : -1;
 }
 
 /**

@@ -57,6 +57,16 @@ describe('createRedactor: maskMessageLine (stdout)', () => {
     expect(createRedactor([TOKEN]).unmaskable).toBe(0);
   });
 
+  it('keeps every byte outside a masked string: large integers, spacing, escapes', () => {
+    const line = `{"jsonrpc":"2.0", "id":"a\\u0041", "result":{"n":12345678901234567890, "e":"\\u00e9", "t":"${TOKEN}"}}`;
+    expect(redact.maskMessageLine(line)).toBe(`{"jsonrpc":"2.0", "id":"a\\u0041", "result":{"n":12345678901234567890, "e":"\\u00e9", "t":"[REDACTED]"}}`);
+  });
+
+  it('masks a string value "id" and a nested id, leaving only the top-level id alone', () => {
+    const line = JSON.stringify({ jsonrpc: '2.0', id: 3, result: { id: TOKEN, name: 'id', list: [{ id: `x${TOKEN}` }] } });
+    expect(JSON.parse(String(redact.maskMessageLine(line))).result).toEqual({ id: '[REDACTED]', name: 'id', list: [{ id: 'x[REDACTED]' }] });
+  });
+
   it('masks byte-literally a line that is not JSON', () => {
     expect(redact.maskMessageLine(`not json ${TOKEN}`)).toBe('not json [REDACTED]');
   });
