@@ -3,7 +3,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -109,7 +109,6 @@ describe('--log-file', () => {
     const spawned = bridge(['--url', server.url.href, '--log-file', file, '--log-level', 'info']);
     spawned.end();
     expect((await spawned.exited).code).toBe(0);
-    const { readFileSync } = await import('node:fs');
     expect(readFileSync(file, 'utf8')).toMatch(/fenbs-mcp started/);
   });
 });
