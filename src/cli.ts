@@ -1,13 +1,13 @@
 // The command line: commander program, environment, signals and exit codes. Only this file touches `process`.
 
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { runBridge, type BridgeExit } from './bridge.js';
-import { createConfig, DEFAULT_URL, UsageError, type BridgeConfig, type RawOptions } from './config.js';
-import { createLogger } from './logger.js';
+import { createConfig, DEFAULT_URL, FileTooLargeError, UsageError, type BridgeConfig, type RawOptions } from './config.js';
+import { createLogger, LogFileError, type BridgeLog } from './logger.js';
 import { proxyFromEnv, redactUserinfo } from './remote.js';
-import { createRedactor } from './secrets.js';
+import { createRedactor, maskUrl, MIN_MASKABLE_SECRET_CHARS, type Redactor } from './secrets.js';
 
 /** Exit codes; documented in the README's table. */
 export const EXIT = {
@@ -18,7 +18,7 @@ export const EXIT = {
   DOCTOR_FAILED: 3,
 } as const;
 
-/** SIGTERM/SIGINT/SIGHUP must end the process within a second (core issue item 8). */
+/** SIGTERM/SIGINT/SIGHUP end the process within a second: a client that sent one waits for the exit. */
 const SIGNAL_EXIT_DEADLINE_MS = 900;
 
 const EXAMPLES = `
@@ -109,6 +109,37 @@ function usage(message: string, fix?: string): number {
   return EXIT.USAGE;
 }
 
+/**
+ * Reads a file as UTF-8, but never more than `maxBytes`: the size is checked before reading, and
+ * the read stops one byte past the limit (a file whose size is not known, such as a FIFO).
+ */
+function readBoundedTextFile(path: string, maxBytes: number): string {
+  const fd = openSync(path, 'r');
+  try {
+    if (fstatSync(fd).size > maxBytes) throw new FileTooLargeError(path, maxBytes);
+    const buffer = Buffer.alloc(maxBytes + 1);
+    let length = 0;
+    for (let read = -1; read !== 0 && length < buffer.length; length += read) read = readSync(fd, buffer, length, buffer.length - length, null);
+    if (length > maxBytes) throw new FileTooLargeError(path, maxBytes);
+    return buffer.toString('utf8', 0, length);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A query parameter or header whose name says its value is a credential (`api_key`, `X-Auth-Token`). */
+const CREDENTIAL_NAME = /key|token|secret|pass|auth|sig|session|credential/i;
+
+/**
+ * The redactor for everything this run writes: the token, the proxy password, and the values of
+ * --url query parameters and -H headers named like credentials, which a server may echo back.
+ */
+function redactorFor(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>): { redact: Redactor; proxy: string | undefined } {
+  const proxy = proxyFromEnv(env, config.url.protocol);
+  const named = [...config.url.searchParams, ...config.extraHeaders].filter(([name]) => CREDENTIAL_NAME.test(name)).map(([, value]) => value);
+  return { redact: createRedactor([config.token, proxyPassword(proxy), ...named]), proxy };
+}
+
 interface CliOptions extends RawOptions {
   demo?: boolean;
   json?: boolean;
@@ -125,7 +156,7 @@ async function prepare(options: CliOptions): Promise<Prepared | number> {
   const env = process.env;
   if (options.demo !== true) {
     try {
-      return { config: createConfig({ options, env, readTextFile: (path) => readFileSync(path, 'utf8') }), env, demo: undefined };
+      return { config: createConfig({ options, env, readTextFile: readBoundedTextFile }), env, demo: undefined };
     } catch (error) {
       if (error instanceof UsageError) return usage(error.message, error.fix);
       throw error;
@@ -168,9 +199,10 @@ export async function main(argv: readonly string[]): Promise<number> {
 async function doctorCommand(options: CliOptions): Promise<number> {
   const prepared = await prepare(options);
   if (typeof prepared === 'number') return prepared;
-  const { runDoctor, formatReport } = await import('./doctor.js');
+  const { runDoctor, formatReport, redactReport } = await import('./doctor.js');
   try {
-    const report = await runDoctor(prepared.config, prepared.env);
+    // What doctor prints is what users paste into issues: the same masking as the bridge's logs.
+    const report = redactReport(await runDoctor(prepared.config, prepared.env), redactorFor(prepared.config, prepared.env).redact);
     process.stdout.write(options.json === true ? `${JSON.stringify(report)}\n` : formatReport(report));
     return report.ok ? EXIT.OK : EXIT.DOCTOR_FAILED;
   } finally {
@@ -183,22 +215,25 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
   if (typeof prepared === 'number') return prepared;
   const { config, env, demo } = prepared;
 
-  const proxy = proxyFromEnv(env, config.url.protocol);
-  const redact = createRedactor([config.token, proxyPassword(proxy)]);
-  let logger;
+  const { redact, proxy } = redactorFor(config, env);
+  let log: BridgeLog;
   try {
-    logger = createLogger({ level: config.logLevel, file: config.logFile, redact });
+    log = createLogger({ level: config.logLevel, file: config.logFile, redact });
   } catch (error) {
     await demo?.close();
-    return usage(`cannot open --log-file ${config.logFile ?? ''}: ${(error as Error).message}`);
+    if (error instanceof LogFileError) return usage(error.message, 'fenbs-mcp --log-file ~/fenbs-mcp.log (a path you can write to)');
+    throw error;
   }
+  const { logger } = log;
 
   logger.info(
-    { url: config.url.href, version, node: process.versions.node, credentials: config.token === undefined ? 'none' : `token from ${config.tokenSource}`, proxy: proxy === undefined || proxy === '' ? undefined : redactUserinfo(proxy), demo: demo !== undefined || undefined },
+    { url: maskUrl(config.url), version, node: process.versions.node, credentials: config.token === undefined ? 'none' : `token from ${config.tokenSource}`, proxy: proxy === undefined || proxy === '' ? undefined : redactUserinfo(proxy), demo: demo !== undefined || undefined },
     'fenbs-mcp started',
   );
   if (config.token === undefined) {
     logger.warn(`no token: ${config.tokenSource} is not set, so requests go without Authorization`);
+  } else if (config.token.length < MIN_MASKABLE_SECRET_CHARS) {
+    logger.warn(`the token from ${config.tokenSource} is shorter than ${MIN_MASKABLE_SECRET_CHARS} characters: too short to tell apart from ordinary text, so it cannot be masked in server replies on stdout`);
   }
   if (config.url.protocol === 'http:' && config.allowHttp) {
     logger.warn('--allow-http: the token travels unencrypted over plain http://');
@@ -222,6 +257,7 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
     await demo?.close();
   }
   logger.debug({ exit }, 'stopped');
+  await log.close();
   return exit === 'input-failed' ? EXIT.FAILURE : EXIT.OK;
 }
 

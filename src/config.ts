@@ -1,7 +1,9 @@
 // Options and environment → one validated, frozen BridgeConfig; pure, throws UsageError.
 
+import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { LOG_LEVELS } from './logger.js';
+import { maskUrl } from './secrets.js';
 import type { LevelWithSilent } from 'pino';
 
 export const DEFAULT_URL = 'https://fenbs.ai/api/mcp';
@@ -13,6 +15,15 @@ export const CONNECT_TIMEOUT_MS = 10_000;
 export const STREAM_IDLE_TIMEOUT_MS = 0;
 export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+/**
+ * The longest timer Node keeps (2^31 - 1 ms, about 24.8 days): a larger delay fires after 1 ms
+ * with a TimeoutOverflowWarning, so larger timeouts are refused at start.
+ */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
+/** A token file holds one token; anything larger is the wrong file, and is not read whole. */
+export const MAX_TOKEN_FILE_BYTES = 64 * 1024;
+/** Room for a full CA bundle (Mozilla's is about 250 KB) and more; a larger file is the wrong one. */
+export const MAX_CA_FILE_BYTES = 16 * 1024 * 1024;
 /** How long shutdown work (session DELETE) may take before the process goes anyway. */
 export const SHUTDOWN_GRACE_MS = 800;
 
@@ -51,6 +62,17 @@ export interface RawOptions {
   logFile?: string | undefined;
 }
 
+/** Thrown by a `readTextFile` when the file holds more than the bytes the caller allows. */
+export class FileTooLargeError extends Error {
+  override readonly name = 'FileTooLargeError';
+  constructor(
+    readonly path: string,
+    readonly maxBytes: number,
+  ) {
+    super(`${path} is larger than ${maxBytes} bytes`);
+  }
+}
+
 /** A mistake in how the bridge was started: one message on stderr and exit code 2. */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -64,7 +86,8 @@ export class UsageError extends Error {
 
 /**
  * Headers the bridge sets itself from the message and its state. A user value would contradict
- * the protocol (wire rules §1, §3, §5) or carry a credential into argv, where process lists and
+ * the protocol (the Streamable HTTP transport has the client set Accept, Content-Type, the session
+ * and version headers, and the 2026-07-28 Mcp-* headers from each message) or carry a credential into argv, where process lists and
  * shell history show it.
  */
 const OWNED_HEADERS = new Set([
@@ -88,12 +111,35 @@ const OWNED_HEADERS = new Set([
 const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
 const TOKEN_CHARS = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
+/**
+ * What an HTTP field value may hold (RFC 9110 §5.5: VCHAR, obs-text, SP, HTAB), as one character
+ * per byte: undici (like Node's http) refuses anything else, so such a value would fail every
+ * request. Characters above U+00FF have no single byte; control characters are never allowed.
+ */
+const FIELD_VALUE_CHAR = /^[\t\x20-\x7E\x80-\xFF]$/;
+
+/** Why `value` cannot be sent as a header value, or undefined when it can; never repeats the value. */
+function fieldValueProblem(value: string): string | undefined {
+  for (const char of value) {
+    if (FIELD_VALUE_CHAR.test(char)) continue;
+    const code = char.codePointAt(0)!;
+    if (code === 0x0a || code === 0x0d) return 'a line break';
+    if (code < 0x20 || code === 0x7f) return 'a control character';
+    return 'a character outside Latin-1 (HTTP header values are bytes; send such text encoded)';
+  }
+  return undefined;
+}
+
 function parseHeader(raw: string, tokenEnv: string): readonly [string, string] {
   const colon = raw.indexOf(':');
-  const name = colon === -1 ? raw.trim() : raw.slice(0, colon).trim();
+  const name = colon === -1 ? '' : raw.slice(0, colon).trim();
   const value = colon === -1 ? '' : raw.slice(colon + 1).trim();
   if (colon === -1 || !TOKEN_CHARS.test(name)) {
-    throw new UsageError(`-H expects "Name: value", got "${name}"`, `fenbs-mcp -H "X-Team: platform"`);
+    // The text is not repeated: without a colon it may be "Authorization Bearer <token>".
+    throw new UsageError(
+      colon === -1 ? '-H expects "Name: value" with a colon after the name' : '-H expects "Name: value"; the name may hold only letters, digits and !#$%&\'*+-.^_`|~',
+      `fenbs-mcp -H "X-Team: platform"`,
+    );
   }
   const lower = name.toLowerCase();
   if (CREDENTIAL_HEADERS.has(lower)) {
@@ -106,7 +152,8 @@ function parseHeader(raw: string, tokenEnv: string): readonly [string, string] {
   if (OWNED_HEADERS.has(lower) || lower.startsWith('mcp-param-')) {
     throw new UsageError(`-H ${name} is refused: the bridge sets that header itself for every message`);
   }
-  if (/[\r\n\0]/.test(value)) throw new UsageError(`-H ${name}: the value contains a line break or NUL`);
+  const problem = fieldValueProblem(value);
+  if (problem !== undefined) throw new UsageError(`-H ${name}: the value contains ${problem}, which no HTTP request can carry`);
   return [name, value] as const;
 }
 
@@ -124,6 +171,18 @@ function parsePositiveInteger(raw: string | undefined, fallback: number, option:
   return value;
 }
 
+/** A timeout in ms; 0 means none when `zeroMeansNone`, else the value must be at least 1. */
+function parseTimeout(raw: string | undefined, fallback: number, option: string, zeroMeansNone: boolean): number {
+  const value = zeroMeansNone ? parseNonNegativeInteger(raw, fallback, option) : parsePositiveInteger(raw, fallback, option);
+  if (value > MAX_TIMEOUT_MS) {
+    throw new UsageError(
+      `${option} is at most ${MAX_TIMEOUT_MS} ms (about 24.8 days, the longest timer Node keeps), got ${raw ?? value}${zeroMeansNone ? '; 0 means no deadline' : ''}`,
+      zeroMeansNone ? `fenbs-mcp ${option} 0` : undefined,
+    );
+  }
+  return value;
+}
+
 export function isLoopbackHost(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '');
   if (host === 'localhost' || host.endsWith('.localhost')) return true;
@@ -136,7 +195,8 @@ function parseUrl(raw: string, allowHttp: boolean, hasToken: boolean): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw new UsageError(`invalid URL "${raw}"`, 'fenbs-mcp --url https://example.com/mcp');
+    // Masked: a URL that does not parse may still carry a password or an API key.
+    throw new UsageError(`invalid URL "${maskUrl(raw)}"`, 'fenbs-mcp --url https://example.com/mcp');
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new UsageError(`the URL must start with https:// or http://, got "${url.protocol}"`);
@@ -156,8 +216,38 @@ function parseUrl(raw: string, allowHttp: boolean, hasToken: boolean): URL {
 export interface ConfigInputs {
   options: RawOptions;
   env: Readonly<Record<string, string | undefined>>;
-  /** Reads a token file; injected so this module stays pure. */
-  readTextFile: (path: string) => string;
+  /**
+   * Reads a text file (injected so this module stays pure); throws `FileTooLargeError` rather
+   * than read more than `maxBytes`.
+   */
+  readTextFile: (path: string, maxBytes: number) => string;
+}
+
+function readOptionFile(readTextFile: ConfigInputs['readTextFile'], option: string, path: string, maxBytes: number, fix?: string): string {
+  try {
+    return readTextFile(path, maxBytes);
+  } catch (error) {
+    if (error instanceof FileTooLargeError) {
+      throw new UsageError(`${option} ${path} is larger than ${maxBytes} bytes: it cannot be the right file`, fix);
+    }
+    throw new UsageError(`cannot read ${option} ${path}: ${(error as Error).message}`, fix);
+  }
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/** How many PEM blocks of `pem` hold a certificate that parses. */
+function countCertificates(pem: string): number {
+  let loaded = 0;
+  for (const [block] of pem.matchAll(PEM_CERTIFICATE)) {
+    try {
+      new X509Certificate(block);
+      loaded++;
+    } catch {
+      // A damaged block; counted out, and refused below if no block is left.
+    }
+  }
+  return loaded;
 }
 
 export function createConfig({ options, env, readTextFile }: ConfigInputs): BridgeConfig {
@@ -167,28 +257,27 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
   let tokenSource = `env ${tokenEnv}`;
   if (options.tokenFile !== undefined) {
     tokenSource = `file ${options.tokenFile}`;
-    try {
-      token = readTextFile(options.tokenFile).trim();
-    } catch (error) {
-      throw new UsageError(`cannot read --token-file ${options.tokenFile}: ${(error as Error).message}`);
-    }
+    token = readOptionFile(readTextFile, '--token-file', options.tokenFile, MAX_TOKEN_FILE_BYTES).trim();
+    // The user named a file, so an empty one is a mistake, not "no token".
+    if (token === '') throw new UsageError(`--token-file ${options.tokenFile} is empty: it must hold the bearer token`);
   } else {
     token = env[tokenEnv]?.trim();
   }
   if (token === '') token = undefined;
-  if (token !== undefined && /[\r\n\0]/.test(token)) throw new UsageError(`the token from ${tokenSource} contains a line break or NUL`);
+  // Sent as `Authorization: Bearer <token>`, so it must be a valid header value; never repeated.
+  const tokenProblem = token === undefined ? undefined : fieldValueProblem(token);
+  if (tokenProblem !== undefined) throw new UsageError(`the token from ${tokenSource} contains ${tokenProblem}, so it cannot be sent in an Authorization header`);
 
   if (options.caFile !== undefined) {
     // Checked here, like --token-file: a missing or wrong file is a usage mistake (exit 2), not a
-    // crash on the first request.
-    let pem: string;
-    try {
-      pem = readTextFile(options.caFile);
-    } catch (error) {
-      throw new UsageError(`cannot read --ca-file ${options.caFile}: ${(error as Error).message}`, 'fenbs-mcp --ca-file /path/to/your-ca.pem');
-    }
+    // TLS failure on every request.
+    const fix = 'fenbs-mcp --ca-file /path/to/your-ca.pem';
+    const pem = readOptionFile(readTextFile, '--ca-file', options.caFile, MAX_CA_FILE_BYTES, fix);
     if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
-      throw new UsageError(`--ca-file ${options.caFile} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+      throw new UsageError(`--ca-file ${options.caFile} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`, fix);
+    }
+    if (countCertificates(pem) === 0) {
+      throw new UsageError(`--ca-file ${options.caFile} holds no usable certificate: no PEM block in it parses as X.509`, fix);
     }
   }
 
@@ -205,9 +294,9 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     token,
     tokenSource,
     extraHeaders: Object.freeze((options.header ?? []).map((raw) => parseHeader(raw, tokenEnv))),
-    requestTimeoutMs: parseNonNegativeInteger(options.requestTimeout, REQUEST_TIMEOUT_MS, '--request-timeout'),
-    connectTimeoutMs: parsePositiveInteger(options.connectTimeout, CONNECT_TIMEOUT_MS, '--connect-timeout'),
-    streamIdleTimeoutMs: parseNonNegativeInteger(options.streamIdleTimeout, STREAM_IDLE_TIMEOUT_MS, '--stream-idle-timeout'),
+    requestTimeoutMs: parseTimeout(options.requestTimeout, REQUEST_TIMEOUT_MS, '--request-timeout', true),
+    connectTimeoutMs: parseTimeout(options.connectTimeout, CONNECT_TIMEOUT_MS, '--connect-timeout', false),
+    streamIdleTimeoutMs: parseTimeout(options.streamIdleTimeout, STREAM_IDLE_TIMEOUT_MS, '--stream-idle-timeout', true),
     maxLineBytes: parsePositiveInteger(options.maxLineBytes, MAX_LINE_BYTES, '--max-line-bytes'),
     maxMessageBytes: parsePositiveInteger(options.maxMessageBytes, MAX_MESSAGE_BYTES, '--max-message-bytes'),
     shutdownGraceMs: SHUTDOWN_GRACE_MS,

@@ -9,6 +9,7 @@ import { isBridgeError } from './errors.js';
 import { isJsonObject, MODERN_VERSION_META_KEY, type JsonObject } from './json-rpc.js';
 import { headerValue, readErrorBody, readPrivateResponse } from './reply-reader.js';
 import { createDispatcher, proxyFromEnv, redactUserinfo, trustedCas } from './remote.js';
+import { maskUrl, type Redactor } from './secrets.js';
 
 export interface Check {
   name: string;
@@ -32,10 +33,10 @@ const LATENCY_SAMPLES = 5;
 /** Runs every check in order; a failed check stops the ones that depend on it. */
 export async function runDoctor(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>): Promise<DoctorReport> {
   const checks: Check[] = [];
-  const report: DoctorReport = { ok: false, url: config.url.href, checks };
+  const report: DoctorReport = { ok: false, url: maskUrl(config.url), checks };
   const add = (check: Check) => (checks.push(check), check.ok);
 
-  add({ name: 'url', ok: true, detail: config.url.href });
+  add({ name: 'url', ok: true, detail: maskUrl(config.url) });
   const proxy = proxyFromEnv(env, config.url.protocol) || undefined;
   const host = config.url.hostname.replace(/^\[|\]$/g, '');
   const port = Number(config.url.port || (config.url.protocol === 'https:' ? 443 : 80));
@@ -167,7 +168,7 @@ async function checkLegacy(probe: Probe, report: DoctorReport): Promise<void> {
     await countToolsAndTime(probe, (params) => ({ message: request('tools/list', params), headers: { ...sessionHeaders, 'mcp-method': 'tools/list' } }));
   } finally {
     if (sessionHeaders['mcp-session-id'] !== undefined) {
-      // Leave no probe session behind (field notes §3).
+      // Leave no probe session behind: the server keeps a session until it is DELETEd (2025-06-18 transports §Session Management).
       await endpoint.delete(sessionHeaders, signal()).then((exchange) => readErrorBody(exchange), () => undefined);
     }
   }
@@ -263,6 +264,18 @@ function tryTls(host: string, port: number, config: BridgeConfig, env: Readonly<
       });
     });
   });
+}
+
+/**
+ * The report with the run's secrets masked in every text a server or the network could have put
+ * there (server names, error bodies, WWW-Authenticate), for both the text and the JSON form.
+ */
+export function redactReport(report: DoctorReport, redact: Redactor): DoctorReport {
+  return {
+    ...report,
+    url: redact(report.url),
+    checks: report.checks.map((check) => ({ ...check, name: redact(check.name), detail: redact(check.detail), ...(check.hint === undefined ? {} : { hint: redact(check.hint) }) })),
+  };
 }
 
 /** The human form: one line per check with ✓ or ✗, and the hint under a failure. */

@@ -1,34 +1,181 @@
 // Knows the secret values of this run and blanks them out of any text before it leaves the process.
 
 const MASK = '[REDACTED]';
+/** What stands for a user name, password, query value or fragment in a URL shown in a message. */
+const URL_PART_MASK = '***';
 
-/** Masks secrets in text; `appearsIn` tells whether bytes hold one, without decoding them. */
+/**
+ * Secrets shorter than this are never masked in server messages on stdout: a token like "test"
+ * also occurs in ids, tool names and ordinary words, and rewriting those breaks the protocol
+ * while hiding nothing (the token is guessable anyway). The CLI warns at start instead.
+ */
+export const MIN_MASKABLE_SECRET_CHARS = 8;
+/** Below this, a secret is not masked even in log text: masking "a" would shred every line. */
+const MIN_LOG_SECRET_CHARS = 4;
+
+/** Masks secrets in log text, and in JSON-RPC lines bound for stdout. */
 export interface Redactor {
+  /** Log text: every occurrence of a secret (as is, JSON-escaped, `\/`-escaped, URL-encoded) is masked. */
   (text: string): string;
-  appearsIn(bytes: Buffer): boolean;
+  /**
+   * One JSON-RPC line bound for stdout: secrets in its string values and keys are masked, the
+   * top-level `id` is never touched, and every other byte stays as the server sent it. Returns
+   * the very same value (same reference) when there is nothing to mask, so the common case costs
+   * a byte search and no decode.
+   */
+  maskMessageLine(line: string | Buffer): string | Buffer;
+  /** How many of the secrets given are too short to be masked on stdout. */
+  readonly unmaskable: number;
+}
+
+/** The forms a secret takes in a serialised JSON line. */
+function encodedForms(secret: string): string[] {
+  const jsonEscaped = JSON.stringify(secret).slice(1, -1);
+  // PHP's json_encode (and others) escape "/" as "\/" (RFC 8259 §7 allows it).
+  return [secret, jsonEscaped, jsonEscaped.replaceAll('/', '\\/'), encodeURIComponent(secret)];
+}
+
+function replaceAll(text: string, needles: readonly string[]): string {
+  let out = text;
+  for (const needle of needles) {
+    if (out.includes(needle)) out = out.split(needle).join(MASK);
+  }
+  return out;
+}
+
+/** Longest first, so a secret that contains another is masked whole. */
+function byLength(values: Iterable<string>): string[] {
+  return [...new Set(values)].sort((a, b) => b.length - a.length);
 }
 
 /**
- * Returns a function that replaces every occurrence of each secret (as is, JSON-escaped and
- * URL-encoded) with a mask. Secrets shorter than 4 characters are ignored: masking "a" would
- * shred every log line while protecting nothing.
+ * Returns a redactor for these secrets (undefined entries are skipped). Log text masks secrets of
+ * 4 characters or more; stdout lines only those of `MIN_MASKABLE_SECRET_CHARS` or more.
  */
 export function createRedactor(secrets: readonly (string | undefined)[]): Redactor {
-  const needles = new Set<string>();
-  for (const secret of secrets) {
-    if (secret === undefined || secret.length < 4) continue;
-    needles.add(secret);
-    needles.add(JSON.stringify(secret).slice(1, -1));
-    needles.add(encodeURIComponent(secret));
-  }
-  const list = [...needles].sort((a, b) => b.length - a.length);
-  const redact = (text: string) => {
-    let out = text;
-    for (const needle of list) {
-      if (out.includes(needle)) out = out.split(needle).join(MASK);
+  const given = secrets.filter((secret): secret is string => secret !== undefined && secret !== '');
+  const logNeedles = byLength(given.filter((s) => s.length >= MIN_LOG_SECRET_CHARS).flatMap(encodedForms));
+  const maskable = given.filter((s) => s.length >= MIN_MASKABLE_SECRET_CHARS);
+  // Inside a decoded JSON string a secret appears raw or URL-encoded.
+  const decodedNeedles = byLength(maskable.flatMap((s) => [s, encodeURIComponent(s)]));
+  const lineNeedles = byLength(maskable.flatMap(encodedForms));
+  const lineByteNeedles = lineNeedles.map((needle) => Buffer.from(needle, 'utf8'));
+
+  const mayHold = (line: string | Buffer) =>
+    Buffer.isBuffer(line) ? lineByteNeedles.some((needle) => line.includes(needle)) : lineNeedles.some((needle) => line.includes(needle));
+
+  const maskMessageLine = (line: string | Buffer): string | Buffer => {
+    if (lineNeedles.length === 0 || !mayHold(line)) return line;
+    const text = Buffer.isBuffer(line) ? line.toString('utf8') : line;
+    try {
+      JSON.parse(text);
+    } catch {
+      return replaceAll(text, lineNeedles); // not JSON after all: mask the text itself
     }
-    return out;
+    const masked = maskJsonStrings(text, decodedNeedles);
+    return masked === text ? line : masked;
   };
-  const byteNeedles = list.map((needle) => Buffer.from(needle, 'utf8'));
-  return Object.assign(redact, { appearsIn: (bytes: Buffer) => byteNeedles.some((needle) => bytes.includes(needle)) });
+
+  return Object.assign((text: string) => replaceAll(text, logNeedles), {
+    maskMessageLine,
+    unmaskable: given.length - maskable.length,
+  });
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** The index just past the string literal that starts at `start` (a quote); `text` is valid JSON. */
+function endOfString(text: string, start: number): number {
+  for (let from = start + 1; ; ) {
+    const quote = text.indexOf('"', from);
+    if (quote === -1) return text.length;
+    let backslashes = 0;
+    while (text.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return quote + 1;
+    from = quote + 1;
+  }
+}
+
+/**
+ * Masks `needles` inside every string literal (values and keys) of one JSON text, except the
+ * value of the top-level `id`: the id pairs a reply with its request (JSON-RPC 2.0 §5) and goes
+ * back exactly as sent. Each literal is decoded first, so every escaped form of a secret is found
+ * (`\/`, `\uXXXX`). Everything outside a changed literal (numbers, spacing, key order) keeps the
+ * server's bytes. `text` must be valid JSON.
+ */
+function maskJsonStrings(text: string, needles: readonly string[]): string {
+  let out = '';
+  let copied = 0;
+  let depth = 0;
+  let idValueAt = -1;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 0x7b || code === 0x5b) depth++; // { [
+    else if (code === 0x7d || code === 0x5d) depth--; // } ]
+    else if (code === QUOTE) {
+      const end = endOfString(text, i);
+      if (i !== idValueAt) {
+        const decoded = JSON.parse(text.slice(i, end)) as string;
+        const masked = replaceAll(decoded, needles);
+        if (masked !== decoded) {
+          out += text.slice(copied, i) + JSON.stringify(masked);
+          copied = end;
+        }
+        if (depth === 1 && decoded === 'id') idValueAt = stringValueAfterColon(text, end);
+      }
+      i = end - 1;
+    }
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+/** Where the string value after `"key"` starts (its quote), or -1 when the value is not a string. */
+function stringValueAfterColon(text: string, from: number): number {
+  let i = from;
+  while (/\s/.test(text.charAt(i))) i++;
+  if (text.charAt(i) !== ':') return -1; // a string value "id", not a key
+  i++;
+  while (/\s/.test(text.charAt(i))) i++;
+  return text.charCodeAt(i) === QUOTE ? i : -1;
+}
+
+/**
+ * A URL as it may appear in a message: user name, password, every query value and the fragment
+ * masked, since each may carry a credential (`?api_key=…`). Works on text that does not parse as
+ * a URL too, so a usage error can say which URL it refused without repeating its secrets.
+ */
+export function maskUrl(input: string | URL): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(String(input));
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined) return maskUnparsedUrl(String(input));
+  if (url.username !== '') url.username = URL_PART_MASK;
+  if (url.password !== '') url.password = URL_PART_MASK;
+  if (url.hash !== '') url.hash = URL_PART_MASK;
+  if (url.search === '') return url.href;
+  const query = url.search
+    .slice(1)
+    .split('&')
+    .map((pair) => {
+      const equals = pair.indexOf('=');
+      return equals === -1 ? pair : `${pair.slice(0, equals)}=${URL_PART_MASK}`;
+    })
+    .join('&');
+  url.search = '';
+  const base = url.href.replace(/#.*$/, '');
+  return `${base}?${query}${url.hash}`;
+}
+
+function maskUnparsedUrl(text: string): string {
+  return (
+    text
+      // user info: everything between "//" and the last "@" before the path
+      .replace(/^([^/?#]*\/\/)([^/?#]*)@/, (_match, scheme: string, userinfo: string) => `${scheme}${userinfo.includes(':') ? `${URL_PART_MASK}:${URL_PART_MASK}` : URL_PART_MASK}@`)
+      .replace(/#.*$/, `#${URL_PART_MASK}`)
+      .replace(/\?(.*)$/, (_match, query: string) => `?${query.split('&').map((pair) => (pair.includes('=') ? `${pair.slice(0, pair.indexOf('='))}=${URL_PART_MASK}` : pair)).join('&')}`)
+  );
 }

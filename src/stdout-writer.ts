@@ -74,23 +74,24 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
       if (closed) return true;
       cork();
       let ready: boolean;
-      if (Buffer.isBuffer(serialised) && redact?.appearsIn(serialised) !== true) {
-        // The server's own bytes, known to be one JSON line: written as they came, with no
-        // decode and re-encode of a large reply. Both writes happen in one tick, so no other
-        // line can come between them.
-        output.write(serialised);
+      // The token never reaches stdout, not even when the server echoes it in its own answer:
+      // desktop clients keep stdout in their log files. The same value comes back when nothing
+      // needed masking, so the server's own bytes go out with no decode and re-encode.
+      let line: string | Buffer;
+      try {
+        // JSON.stringify(undefined) is undefined, whatever its type says.
+        const raw: string | Buffer | undefined = serialised ?? JSON.stringify(message);
+        if (raw === undefined) return false;
+        line = redact === undefined ? raw : redact.maskMessageLine(raw);
+      } catch {
+        return false;
+      }
+      if (Buffer.isBuffer(line)) {
+        // Known to be one JSON line; both writes happen in one tick, so no other line can come between them.
+        output.write(line);
         ready = output.write('\n');
       } else {
-        let line: string;
-        try {
-          const text = Buffer.isBuffer(serialised) ? serialised.toString('utf8') : (serialised ?? JSON.stringify(message));
-          // The token never reaches stdout, not even when the server echoes it in its own answer:
-          // desktop clients keep stdout in their log files (hardening: secrets).
-          line = `${redact === undefined ? text : redact(text)}\n`;
-        } catch {
-          return false;
-        }
-        ready = output.write(line);
+        ready = output.write(`${line}\n`);
       }
       if (ready) return true;
       if (closed) return true;

@@ -1,10 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { createConfig, isLoopbackHost, MAX_LINE_BYTES, REQUEST_TIMEOUT_MS, UsageError, type RawOptions } from '../src/config.js';
+import { readFileSync } from 'node:fs';
+import { createTestCertificates } from './helpers/hardening-servers.js';
+import {
+  createConfig,
+  FileTooLargeError,
+  isLoopbackHost,
+  MAX_LINE_BYTES,
+  MAX_TIMEOUT_MS,
+  MAX_TOKEN_FILE_BYTES,
+  REQUEST_TIMEOUT_MS,
+  UsageError,
+  type RawOptions,
+} from '../src/config.js';
 
 const noFile = () => {
   throw new Error('ENOENT: no such file');
 };
-const make = (options: RawOptions = {}, env: Record<string, string> = {}, readTextFile: (path: string) => string = noFile) =>
+const make = (options: RawOptions = {}, env: Record<string, string> = {}, readTextFile: (path: string, maxBytes: number) => string = noFile) =>
   createConfig({ options, env, readTextFile });
 
 describe('createConfig', () => {
@@ -76,6 +88,93 @@ describe('createConfig', () => {
 
   it('accepts 0 as "no deadline"', () => {
     expect(make({ requestTimeout: '0' }).requestTimeoutMs).toBe(0);
+  });
+});
+
+/** The message of the UsageError `run` throws (fails the test when it does not throw one). */
+function usageMessage(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(UsageError);
+    return `${(error as UsageError).message} ${(error as UsageError).fix ?? ''}`;
+  }
+  throw new Error('no UsageError');
+}
+
+describe('createConfig: start-up limits', () => {
+  it.each(['--request-timeout', '--stream-idle-timeout', '--connect-timeout'])('refuses %s of 2^31 ms or more, naming the maximum', (option) => {
+    const key = { '--request-timeout': 'requestTimeout', '--stream-idle-timeout': 'streamIdleTimeout', '--connect-timeout': 'connectTimeout' }[option]!;
+    const message = usageMessage(() => make({ [key]: String(2 ** 31) }));
+    expect(message).toContain(option);
+    expect(message).toContain(String(MAX_TIMEOUT_MS));
+    if (option !== '--connect-timeout') expect(message).toMatch(/0 means no deadline/);
+  });
+
+  it('accepts the maximum timer itself', () => {
+    expect(make({ requestTimeout: String(MAX_TIMEOUT_MS), streamIdleTimeout: String(MAX_TIMEOUT_MS) }).requestTimeoutMs).toBe(MAX_TIMEOUT_MS);
+  });
+
+  it('refuses an empty token file instead of warning that the file "is not set"', () => {
+    expect(usageMessage(() => make({ tokenFile: '/t' }, {}, () => ' \n'))).toMatch(/--token-file \/t is empty/);
+  });
+
+  it('reads a token file through a reader bounded to MAX_TOKEN_FILE_BYTES, and refuses a larger one', () => {
+    let limit = 0;
+    make({ tokenFile: '/t' }, {}, (_path, maxBytes) => ((limit = maxBytes), 'tok-file'));
+    expect(limit).toBe(MAX_TOKEN_FILE_BYTES);
+    const tooLarge = () => {
+      throw new FileTooLargeError('/t', MAX_TOKEN_FILE_BYTES);
+    };
+    expect(usageMessage(() => make({ tokenFile: '/t' }, {}, tooLarge))).toMatch(/larger than 65536 bytes/);
+  });
+
+  it.each([
+    ['a control character', 'tok\u0007en-123'],
+    ['DEL', 'tok\u007Fen-123'],
+    ['a character outside Latin-1', 'tok€en-123'],
+    ['a line break', 'tok\nen-123'],
+  ])('refuses a token with %s, without repeating it', (_title, token) => {
+    const message = usageMessage(() => make({}, { FENBS_TOKEN: token }));
+    expect(message).toMatch(/token from env FENBS_TOKEN/);
+    expect(message).not.toContain('en-123');
+  });
+
+  it.each([
+    ['a character outside Latin-1', 'X-Team: caf€'],
+    ['a control character', 'X-Team: a\u0001b'],
+    ['DEL', 'X-Team: a\u007Fb'],
+  ])('refuses a -H value with %s, naming the header but not the value', (_title, header) => {
+    const message = usageMessage(() => make({ header: [header] }));
+    expect(message).toContain('X-Team');
+    expect(message).not.toMatch(/caf|a.b/);
+  });
+
+  it('keeps Latin-1 and tabs in a -H value, as HTTP allows (RFC 9110 §5.5)', () => {
+    expect(make({ header: ['X-Team: café\tbar'] }).extraHeaders).toEqual([['X-Team', 'café\tbar']]);
+  });
+
+  it('never echoes a -H without a colon, which may be a credential', () => {
+    const message = usageMessage(() => make({ header: ['Authorization Bearer sekrit-value-1'] }));
+    expect(message).not.toContain('sekrit-value-1');
+    expect(message).toMatch(/Name: value/);
+  });
+
+  it('never echoes the user info or query values of an unparseable URL', () => {
+    const message = usageMessage(() => make({ url: 'https://user:pa55word@exa mple.com/mcp?api_key=k3y-value' }));
+    expect(message).toMatch(/invalid URL/);
+    expect(message).not.toContain('pa55word');
+    expect(message).not.toContain('k3y-value');
+  });
+
+  it('refuses a --ca-file whose PEM block holds no certificate', () => {
+    const garbage = '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n';
+    expect(usageMessage(() => make({ caFile: '/ca.pem' }, {}, () => garbage))).toMatch(/--ca-file \/ca.pem holds no usable certificate/);
+  });
+
+  it('accepts a --ca-file with a real certificate', () => {
+    const { caFile } = createTestCertificates();
+    expect(make({ caFile }, {}, (path) => readFileSync(path, 'utf8')).caFile).toBe(caFile);
   });
 });
 
