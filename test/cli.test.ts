@@ -1,11 +1,12 @@
-// In-process: the command line's paths that end before a bridge runs: usage errors, --help, --version, doctor.
+// In-process: the command line: usage errors, --help, --version, doctor, and a bridge over the process's own stdio.
 
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EXIT, main } from '../src/cli.js';
-import { freePort } from './helpers/hardening-servers.js';
+import { freePort, startMcpServer } from './helpers/hardening-servers.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -122,5 +123,46 @@ describe('fenbs-mcp doctor', () => {
     expect(await run('doctor', '--url', `http://127.0.0.1:${port}/mcp`)).toBe(EXIT.DOCTOR_FAILED);
     expect(stdout).toMatch(/^✗ tcp .*ECONNREFUSED/m);
     expect(stdout).toMatch(/cannot work with these settings yet/);
+  });
+});
+
+describe('the bridge command', () => {
+  const SESSION = readFileSync(new URL('../examples/session.jsonl', import.meta.url), 'utf8');
+
+  /** Runs main with `lines` as the process's stdin (then EOF); stdout is captured by the spy above. */
+  async function withStdin(lines: string, ...args: string[]): Promise<number> {
+    const stdin = new PassThrough();
+    const original = Object.getOwnPropertyDescriptor(process, 'stdin')!;
+    Object.defineProperty(process, 'stdin', { value: stdin, configurable: true });
+    const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'].map((signal) => [signal, process.listeners(signal as NodeJS.Signals)] as const);
+    try {
+      stdin.end(lines);
+      return await run(...args);
+    } finally {
+      Object.defineProperty(process, 'stdin', original);
+      // main installs its signal handlers for the life of the process; this test process lives on.
+      for (const [signal, before] of signals) for (const listener of process.listeners(signal as NodeJS.Signals)) if (!before.includes(listener)) process.off(signal, listener);
+    }
+  }
+  const replies = () => stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { id?: unknown; result?: unknown });
+
+  it('answers the example session against the embedded demo server with --demo, and returns 0 at stdin EOF', async () => {
+    expect(await withStdin(SESSION, '--demo', '--log-level', 'silent')).toBe(EXIT.OK);
+    const answers = replies().filter((message) => message.id !== undefined);
+    expect(answers.map((message) => message.id).sort()).toEqual([1, 2, 3, 4, 5, 6]); // the slow import may finish last
+    expect(answers.every((message) => message.result !== undefined)).toBe(true);
+  });
+
+  it('forwards stdin to --url with the token from FENBS_TOKEN, and returns 0 at stdin EOF', async () => {
+    const server = await startMcpServer();
+    try {
+      vi.stubEnv('FENBS_TOKEN', 'cli-bridge-token');
+      expect(await withStdin(`${JSON.stringify({ jsonrpc: '2.0', id: 'q', method: 'tools/call', params: { name: 'q', arguments: {} } })}\n`, '--url', server.url.href, '--log-level', 'silent')).toBe(EXIT.OK);
+    } finally {
+      vi.unstubAllEnvs();
+      await server.close();
+    }
+    expect(replies()).toEqual([{ jsonrpc: '2.0', id: 'q', result: { content: [{ type: 'text', text: 'ok q' }] } }]);
+    expect(server.requests.map((request) => request.headers.authorization)).toEqual(['Bearer cli-bridge-token']);
   });
 });
