@@ -90,6 +90,19 @@ describe('runDoctor', () => {
     expect(check(report, 'tcp')).toMatchObject({ ok: false, detail: `127.0.0.1:${port}: ECONNREFUSED`, hint: expect.stringMatching(/nothing is listening there/) });
   });
 
+  it('fails the connect check when the server takes the connection but resets the request, with the failure and its hint', async () => {
+    const server = await serve();
+    // The first connection is doctor's TCP check; the second carries the first request and is reset.
+    server.connectionFaults.push(
+      (socket) => socket.on('error', () => undefined),
+      (socket) => socket.resetAndDestroy(),
+    );
+    const report = await doctor({ url: server.url.href });
+    expect(names(report)).toEqual(['url', 'tcp', 'connect']);
+    expect(check(report, 'connect')).toMatchObject({ ok: false, detail: expect.any(String), hint: expect.any(String) });
+    expect(report.ok).toBe(false);
+  });
+
   it('resolves a host name first, and fails the DNS check for one that does not resolve', async () => {
     const resolved = await doctor({ url: `http://localhost:${await freePort()}/mcp` });
     expect(check(resolved, 'dns')!.ok).toBe(true);
