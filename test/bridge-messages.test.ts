@@ -185,3 +185,39 @@ describe('a server message with nowhere to go', () => {
     expect(stdoutProblems(bridge.lines, [1, 'elsewhere'])).toEqual([]);
   });
 });
+
+describe('a reply the bridge cannot use', () => {
+  it('answers a body in an encoding it cannot decode with one REMOTE_BAD_REPLY naming it, and serves the next request', async () => {
+    const server = await serve({ route: ({ res, message }) => message?.params?.name === 'zstd' && (res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'zstd' }).end(Buffer.from([0x28, 0xb5, 0x2f, 0xfd])), true) });
+    const bridge = bridgeTo(server.url);
+    bridge.send(call('zstd'));
+    expect((await bridge.reply('zstd')).error).toMatchObject({ message: expect.stringMatching(/content encoding "zstd"/), data: { bridgeCode: 'REMOTE_BAD_REPLY', status: 200 } });
+    bridge.send(call('ok'));
+    expect((await bridge.reply('ok')).result).toEqual(okText('ok'));
+    expect(stdoutProblems(bridge.lines, ['zstd', 'ok'])).toEqual([]);
+  });
+
+  it.each([
+    ['insufficient_scope', 'Bearer error="insufficient_scope", scope="tasks:write"', /lacks a scope/],
+    ['no challenge', undefined, /not allowed to do this/],
+  ])('answers a 403 with %s with REMOTE_AUTH and the matching hint', async (_, challenge, hint) => {
+    const server = await serve({ route: ({ res }) => (res.writeHead(403, { 'content-type': 'text/plain', ...(challenge === undefined ? {} : { 'www-authenticate': challenge }) }).end('forbidden'), true) });
+    const bridge = bridgeTo(server.url);
+    bridge.send(call('denied'));
+    expect((await bridge.reply('denied')).error.data).toMatchObject({ bridgeCode: 'REMOTE_AUTH', status: 403, hint: expect.stringMatching(hint) });
+  });
+});
+
+describe('a flood of lines', () => {
+  it('answers 5,000 requests written in one go exactly once each, more than the bridge keeps in flight at a time', async () => {
+    const COUNT = 5000;
+    const server = await serve();
+    const bridge = bridgeTo(server.url, '--log-level', 'warn');
+    const ids = Array.from({ length: COUNT }, (_, n) => n);
+    bridge.sendRaw(ids.map((n) => `${JSON.stringify(call(n, 'flood'))}\n`).join(''));
+    bridge.end();
+    expect((await bridge.exited).exit).toBe('input-ended');
+    expect(stdoutProblems(bridge.lines, ids)).toEqual([]);
+    expect(server.requests).toHaveLength(COUNT);
+  });
+});
