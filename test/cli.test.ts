@@ -165,4 +165,37 @@ describe('the bridge command', () => {
     expect(replies()).toEqual([{ jsonrpc: '2.0', id: 'q', result: { content: [{ type: 'text', text: 'ok q' }] } }]);
     expect(server.requests.map((request) => request.headers.authorization)).toEqual(['Bearer cli-bridge-token']);
   });
+
+  /** A fresh path for --log-file, and a reader of its lines once main has returned. */
+  const logFile = () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'fenbs-cli-log-')), 'bridge.log');
+    return { path, lines: () => readFileSync(path, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as { level: number; msg: string; proxy?: string }) };
+  };
+
+  it('logs its start to --log-file, warns once when no token is set, and never logs the proxy password', async () => {
+    const log = logFile();
+    vi.stubEnv('HTTPS_PROXY', 'http://proxy-user:proxy-pass-5678@127.0.0.1:9');
+    vi.stubEnv('NO_PROXY', '*');
+    try {
+      expect(await withStdin('', '--url', 'https://127.0.0.1:9/mcp', '--token-env', 'FENBS_CLI_TEST_UNSET_TOKEN', '--log-level', 'info', '--log-file', log.path)).toBe(EXIT.OK);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    const lines = log.lines();
+    expect(lines.find((line) => line.msg === 'fenbs-mcp started')).toMatchObject({ proxy: 'http://127.0.0.1:9' });
+    expect(lines.filter((line) => /no token/i.test(line.msg))).toEqual([expect.objectContaining({ level: 40, msg: expect.stringContaining('FENBS_CLI_TEST_UNSET_TOKEN') })]);
+    expect(readFileSync(log.path, 'utf8')).not.toContain('proxy-pass-5678');
+    expect(stdout).toBe('');
+  });
+
+  it('warns that the token travels unencrypted with --allow-http to another host', async () => {
+    const log = logFile();
+    vi.stubEnv('FENBS_TOKEN', 'plain-http-token');
+    try {
+      expect(await withStdin('', '--url', 'http://example.invalid/mcp', '--allow-http', '--log-level', 'warn', '--log-file', log.path)).toBe(EXIT.OK);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    expect(log.lines()).toEqual([expect.objectContaining({ level: 40, msg: expect.stringMatching(/--allow-http.*unencrypted/) })]);
+  });
 });
