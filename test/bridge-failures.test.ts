@@ -115,7 +115,7 @@ describe('a request the remote side fails', () => {
     expect(messages.findIndex((m) => m.method === 'notifications/progress')).toBeLessThan(messages.findIndex((m) => m.id === 'doomed'));
   });
 
-  // A JSON-RPC error for this very id is the server's answer (wire rules §13, Response handling).
+  // A JSON-RPC error for this very id is the server's own answer to it, whatever the HTTP status.
   it.each([400, 404, 500])('forwards a %i whose body is a JSON-RPC error for this id unchanged', async (status) => {
     const server = await faultServer();
     const error = { jsonrpc: '2.0', id: 'doomed', error: { code: -32602, message: 'Unknown tool: echo', data: { status, detail: ['x'] } } };

@@ -20,7 +20,7 @@ async function runAll(bridge: InProcessBridge, ids: string[]): Promise<Map<strin
   return replies;
 }
 
-/** The invariants every fault scenario ends with (hardening issue: "each scenario checks"). */
+/** The invariants every fault scenario ends with. */
 function expectHealthy(bridge: InProcessBridge, ids: string[], replies: Map<string, any>): void {
   expect(stdoutProblems(bridge.lines, [...ids, 'ok'])).toEqual([]);
   expect(bridge.output.writableEnded).toBe(false);
@@ -80,7 +80,7 @@ describe('HTTP error statuses', () => {
     expect(server.postsFor(id)).toHaveLength(1);
   });
 
-  // Wire rules §13: a JSON-RPC error for this id is the server's answer, passed through unchanged.
+  // A JSON-RPC error for this id is the server's own answer, passed through unchanged.
   it.each(rows.filter((r) => r.kind === 'jsonrpc'))('forwards the JSON-RPC error body of a $status unchanged', ({ id, status }) => {
     expect(replies.get(id)).toEqual({ jsonrpc: '2.0', id, error: { code: -32603, message: `failed with ${status}` } });
   });

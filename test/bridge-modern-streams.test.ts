@@ -6,7 +6,7 @@ import { startInProcessBridge, type InProcessBridge } from './helpers/in-process
 import { connectInProcess } from './helpers/in-process-client.js';
 
 const TOKEN = 'modern-streams-token';
-/** How soon after the cancel line the server must see the exchange closed (the issue's acceptance). */
+/** How soon after the cancel line the server must see the exchange closed. */
 const CANCEL_CLOSE_MS = 100;
 
 const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };

@@ -12,7 +12,7 @@ import { connectInProcess } from './helpers/in-process-client.js';
 const TOKEN = 'modern-e2e-token';
 const MODERN = '2026-07-28';
 
-/** A request as a 2026-07-28 client writes it: the era is the `_meta` protocol-version claim (wire rules §0). */
+/** A request as a 2026-07-28 client writes it: the era is the `_meta` protocol-version claim. */
 function modern(id: string | number, method: string, params: Record<string, unknown> = {}, meta: Record<string, unknown> = {}) {
   const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {}, ...meta };
   return { jsonrpc: '2.0', id, method, params: { ...params, _meta: envelope } };
@@ -306,7 +306,7 @@ describe('modern traffic through the bridge to a scripted server', () => {
     });
     bridge.send(modern(1, 'tools/call', { name: 'tasks_get', arguments: { ref: 'T-1' } }));
     await bridge.reply(1);
-    // Modern errors pass through so the client can recover itself (wire rules §13).
+    // Modern errors pass through so the client can recover itself.
     expect(bridge.lines).toEqual([lineOf(errorFor(1, mismatch(1)))]);
     expect(server.requests.map((r) => r.body.method)).toEqual(['tools/call', 'tools/list']);
   });
