@@ -8,7 +8,17 @@ import EnvHttpProxyAgent from 'undici/lib/dispatcher/env-http-proxy-agent.js';
 // undici's index also loads fetch, WebSocket, caches and mocks, which cost start-up time and about
 // 7 MB in every process. Its one side effect the bridge needs is this: request(), connect() (the
 // proxy tunnel) and the rest live on Dispatcher.prototype. The version is pinned exactly and
-// bundled, so these paths cannot move under us; the proxy and request tests would catch it.
+// bundled, so these paths cannot move under us between releases of the bridge.
+//
+// Upgrading undici (change the exact pin in package.json, then `npm install`):
+// - test/undici-parts.test.ts must pass: the three paths above exist, Dispatcher.prototype gets
+//   request/stream/pipeline/upgrade/connect, EnvHttpProxyAgent is still a class.
+// - Read undici's index.js (package root) for new side effects it performs at load time (besides
+//   `Object.assign(Dispatcher.prototype, api)`) that request() or the proxy agent depend on, and
+//   repeat them here.
+// - Check undici-internals.d.ts still matches what those modules export, and that the error
+//   codes remote.ts classifies by (UND_ERR_*) still exist.
+// - Run the whole `npm test` (the proxy, TLS and fault suites) and compare the bundle size.
 Object.assign(Dispatcher.prototype, api);
 
 export { EnvHttpProxyAgent };

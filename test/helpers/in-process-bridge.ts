@@ -15,6 +15,8 @@ export interface InProcessBridge extends BridgeHandle {
   input: PassThrough;
   /** The PassThrough the bridge writes as stdout. */
   output: PassThrough;
+  /** The stream the bridge's logger writes to (the in-process stderr). */
+  log: PassThrough;
   /** Aborts the bridge's signal, as SIGTERM does in the CLI. */
   signal(): void;
   /** Resolves with why runBridge returned. */
@@ -71,6 +73,7 @@ export function startInProcessBridge(args: string[], env: Record<string, string 
     redact,
     input,
     output,
+    log: logStream,
     send: (message) => input.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`),
     sendRaw: (data) => input.write(data),
     end: () => input.end(),
@@ -85,4 +88,32 @@ export function startInProcessBridge(args: string[], env: Record<string, string 
       if (!input.writableEnded) input.end();
     },
   };
+}
+
+/** Resolves once `stream` has emitted data and `done()` holds, or rejects with `describe()` after `timeoutMs`. */
+function waitOnStream(stream: PassThrough, done: () => boolean, describe: () => string, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (!done()) return;
+      stream.off('data', check);
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      stream.off('data', check);
+      reject(new Error(describe()));
+    }, timeoutMs);
+    stream.on('data', check);
+    check();
+  });
+}
+
+/** Resolves when the bridge's log matches `pattern`, or rejects after `timeoutMs`. */
+export function waitForLog(bridge: InProcessBridge, pattern: RegExp, timeoutMs = 10_000): Promise<void> {
+  return waitOnStream(bridge.log, () => pattern.test(bridge.stderr()), () => `the log never matched ${String(pattern)}:\n${bridge.stderr()}`, timeoutMs);
+}
+
+/** Resolves when the bridge has written at least `count` stdout lines, or rejects after `timeoutMs`. */
+export function waitForLineCount(bridge: InProcessBridge, count: number, timeoutMs = 10_000): Promise<void> {
+  return waitOnStream(bridge.output, () => bridge.lines.length >= count, () => `only ${bridge.lines.length} of ${count} stdout lines within ${timeoutMs} ms; log:\n${bridge.stderr()}`, timeoutMs);
 }

@@ -1,0 +1,201 @@
+// In-process: the command line: usage errors, --help, --version, doctor, and a bridge over the process's own stdio.
+
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { EXIT, main } from '../src/cli.js';
+import { freePort, startMcpServer } from './helpers/hardening-servers.js';
+
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+let stdout = '';
+let stderr = '';
+beforeEach(() => {
+  stdout = '';
+  stderr = '';
+  // What main writes to the process's own streams, kept from the test runner's output.
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((stdout += String(chunk)), true));
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** Runs main as bin/ does, with `args` after the node binary and the script. */
+const run = (...args: string[]) => main(['node', 'fenbs-mcp', ...args]);
+
+describe('fenbs-mcp --help and --version', () => {
+  it('prints the options, the environment variables and examples for --help, and returns 0', async () => {
+    expect(await run('--help')).toBe(EXIT.OK);
+    expect(stdout).toMatch(/^Usage: fenbs-mcp/m);
+    for (const option of ['--url', '--token-env', '--token-file', '--header', '--request-timeout', '--max-line-bytes', '--ca-file', '--log-file', '--demo']) expect(stdout).toContain(option);
+    expect(stdout).toMatch(/FENBS_TOKEN/);
+    expect(stdout).toMatch(/Examples:/);
+    expect(stderr).toBe('');
+  });
+
+  it('prints the doctor help, with its exit codes, for doctor --help', async () => {
+    expect(await run('doctor', '--help')).toBe(EXIT.OK);
+    expect(stdout).toMatch(/--json/);
+    expect(stdout).toMatch(/Exit code 0 when the bridge can work, 3 when a check failed, 2 for usage errors/);
+  });
+
+  it.each(['--version', '-v'])('prints the package version for %s and returns 0', async (flag) => {
+    expect(await run(flag)).toBe(EXIT.OK);
+    expect(stdout).toBe(`${VERSION}\n`);
+  });
+});
+
+describe('a usage error', () => {
+  const file = (name: string, text: string) => {
+    const path = join(mkdtempSync(join(tmpdir(), 'fenbs-cli-')), name);
+    writeFileSync(path, text);
+    return path;
+  };
+
+  it.each([
+    ['an unknown option', ['--no-such-option'], /unknown option '--no-such-option'/],
+    ['an option without its value', ['--url'], /argument missing/],
+    ['a request timeout that is not a number', ['--request-timeout', 'soon'], /--request-timeout expects a whole number/],
+    ['a connect timeout of zero', ['--connect-timeout', '0'], /--connect-timeout must be at least 1/],
+    ['a URL that does not parse', ['--url', 'not a url'], /invalid URL/],
+    ['a URL that is not http(s)', ['--url', 'ftp://127.0.0.1/mcp'], /https:\/\/ or http:\/\//],
+    ['a URL with credentials in it', ['--url', 'https://user:pw@127.0.0.1/mcp'], /user name or password/],
+    ['http:// to another host with a token', ['--url', 'http://example.invalid/mcp', '--token-file', 'TOKEN_FILE'], /--allow-http/],
+    ['an unknown log level', ['--log-level', 'loud'], /--log-level must be one of/],
+    ['a malformed -H', ['-H', 'no colon here'], /-H expects "Name: value"/],
+    ['a header the bridge owns', ['-H', 'Mcp-Session-Id: abc'], /the bridge sets that header itself/],
+    ['a --token-file that does not exist', ['--token-file', '/nonexistent/fenbs-token'], /cannot read --token-file/],
+    ['a --ca-file that does not exist', ['--ca-file', '/nonexistent/fenbs-ca.pem'], /cannot read --ca-file/],
+    ['--demo with --url', ['--demo', '--url', 'https://127.0.0.1/mcp'], /--demo and --url cannot be combined/],
+    ['doctor with a URL that does not parse', ['doctor', '--url', 'not a url'], /invalid URL/],
+    ['doctor --demo with --url', ['doctor', '--demo', '--url', 'https://127.0.0.1/mcp'], /--demo and --url cannot be combined/],
+  ])('returns 2 with one message and the way to --help for %s, writing nothing on stdout', async (_, args, message) => {
+    const resolved = args.map((arg) => (arg === 'TOKEN_FILE' ? file('token', 'a-token-value\n') : arg));
+    expect(await run(...resolved)).toBe(EXIT.USAGE);
+    expect(stderr).toMatch(/^fenbs-mcp: /);
+    expect(stderr.match(/^fenbs-mcp: /gm)).toHaveLength(1);
+    expect(stderr).toMatch(message);
+    expect(stderr).toMatch(/fenbs-mcp --help shows every option/);
+    expect(stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
+    expect(stdout).toBe('');
+  });
+
+  it('suggests the fix where there is one', async () => {
+    expect(await run('--url', 'not a url')).toBe(EXIT.USAGE);
+    expect(stderr).toMatch(/^ {2}try: fenbs-mcp --url https:\/\/example\.com\/mcp$/m);
+  });
+
+  it('refuses -H Authorization without echoing its value', async () => {
+    expect(await run('--url', 'https://example.com/mcp', '-H', 'Authorization: Bearer cli-secret-value')).toBe(EXIT.USAGE);
+    expect(stderr).toMatch(/^fenbs-mcp: -H Authorization is refused/m);
+    expect(stderr).toMatch(/FENBS_TOKEN=<token>/);
+    expect(stderr).not.toContain('cli-secret-value');
+  });
+
+  it('returns 2 naming the --log-file it cannot open, before reading stdin', async () => {
+    const notADirectory = file('plain-file', '');
+    const port = await freePort();
+    expect(await run('--url', `http://127.0.0.1:${port}/mcp`, '--log-file', join(notADirectory, 'bridge.log'))).toBe(EXIT.USAGE);
+    expect(stderr).toMatch(/^fenbs-mcp: cannot open --log-file /m);
+    expect(stdout).toBe('');
+  });
+});
+
+describe('fenbs-mcp doctor', () => {
+  it('passes every check against the demo server and returns 0', async () => {
+    expect(await run('doctor', '--demo')).toBe(EXIT.OK);
+    for (const check of ['url', 'tcp', 'token', 'protocol', 'tools', 'latency']) expect(stdout).toMatch(new RegExp(`^✓ ${check}`, 'm'));
+    expect(stdout).toMatch(/fenbs-mcp can bridge to this server\.$/m);
+  });
+
+  it('prints the report as one JSON object with --json', async () => {
+    expect(await run('doctor', '--demo', '--json')).toBe(EXIT.OK);
+    const report = JSON.parse(stdout);
+    expect(report).toMatchObject({ ok: true, era: 'legacy' });
+    expect(stdout.trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('returns 3 when a check fails: nothing listening at --url', async () => {
+    const port = await freePort();
+    expect(await run('doctor', '--url', `http://127.0.0.1:${port}/mcp`)).toBe(EXIT.DOCTOR_FAILED);
+    expect(stdout).toMatch(/^✗ tcp .*ECONNREFUSED/m);
+    expect(stdout).toMatch(/cannot work with these settings yet/);
+  });
+});
+
+describe('the bridge command', () => {
+  const SESSION = readFileSync(new URL('../examples/session.jsonl', import.meta.url), 'utf8');
+
+  /** Runs main with `lines` as the process's stdin (then EOF); stdout is captured by the spy above. */
+  async function withStdin(lines: string, ...args: string[]): Promise<number> {
+    const stdin = new PassThrough();
+    const original = Object.getOwnPropertyDescriptor(process, 'stdin')!;
+    Object.defineProperty(process, 'stdin', { value: stdin, configurable: true });
+    const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'].map((signal) => [signal, process.listeners(signal as NodeJS.Signals)] as const);
+    try {
+      stdin.end(lines);
+      return await run(...args);
+    } finally {
+      Object.defineProperty(process, 'stdin', original);
+      // main installs its signal handlers for the life of the process; this test process lives on.
+      for (const [signal, before] of signals) for (const listener of process.listeners(signal as NodeJS.Signals)) if (!before.includes(listener)) process.off(signal, listener);
+    }
+  }
+  const replies = () => stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { id?: unknown; result?: unknown });
+
+  it('answers the example session against the embedded demo server with --demo, and returns 0 at stdin EOF', async () => {
+    expect(await withStdin(SESSION, '--demo', '--log-level', 'silent')).toBe(EXIT.OK);
+    const answers = replies().filter((message) => message.id !== undefined);
+    expect(answers.map((message) => message.id).sort()).toEqual([1, 2, 3, 4, 5, 6]); // the slow import may finish last
+    expect(answers.every((message) => message.result !== undefined)).toBe(true);
+  });
+
+  it('forwards stdin to --url with the token from FENBS_TOKEN, and returns 0 at stdin EOF', async () => {
+    const server = await startMcpServer();
+    try {
+      vi.stubEnv('FENBS_TOKEN', 'cli-bridge-token');
+      expect(await withStdin(`${JSON.stringify({ jsonrpc: '2.0', id: 'q', method: 'tools/call', params: { name: 'q', arguments: {} } })}\n`, '--url', server.url.href, '--log-level', 'silent')).toBe(EXIT.OK);
+    } finally {
+      vi.unstubAllEnvs();
+      await server.close();
+    }
+    expect(replies()).toEqual([{ jsonrpc: '2.0', id: 'q', result: { content: [{ type: 'text', text: 'ok q' }] } }]);
+    expect(server.requests.map((request) => request.headers.authorization)).toEqual(['Bearer cli-bridge-token']);
+  });
+
+  /** A fresh path for --log-file, and a reader of its lines once main has returned. */
+  const logFile = () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'fenbs-cli-log-')), 'bridge.log');
+    return { path, lines: () => readFileSync(path, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as { level: number; msg: string; proxy?: string }) };
+  };
+
+  it('logs its start to --log-file, warns once when no token is set, and never logs the proxy password', async () => {
+    const log = logFile();
+    vi.stubEnv('HTTPS_PROXY', 'http://proxy-user:proxy-pass-5678@127.0.0.1:9');
+    vi.stubEnv('NO_PROXY', '*');
+    try {
+      expect(await withStdin('', '--url', 'https://127.0.0.1:9/mcp', '--token-env', 'FENBS_CLI_TEST_UNSET_TOKEN', '--log-level', 'info', '--log-file', log.path)).toBe(EXIT.OK);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    const lines = log.lines();
+    expect(lines.find((line) => line.msg === 'fenbs-mcp started')).toMatchObject({ proxy: 'http://127.0.0.1:9' });
+    expect(lines.filter((line) => /no token/i.test(line.msg))).toEqual([expect.objectContaining({ level: 40, msg: expect.stringContaining('FENBS_CLI_TEST_UNSET_TOKEN') })]);
+    expect(readFileSync(log.path, 'utf8')).not.toContain('proxy-pass-5678');
+    expect(stdout).toBe('');
+  });
+
+  it('warns that the token travels unencrypted with --allow-http to another host', async () => {
+    const log = logFile();
+    vi.stubEnv('FENBS_TOKEN', 'plain-http-token');
+    try {
+      expect(await withStdin('', '--url', 'http://example.invalid/mcp', '--allow-http', '--log-level', 'warn', '--log-file', log.path)).toBe(EXIT.OK);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    expect(log.lines()).toEqual([expect.objectContaining({ level: 40, msg: expect.stringMatching(/--allow-http.*unencrypted/) })]);
+  });
+});
