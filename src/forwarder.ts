@@ -15,7 +15,7 @@ import { HEADER_MISMATCH, type ModernEra } from './modern-era.js';
 import type { HttpExchange } from './remote.js';
 import { excerptOf, mediaTypeOf, readReply, retryAfterMs, singleLineBytes, type Reply, type StreamItem } from './reply-reader.js';
 import { malformedResponse, type Router } from './router.js';
-import type { Redactor } from './secrets.js';
+import { maskUrl, type Redactor } from './secrets.js';
 import { statusError } from './status-errors.js';
 
 /** Retries of a request that provably never left (connection refused, DNS), and their delays. */
@@ -313,12 +313,15 @@ export class Forwarder {
   #unusable(method: string, reply: Exclude<Reply, { kind: 'json' | 'http-error' }>): BridgeError {
     const { status } = reply;
     switch (reply.kind) {
-      case 'redirect':
-        return new BridgeError('REDIRECT_REFUSED', `the server redirected ${method} (${status}) to ${reply.location ?? '(no Location)'}; the bridge does not follow redirects`, {
+      case 'redirect': {
+        // A Location may carry a signed query or credentials: shown with its values masked.
+        const location = reply.location === undefined ? undefined : maskUrl(URL.canParse(reply.location, this.#d.endpoint.url) ? new URL(reply.location, this.#d.endpoint.url) : reply.location);
+        return new BridgeError('REDIRECT_REFUSED', `the server redirected ${method} (${status}) to ${location ?? '(no Location)'}; the bridge does not follow redirects`, {
           status,
-          ...(reply.location === undefined ? {} : { location: reply.location }),
+          ...(location === undefined ? {} : { location }),
           hint: 'so the token never reaches another address, redirects are not followed: if the new address is right, pass it with --url',
         });
+      }
       case 'unexpected-type':
         return new BridgeError('REMOTE_BAD_REPLY', `the server answered with content type ${reply.type ?? '(none)'}, not JSON or an event stream`, {
           status,

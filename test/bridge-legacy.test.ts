@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LISTEN_BACKOFF_MIN_MS } from '../src/legacy-session.js';
+import { RECONNECT_DELAY_MIN_MS } from '../src/event-stream.js';
 import { requestsOf, startV1Server, type V1Server } from './helpers/sdk-v1-full-server.js';
 import { initializedNotification } from './helpers/spawn-bridge.js';
 import { startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
@@ -298,7 +298,7 @@ describe('the listen stream', () => {
     await openSession(remote.url);
     const first = await remote.waitFor((s) => s.method === 'GET' && s.doneAt !== undefined);
     const again = await remote.waitFor((s) => s.method === 'GET' && s !== first);
-    expect(again.at - first.doneAt!).toBeGreaterThanOrEqual(LISTEN_BACKOFF_MIN_MS - 5);
+    expect(again.at - first.doneAt!).toBeGreaterThanOrEqual(RECONNECT_DELAY_MIN_MS - 5);
     expect(again.headers).not.toHaveProperty('last-event-id'); // no event carried an id
   });
 
@@ -363,7 +363,7 @@ function json(res: ServerResponse, body: object, status = 200): true {
 /** Answers a tools/call well after the listen backoff would have fired again: time to watch the GETs. */
 function answerLater(req: Seen, res: ServerResponse): boolean {
   if (req.body.method !== 'tools/call') return false;
-  setTimeout(() => json(res, { jsonrpc: '2.0', id: req.body.id, result: { content: [] } }), 3 * LISTEN_BACKOFF_MIN_MS);
+  setTimeout(() => json(res, { jsonrpc: '2.0', id: req.body.id, result: { content: [] } }), 3 * RECONNECT_DELAY_MIN_MS);
   return true;
 }
 
