@@ -315,7 +315,7 @@ export class Forwarder {
     switch (reply.kind) {
       case 'redirect': {
         // A Location may carry a signed query or credentials: shown with its values masked.
-        const location = reply.location === undefined ? undefined : maskUrl(URL.canParse(reply.location, this.#d.endpoint.url) ? new URL(reply.location, this.#d.endpoint.url) : reply.location);
+        const location = reply.location === undefined ? undefined : maskUrl(URL.canParse(reply.location, this.#d.endpoint.url.href) ? new URL(reply.location, this.#d.endpoint.url) : reply.location);
         return new BridgeError('REDIRECT_REFUSED', `the server redirected ${method} (${status}) to ${location ?? '(no Location)'}; the bridge does not follow redirects`, {
           status,
           ...(location === undefined ? {} : { location }),
