@@ -92,6 +92,15 @@ export function mediaTypeOf(headers: HttpExchange['headers']): string | undefine
 export async function readReply(exchange: HttpExchange, options: ReadOptions): Promise<Reply> {
   const { status } = exchange;
   const body = openBody(exchange);
+  if (body.unsupportedEncoding !== undefined) {
+    // Only a reply that would be forwarded needs its bytes: an error status keeps its meaning
+    // (a 401 stays a 401) with an empty excerpt.
+    if (status >= 200 && status < 300) {
+      throw new BridgeError('REMOTE_BAD_REPLY', `the server used the content encoding "${body.unsupportedEncoding}", which the bridge cannot decode`, { status });
+    }
+    if (status >= 300 && status < 400) return { kind: 'redirect', status, location: headerValue(exchange.headers, 'location') };
+    return { kind: 'http-error', status, text: '', parsed: undefined };
+  }
   const abort = () => body.release();
   options.signal?.addEventListener('abort', abort, { once: true });
   try {
@@ -130,13 +139,16 @@ interface OpenBody {
   release(): void;
   /** The decoded bytes cannot be trusted to match Content-Length. */
   encoded: boolean;
+  /** Set (and the body already released) when the content encoding is one the bridge cannot decode. */
+  unsupportedEncoding?: string;
 }
 
-function decoderFor(encoding: string, status: number): Transform | undefined {
+/** The decoder for a Content-Encoding: null for identity, undefined for one the bridge cannot decode. */
+function decoderFor(encoding: string): Transform | null | undefined {
   switch (encoding) {
     case 'identity':
     case '':
-      return undefined;
+      return null;
     case 'gzip':
     case 'x-gzip':
       return createGunzip();
@@ -145,7 +157,7 @@ function decoderFor(encoding: string, status: number): Transform | undefined {
     case 'br':
       return createBrotliDecompress();
     default:
-      throw new BridgeError('REMOTE_BAD_REPLY', `the server used the content encoding "${encoding}", which the bridge cannot decode`, { status });
+      return undefined;
   }
 }
 
@@ -157,14 +169,14 @@ function decoderFor(encoding: string, status: number): Transform | undefined {
  */
 function openBody(exchange: HttpExchange): OpenBody {
   const { body } = exchange;
-  let decoder: Transform | undefined;
-  try {
-    decoder = decoderFor((headerValue(exchange.headers, 'content-encoding') ?? 'identity').trim().toLowerCase(), exchange.status);
-  } catch (error) {
+  const encoding = (headerValue(exchange.headers, 'content-encoding') ?? 'identity').trim().toLowerCase();
+  const decoder = decoderFor(encoding);
+  const releaseBody = () => body.destroy();
+  if (decoder === undefined) {
     body.destroy();
-    throw error;
+    return { chunks: body, encoded: true, release: releaseBody, unsupportedEncoding: encoding };
   }
-  if (decoder === undefined) return { chunks: body, encoded: false, release: () => body.destroy() };
+  if (decoder === null) return { chunks: body, encoded: false, release: releaseBody };
   const source = Readable.from(body, { objectMode: false });
   source.on('error', ignore);
   decoder.on('error', ignore);

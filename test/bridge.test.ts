@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDemoServer } from '../src/demo-server.js';
 import { NOT_INITIALIZED_HINT } from '../src/status-errors.js';
+import { startMcpServer } from './helpers/hardening-servers.js';
 import { startInProcessBridge } from './helpers/in-process-bridge.js';
 import { initializedNotification, initializeRequest } from './helpers/spawn-bridge.js';
 
@@ -74,5 +75,24 @@ describe('runBridge in-process', () => {
     bridge.end();
     await bridge.exited;
     expect(bridge.stderr()).not.toMatch(/"level":(40|50)/);
+  });
+  it('keeps the meaning of an error status whose body uses an encoding it cannot decode (a 401 stays REMOTE_AUTH)', async () => {
+    const server = await startMcpServer({
+      route: ({ res, message }) => {
+        if (message?.method !== 'tools/call') return false;
+        res.writeHead(401, { 'content-type': 'text/plain', 'content-encoding': 'zstd', 'www-authenticate': 'Bearer realm="t"' });
+        res.end(Buffer.alloc(128 * 1024, 7));
+        return true;
+      },
+    });
+    cleanups.push(() => server.close());
+    const bridge = startInProcessBridge(['--url', server.url.href], { FENBS_TOKEN: randomUUID() });
+    cleanups.push(() => bridge.kill());
+    bridge.send(initializeRequest('init'));
+    await bridge.reply('init');
+    bridge.send({ jsonrpc: '2.0', id: 'call', method: 'tools/call', params: { name: 'x', arguments: {} } });
+    expect((await bridge.reply('call')).error).toMatchObject({ code: -31002, data: { bridgeCode: 'REMOTE_AUTH', status: 401, wwwAuthenticate: 'Bearer realm="t"' } });
+    bridge.send({ jsonrpc: '2.0', id: 'next', method: 'ping' });
+    expect((await bridge.reply('next')).result).toBeDefined();
   });
 });
