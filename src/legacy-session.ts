@@ -143,7 +143,8 @@ export class LegacySession implements EraProtocol {
   }
 
   onResponse(method: string, message: JsonObject, exchange: HttpExchange | undefined): JsonObject {
-    if (isJsonObject(message.result)) this.#progressed();
+    // Any answer, result or JSON-RPC error, shows the session works: heals start over.
+    this.#progressed();
     if (method !== 'initialize' || exchange === undefined || !isJsonObject(message.result)) return message;
     const version = message.result.protocolVersion;
     if (typeof version !== 'string' || !VISIBLE_ASCII.test(version)) {
