@@ -10,6 +10,13 @@ if (tooOld) {
   process.exit(1);
 }
 
-import('../dist/cli.js').then(function (cli) {
-  cli.run();
-});
+// Node 22.1+ keeps the compiled bundle on disk between runs, so every start after the first
+// skips most of the compile work; older Nodes have no such API and start as before.
+import('node:module')
+  .then(function (nodeModule) {
+    if (typeof nodeModule.enableCompileCache === 'function') nodeModule.enableCompileCache();
+    return import('../dist/cli.js');
+  })
+  .then(function (cli) {
+    cli.run();
+  });

@@ -62,6 +62,7 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   const modern = new ModernEra({ endpoint, tools: new ToolHeaderRegistry(), logger, maxMessageBytes: config.maxMessageBytes });
   const forwarder = new Forwarder({ config, endpoint, legacy, modern, inFlight, router, write, room, logger, redact: options.redact });
 
+  const debug = logger.isLevelEnabled('debug');
   const tasks = new Set<Promise<unknown>>();
   // Woken when a task ends while the reader waits for a free slot (one waiter, not one per task).
   let slotFreed: (() => void) | undefined;
@@ -105,7 +106,8 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
           logger.warn({ reason: checked.reason }, 'line rejected');
           for (const reply of checked.replies) await writer.write(reply);
         } else if (checked.kind === 'request') {
-          logger.debug({ method: checked.method, id: checked.id }, 'request');
+          // Guarded: the argument object would be built for every message even with debug off.
+          if (debug) logger.debug({ method: checked.method, id: checked.id }, 'request');
           track(forwarder.forwardRequest(checked));
         } else {
           track(forwarder.forwardOther(checked));

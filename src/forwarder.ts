@@ -71,7 +71,8 @@ export class Forwarder {
       await pending.settle(errorReply(id, -32600, 'Invalid Request: the protocol version in _meta is not a valid header value', { bridgeCode: 'INVALID_REQUEST' }));
       return;
     }
-    const started = performance.now();
+    const debug = logger.isLevelEnabled('debug');
+    const started = debug ? performance.now() : 0;
     const isInitialize = era === legacy && method === 'initialize';
     let status: number | undefined;
     try {
@@ -92,7 +93,7 @@ export class Forwarder {
       // somehow has no reply by now gets one.
       if (!pending.done) await pending.fail(new BridgeError('INTERNAL', `the bridge finished ${method} without an answer`));
       if (isInitialize) legacy.endInitialize();
-      logger.debug({ method, id, status, cancelled: pending.cancelled || undefined, ms: Math.round(performance.now() - started) }, 'request done');
+      if (debug) logger.debug({ method, id, status, cancelled: pending.cancelled || undefined, ms: Math.round(performance.now() - started) }, 'request done');
     }
   }
 
@@ -139,7 +140,7 @@ export class Forwarder {
         }
         if (reply.kind === 'accepted') {
           era.onAccepted(method);
-          logger.debug({ method: label, status: reply.status }, 'message accepted');
+          if (logger.isLevelEnabled('debug')) logger.debug({ method: label, status: reply.status }, 'message accepted');
         } else {
           const body = reply.kind === 'http-error' ? excerptOf(this.#d.redact(reply.text)) : undefined;
           logger.warn({ method: label, status: reply.status, body }, 'the server did not accept the message');
