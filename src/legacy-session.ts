@@ -178,7 +178,11 @@ export class LegacySession implements EraProtocol {
     this.#sessionId = undefined;
     const deletes = [...this.#abandoned];
     if (sessionId !== undefined) deletes.push(this.#delete(sessionId, timeoutMs));
-    await Promise.all(deletes);
+    // DELETEs of sessions abandoned earlier may still be under way: the goodbye waits for them
+    // no longer than for its own.
+    const grace = new AbortController();
+    await Promise.race([Promise.all(deletes), sleep(timeoutMs, undefined, { signal: grace.signal }).catch(() => undefined)]);
+    grace.abort();
   }
 
   async #delete(sessionId: string, timeoutMs: number): Promise<void> {
