@@ -10,6 +10,9 @@ import type { Redactor } from './secrets.js';
  */
 export const MAX_STDOUT_PENDING_BYTES = 16 * 1024 * 1024;
 
+/** How long a response waits after a progress notification written in the same turn (see the writer). */
+export const PROGRESS_RESPONSE_GAP_MS = 1;
+
 export interface MessageWriter {
   /**
    * Writes one message as one line (`serialised` when given, else JSON.stringify); resolves when the output can take more. Never rejects:
@@ -55,15 +58,33 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
 
   // Lines written in the same tick leave in one writev: many replies finishing together (64 in
   // flight) then cost one system call instead of one each.
-  let corked = false;
+  let batch = 0; // the corked batch, 0 when none
   const cork = () => {
-    if (corked) return;
-    corked = true;
+    if (batch !== 0) return;
+    const id = ++batches;
+    batch = id;
     output.cork();
-    process.nextTick(() => {
-      corked = false;
-      output.uncork();
-    });
+    process.nextTick(() => endBatch(id));
+  };
+  const endBatch = (id: number) => {
+    if (batch !== id) return;
+    batch = 0;
+    output.uncork();
+  };
+  let batches = 0;
+
+  // A response written in the same turn of the event loop as a progress notification waits
+  // PROGRESS_RESPONSE_GAP_MS first, in a write of its own: SDK v1 clients handle a notification one
+  // microtask after the read that carried it but a response at once, and the response removes the
+  // request's progress handler, so a progress notification read together with its result is
+  // lost. The gap lets the client read the progress first. Lines written meanwhile queue behind
+  // the response, so the order on stdout never changes.
+  let responseGap: Promise<void> | undefined;
+  let progressThisTurn = false;
+  const markProgress = () => {
+    if (progressThisTurn) return;
+    progressThisTurn = true;
+    setImmediate(() => (progressThisTurn = false));
   };
 
   return {
@@ -72,7 +93,20 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
     },
     async write(message: unknown, serialised?: string | Buffer) {
       if (closed) return true;
+      const response = isResponse(message);
+      if (response && progressThisTurn) {
+        progressThisTurn = false;
+        endBatch(batch);
+        responseGap = new Promise<void>((resolve) => setTimeout(resolve, PROGRESS_RESPONSE_GAP_MS));
+      }
+      const gap = responseGap;
+      if (gap !== undefined) {
+        await gap;
+        if (responseGap === gap) responseGap = undefined;
+        if (closed) return true;
+      }
       cork();
+      if (!response && isProgress(message)) markProgress();
       let ready: boolean;
       // The token never reaches stdout, not even when the server echoes it in its own answer:
       // desktop clients keep stdout in their log files. The same value comes back when nothing
@@ -104,4 +138,13 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
     },
     room: () => (closed ? Promise.resolve() : whenDrained()),
   };
+}
+
+/** A JSON-RPC response (a result or an error for an id), as opposed to a request or notification. */
+function isResponse(message: unknown): boolean {
+  return typeof message === 'object' && message !== null && !('method' in message);
+}
+
+function isProgress(message: unknown): boolean {
+  return typeof message === 'object' && message !== null && (message as { method?: unknown }).method === 'notifications/progress';
 }
