@@ -2,7 +2,7 @@
 
 import type { Dispatcher } from './undici-parts.js';
 import type { BridgeConfig } from './config.js';
-import { proxyFromEnv, sendHttp, toBridgeError, type HttpExchange, type HttpMethod } from './remote.js';
+import { proxyFor, sendHttp, toBridgeError, type HttpExchange, type HttpMethod } from './remote.js';
 import type { BridgeError } from './errors.js';
 
 export const ACCEPT_BOTH = 'application/json, text/event-stream';
@@ -16,7 +16,7 @@ export class Endpoint {
   constructor(config: BridgeConfig, dispatcher: Dispatcher, env: Readonly<Record<string, string | undefined>>) {
     this.url = config.url;
     this.#dispatcher = dispatcher;
-    this.#proxy = proxyFromEnv(env, config.url.protocol) || undefined;
+    this.#proxy = proxyFor(config.url, env);
     const headers: Record<string, string> = {};
     for (const [name, value] of config.extraHeaders) headers[name.toLowerCase()] = value;
     // Bearer on every HTTP request, POST, GET and DELETE alike (authorization §Token Requirements).

@@ -33,6 +33,31 @@ export function proxyFromEnv(env: RemoteOptions['env'], protocol: string): strin
   return protocol === 'https:' ? (env.https_proxy ?? env.HTTPS_PROXY ?? httpProxy) : httpProxy;
 }
 
+const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };
+
+/**
+ * The proxy requests to `url` actually go through, or undefined when they go direct: the proxy
+ * for its scheme unless NO_PROXY names the host (the same rules EnvHttpProxyAgent applies: `*`,
+ * a host or any subdomain of it, optionally with `:port`). Messages use it to say whether a
+ * refused connection was refused by the proxy or by the server.
+ */
+export function proxyFor(url: URL, env: RemoteOptions['env']): string | undefined {
+  const proxy = proxyFromEnv(env, url.protocol);
+  if (proxy === undefined || proxy === '') return undefined;
+  const noProxy = (env.no_proxy ?? env.NO_PROXY ?? '').trim();
+  if (noProxy === '*') return undefined;
+  const hostname = url.host.replace(/:\d*$/, '').toLowerCase();
+  const port = Number.parseInt(url.port, 10) || DEFAULT_PORTS[url.protocol] || 0;
+  for (const entry of noProxy.split(/[,\s]/)) {
+    if (entry === '') continue;
+    const parsed = /^(.+):(\d+)$/.exec(entry);
+    const host = (parsed?.[1] ?? entry).replace(/^\*?\./, '').toLowerCase();
+    if (parsed !== null && Number.parseInt(parsed[2]!, 10) !== port) continue;
+    if (hostname === host || hostname.endsWith(`.${host}`)) return undefined;
+  }
+  return proxy;
+}
+
 /** The CA list to pass as `ca`, or undefined for Node's own store. */
 export function trustedCas(options: Pick<RemoteOptions, 'caFile' | 'env'>): string[] | undefined {
   if (options.caFile === undefined) return undefined; // Node's defaults, NODE_EXTRA_CA_CERTS included
@@ -202,6 +227,12 @@ export function toBridgeError(error: unknown, signal: AbortSignal | undefined, c
       hint: 'the server certificate is not trusted: pass --ca-file <pem> with your CA (or set NODE_EXTRA_CA_CERTS), or check the host name in --url',
     });
   }
+  if (context.proxy !== undefined && /\(407\)/.test(detail)) {
+    return new BridgeError('PROXY_FAILED', `the proxy ${redactUserinfo(context.proxy)} wants credentials (407 Proxy Authentication Required)`, {
+      ...base,
+      hint: 'put the proxy user and password in the proxy URL: HTTPS_PROXY=http://user:password@proxy:port (or ask for a host to be added to NO_PROXY)',
+    });
+  }
   if (/proxy/i.test(detail) && code === 'UND_ERR_ABORTED') {
     return new BridgeError('PROXY_FAILED', `the proxy refused the tunnel to ${where}: ${detail}`, {
       ...base,
@@ -218,10 +249,18 @@ export function toBridgeError(error: unknown, signal: AbortSignal | undefined, c
         hint: 'too many connections at once: send fewer requests in parallel, or raise the open-files limit (ulimit -n)',
       });
     case 'ECONNREFUSED':
-      return new BridgeError('REMOTE_UNREACHABLE', `nothing is listening at ${where}${proxyNote}`, {
+      // Through a proxy, the bridge connects to the proxy only: a refusal is the proxy's.
+      if (context.proxy !== undefined) {
+        return new BridgeError('PROXY_FAILED', `the proxy ${redactUserinfo(context.proxy)} is unreachable: nothing is listening there`, {
+          ...base,
+          neverSent: true,
+          hint: 'check HTTPS_PROXY / HTTP_PROXY (host and port), or add the host to NO_PROXY if it needs no proxy',
+        });
+      }
+      return new BridgeError('REMOTE_UNREACHABLE', `nothing is listening at ${where}`, {
         ...base,
         neverSent: true,
-        hint: context.proxy === undefined ? `nothing is listening at ${where}: check --url (host and port), or start the server` : 'nothing is listening at the proxy address: check HTTPS_PROXY / HTTP_PROXY',
+        hint: `nothing is listening at ${where}: check --url (host and port), or start the server`,
       });
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
