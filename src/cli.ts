@@ -16,7 +16,12 @@ export const EXIT = {
   USAGE: 2,
   /** doctor: a check failed, so the bridge cannot work with these settings. */
   DOCTOR_FAILED: 3,
+  /** Stopped by Ctrl-C (SIGINT): 128 + 2, what shells expect of a program they interrupted. */
+  INTERRUPTED: 130,
 } as const;
+
+/** The subcommands, for suggestions when a word on the command line is none of them. */
+const COMMANDS = ['doctor', 'help'] as const;
 
 /** SIGTERM/SIGINT/SIGHUP end the process within a second: a client that sent one waits for the exit. */
 const SIGNAL_EXIT_DEADLINE_MS = 900;
@@ -80,6 +85,8 @@ function buildProgram(version: string, actions: { bridge: (options: CliOptions) 
       .version(version, '-v, --version'),
   )
     .addHelpText('after', EXAMPLES)
+    // `fenbs-mcp help` and `fenbs-mcp help doctor` work as in other tools.
+    .helpCommand(true)
     // Options after `doctor` belong to doctor, not to the bridge.
     .enablePositionalOptions()
     .showSuggestionAfterError(true)
@@ -102,6 +109,34 @@ function buildProgram(version: string, actions: { bridge: (options: CliOptions) 
   program.configureOutput(output);
   for (const command of program.commands) command.configureOutput(output);
   return { program, result: () => exitCode };
+}
+
+/** Turns commander's complaint into a usage message that says what to do instead. */
+function commandLineMistake(error: CommanderError, operands: readonly string[]): number {
+  if (error.code === 'commander.excessArguments') {
+    const word = operands[0] ?? '';
+    const near = COMMANDS.find((command) => editDistance(word, command) <= 2);
+    return usage(`unknown command "${word}"${near === undefined ? '' : ` (did you mean ${near}?)`}; the bridge itself takes no arguments, only options`, near === undefined ? 'fenbs-mcp help' : `fenbs-mcp ${near}`);
+  }
+  if (error.code === 'commander.unknownOption' && /'--token(=.*)?'/.test(error.message)) {
+    // Never echo the value: it is the secret a command line must not carry.
+    return usage(
+      '--token is not an option: a token on the command line shows up in process lists and shell history',
+      'put it in the environment: FENBS_TOKEN=<token> fenbs-mcp (in a desktop config, the "env" block), or use --token-file <path>',
+    );
+  }
+  return usage(error.message.replace(/^error: /, ''));
+}
+
+/** Levenshtein distance, for "did you mean" on short words. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    previous = current;
+  }
+  return previous[b.length]!;
 }
 
 function usage(message: string, fix?: string): number {
@@ -189,7 +224,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return EXIT.OK; // --help, --version
-      return usage(error.message.replace(/^error: /, ''));
+      return commandLineMistake(error, program.args);
     }
     throw error;
   }
@@ -240,11 +275,15 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
   }
 
   const controller = new AbortController();
+  // Ctrl-C exits 130 as shells expect; SIGTERM and SIGHUP are how desktop hosts stop a server
+  // they are done with, which is no failure: 0.
+  let stopCode: number = EXIT.OK;
   const onSignal = (signal: NodeJS.Signals) => {
     logger.info({ signal }, 'stopping');
+    stopCode = signal === 'SIGINT' ? EXIT.INTERRUPTED : EXIT.OK;
     controller.abort();
     // Whatever is still running, the process is gone within a second.
-    setTimeout(() => process.exit(EXIT.OK), SIGNAL_EXIT_DEADLINE_MS).unref();
+    setTimeout(() => process.exit(stopCode), SIGNAL_EXIT_DEADLINE_MS).unref();
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
@@ -258,7 +297,8 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
   }
   logger.debug({ exit }, 'stopped');
   await log.close();
-  return exit === 'input-failed' ? EXIT.FAILURE : EXIT.OK;
+  if (exit === 'input-failed') return EXIT.FAILURE;
+  return exit === 'signal' ? stopCode : EXIT.OK;
 }
 
 function proxyPassword(proxy: string | undefined): string | undefined {

@@ -190,19 +190,37 @@ export function isLoopbackHost(hostname: string): boolean {
   return host === '::1';
 }
 
-function parseUrl(raw: string, allowHttp: boolean, hasToken: boolean): URL {
+/**
+ * A URL typed without its scheme (`localhost:3000/mcp`, `127.0.0.1:3000`) as the user most likely
+ * meant it: http:// for a loopback host (local servers rarely have TLS), https:// otherwise.
+ */
+export function withLikelyScheme(raw: string): string | undefined {
+  const text = raw.trim();
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text) || text === '') return undefined;
+  const candidate = `http://${text}`;
+  if (!URL.canParse(candidate)) return undefined;
+  const url = new URL(candidate);
+  // Only what looks like a host: a name with a dot, an address, a port, or localhost.
+  if (!/[.:]/.test(url.host) && url.hostname !== 'localhost') return undefined;
+  return isLoopbackHost(url.hostname) ? candidate : `https://${text}`;
+}
+
+/** `source` names where the URL came from (`--url`, `FENBS_MCP_URL`), so the message points at it. */
+function parseUrl(raw: string, source: string, allowHttp: boolean, hasToken: boolean): URL {
+  const likely = withLikelyScheme(raw);
+  const fix = likely === undefined ? 'fenbs-mcp --url https://example.com/mcp' : source === '--url' ? `fenbs-mcp --url ${maskUrl(likely)}` : `${source}=${maskUrl(likely)}`;
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     // Masked: a URL that does not parse may still carry a password or an API key.
-    throw new UsageError(`invalid URL "${maskUrl(raw)}"`, 'fenbs-mcp --url https://example.com/mcp');
+    throw new UsageError(`${source}: invalid URL "${maskUrl(raw)}"${likely === undefined ? '' : ' (no http:// or https:// in front)'}`, fix);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new UsageError(`the URL must start with https:// or http://, got "${url.protocol}"`);
+    throw new UsageError(`${source}: the URL must start with https:// or http://, got "${maskUrl(raw)}"`, fix);
   }
   if (url.username !== '' || url.password !== '') {
-    throw new UsageError('the URL must not carry a user name or password; give the token through the environment');
+    throw new UsageError(`${source}: the URL must not carry a user name or password; give the token through the environment`);
   }
   if (url.protocol === 'http:' && hasToken && !allowHttp && !isLoopbackHost(url.hostname)) {
     throw new UsageError(
@@ -282,11 +300,16 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
   }
 
   const allowHttp = options.allowHttp === true;
-  const url = parseUrl(options.url ?? env.FENBS_MCP_URL ?? DEFAULT_URL, allowHttp, token !== undefined);
+  // An empty variable is unset: a desktop config may pass an optional setting left blank.
+  const envUrl = env.FENBS_MCP_URL?.trim() === '' ? undefined : env.FENBS_MCP_URL;
+  const [rawUrl, urlSource] = options.url !== undefined ? [options.url, '--url'] : envUrl !== undefined ? [envUrl, 'FENBS_MCP_URL'] : [DEFAULT_URL, 'the default URL'];
+  const url = parseUrl(rawUrl, urlSource, allowHttp, token !== undefined);
 
-  const logLevel = (options.logLevel ?? env.FENBS_MCP_LOG_LEVEL ?? 'info').toLowerCase();
+  const envLevel = env.FENBS_MCP_LOG_LEVEL?.trim() === '' ? undefined : env.FENBS_MCP_LOG_LEVEL;
+  const levelSource = options.logLevel !== undefined ? '--log-level' : 'FENBS_MCP_LOG_LEVEL';
+  const logLevel = (options.logLevel ?? envLevel ?? 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel as LevelWithSilent)) {
-    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+    throw new UsageError(`${levelSource} must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
 
   return Object.freeze({

@@ -104,6 +104,46 @@ describe('a usage error', () => {
   });
 });
 
+describe('a command line a newcomer might type', () => {
+  it.each([
+    ['a misspelt doctor', ['docter'], /^fenbs-mcp: unknown command "docter" \(did you mean doctor\?\)/m, 'fenbs-mcp doctor'],
+    ['a word that is no command', ['bridge'], /^fenbs-mcp: unknown command "bridge"; the bridge itself takes no arguments/m, 'fenbs-mcp help'],
+    ['--token with a value', ['--token', 'cli-secret-value'], /^fenbs-mcp: --token is not an option: a token on the command line shows up in process lists/m, 'put it in the environment: FENBS_TOKEN=<token> fenbs-mcp'],
+    ['--token=value', ['--token=cli-secret-value'], /^fenbs-mcp: --token is not an option/m, 'put it in the environment: FENBS_TOKEN=<token> fenbs-mcp (in a desktop config, the "env" block), or use --token-file <path>'],
+    ['a URL without its scheme', ['--url', 'localhost:3000/mcp'], /^fenbs-mcp: --url: the URL must start with https:\/\/ or http:\/\//m, 'fenbs-mcp --url http://localhost:3000/mcp'],
+    ['an address and port without a scheme', ['--url', '127.0.0.1:3000'], /^fenbs-mcp: --url: invalid URL "127\.0\.0\.1:3000" \(no http:\/\/ or https:\/\/ in front\)/m, 'fenbs-mcp --url http://127.0.0.1:3000/'],
+    ['a host name without a scheme', ['--url', 'mcp.example.com/mcp'], /invalid URL/, 'fenbs-mcp --url https://mcp.example.com/mcp'],
+  ])('returns 2 for %s, saying what to type instead, never echoing a token', async (_, args, message, fix) => {
+    expect(await run(...args)).toBe(EXIT.USAGE);
+    expect(stderr).toMatch(message);
+    expect(stderr).toContain(`  try: ${fix}`);
+    expect(stderr).not.toContain('cli-secret-value');
+    expect(stdout).toBe('');
+  });
+
+  it.each([
+    [['help'], /^Usage: fenbs-mcp \[options\] \[command\]/m],
+    [['help', 'doctor'], /^Usage: fenbs-mcp doctor \[options\]/m],
+  ])('prints help for %j and returns 0', async (args, usageLine) => {
+    expect(await run(...args)).toBe(EXIT.OK);
+    expect(stdout).toMatch(usageLine);
+  });
+
+  it('names FENBS_MCP_URL when the URL from the environment is wrong, and takes an empty one as unset', async () => {
+    vi.stubEnv('FENBS_MCP_URL', 'nope');
+    expect(await run('doctor')).toBe(EXIT.USAGE);
+    expect(stderr).toMatch(/^fenbs-mcp: FENBS_MCP_URL: invalid URL "nope"/m);
+    vi.unstubAllEnvs();
+  });
+
+  it('names FENBS_MCP_LOG_LEVEL, not --log-level, when the level from the environment is wrong', async () => {
+    vi.stubEnv('FENBS_MCP_LOG_LEVEL', 'bogus');
+    expect(await run('--url', 'https://example.com/mcp')).toBe(EXIT.USAGE);
+    expect(stderr).toMatch(/^fenbs-mcp: FENBS_MCP_LOG_LEVEL must be one of .*got "bogus"/m);
+    vi.unstubAllEnvs();
+  });
+});
+
 describe('fenbs-mcp doctor', () => {
   it('passes every check against the demo server and returns 0', async () => {
     expect(await run('doctor', '--demo')).toBe(EXIT.OK);
