@@ -73,7 +73,8 @@ function addConnectionOptions(command: Command): Command {
     .option('--ca-file <pem>', 'also trust the CA certificates in this PEM file')
     .option('--allow-http', 'allow sending the token over plain http:// to a non-loopback host')
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (env FENBS_MCP_LOG_LEVEL, default info)'))
-    .option('--log-file <path>', 'also append the logs to this file')
+    .option('--log-format <format>', 'json or pretty: how stderr shows the logs (default: pretty on a terminal, json otherwise)')
+    .option('--log-file <path>', 'also append the logs to this file (always JSON)')
     .option('--demo', 'use an embedded demo MCP server (a small task board) instead of --url');
 }
 
@@ -253,7 +254,7 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
   const { redact, proxy } = redactorFor(config, env);
   let log: BridgeLog;
   try {
-    log = createLogger({ level: config.logLevel, file: config.logFile, redact });
+    log = createLogger({ level: config.logLevel, file: config.logFile, redact, formatStderr: await stderrFormatter(config) });
   } catch (error) {
     await demo?.close();
     if (error instanceof LogFileError) return usage(error.message, 'fenbs-mcp --log-file ~/fenbs-mcp.log (a path you can write to)');
@@ -272,6 +273,10 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
   }
   if (config.url.protocol === 'http:' && config.allowHttp) {
     logger.warn('--allow-http: the token travels unencrypted over plain http://');
+  }
+  if (process.stdin.isTTY === true) {
+    // A person typing: say what the bridge expects, once.
+    logger.info('reading JSON-RPC messages from the terminal: one message per line, Ctrl-D to end (Ctrl-C to stop)');
   }
 
   const controller = new AbortController();
@@ -299,6 +304,20 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
   await log.close();
   if (exit === 'input-failed') return EXIT.FAILURE;
   return exit === 'signal' ? stopCode : EXIT.OK;
+}
+
+/**
+ * Readable lines (time, level, message, fields on the same line) when stderr is a terminal or
+ * --log-format pretty says so; JSON otherwise, for desktop hosts and files. The formatter is
+ * loaded only then, so the desktop path does not pay for it at start.
+ */
+async function stderrFormatter(config: BridgeConfig): Promise<((line: string) => string) | undefined> {
+  const terminal = process.stderr.isTTY === true;
+  if ((config.logFormat ?? (terminal ? 'pretty' : 'json')) === 'json') return undefined;
+  const loaded = await import('pino-pretty');
+  // A CommonJS module: its named export sits on `default` once bundled as ESM.
+  const prettyFactory = (loaded as Partial<typeof loaded>).prettyFactory ?? loaded.default.prettyFactory;
+  return prettyFactory({ colorize: terminal, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name' });
 }
 
 function proxyPassword(proxy: string | undefined): string | undefined {

@@ -27,6 +27,9 @@ export const MAX_CA_FILE_BYTES = 16 * 1024 * 1024;
 /** How long shutdown work (session DELETE) may take before the process goes anyway. */
 export const SHUTDOWN_GRACE_MS = 800;
 
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 export interface BridgeConfig {
   readonly url: URL;
   readonly token: string | undefined;
@@ -42,6 +45,8 @@ export interface BridgeConfig {
   readonly caFile: string | undefined;
   readonly allowHttp: boolean;
   readonly logLevel: LevelWithSilent;
+  /** How stderr shows the logs; undefined = readable lines on a terminal, JSON otherwise. */
+  readonly logFormat: LogFormat | undefined;
   readonly logFile: string | undefined;
 }
 
@@ -59,6 +64,7 @@ export interface RawOptions {
   caFile?: string | undefined;
   allowHttp?: boolean | undefined;
   logLevel?: string | undefined;
+  logFormat?: string | undefined;
   logFile?: string | undefined;
 }
 
@@ -311,6 +317,10 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
   if (!LOG_LEVELS.includes(logLevel as LevelWithSilent)) {
     throw new UsageError(`${levelSource} must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
+  const logFormat = options.logFormat?.toLowerCase();
+  if (logFormat !== undefined && !(LOG_FORMATS as readonly string[]).includes(logFormat)) {
+    throw new UsageError(`--log-format must be json or pretty, got "${logFormat}"`);
+  }
 
   return Object.freeze({
     url,
@@ -326,6 +336,7 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     caFile: options.caFile,
     allowHttp,
     logLevel: logLevel as LevelWithSilent,
+    logFormat: logFormat as LogFormat | undefined,
     logFile: options.logFile,
   });
 }

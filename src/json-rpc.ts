@@ -49,8 +49,11 @@ export function bridgeErrorReply(id: JsonRpcId | null, error: BridgeError): Json
   return errorReply(id, error.rpcCode, error.message, toErrorData(error));
 }
 
+/** A pasted multi-line message fails line by line: the parse error says why. */
+export const ONE_LINE_HINT = 'each message must be on one line (stdio carries one JSON-RPC message per line); a message spread over several lines fails line by line';
+
 function reject(reason: string, ids: (JsonRpcId | null)[], code: number, message: string): RejectedLine {
-  const data = { bridgeCode: code === -32700 ? 'PARSE_ERROR' : 'INVALID_REQUEST', reason };
+  const data = code === -32700 ? { bridgeCode: 'PARSE_ERROR', reason, hint: ONE_LINE_HINT } : { bridgeCode: 'INVALID_REQUEST', reason };
   return { kind: 'rejected', reason, replies: ids.map((id) => errorReply(id, code, message, data)) };
 }
 

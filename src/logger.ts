@@ -28,6 +28,8 @@ export interface LoggerOptions {
   redact: Redactor;
   /** Where "stderr" is; 2 unless a test points it elsewhere. */
   stderrFd?: number;
+  /** Turns each JSON line into what stderr shows (readable lines on a terminal); files keep JSON. */
+  formatStderr?: ((line: string) => string) | undefined;
 }
 
 export interface BridgeLog {
@@ -148,7 +150,7 @@ export function createLogger(options: LoggerOptions): BridgeLog {
           const code = (error as NodeJS.ErrnoException).code ?? error.message;
           logger.warn({ file: options.file, code }, `cannot write --log-file ${options.file ?? ''} (${code}): logging to stderr only from now on`);
         });
-  const sinks = file === undefined ? [stderr] : [stderr, file];
+  const { formatStderr } = options;
   const logger = pino(
     {
       level: options.level,
@@ -170,7 +172,8 @@ export function createLogger(options: LoggerOptions): BridgeLog {
     },
     {
       write(line: string) {
-        for (const sink of sinks) sink.write(line);
+        stderr.write(formatStderr === undefined ? line : formatStderr(line));
+        file?.write(line);
       },
     },
   );
