@@ -1,6 +1,7 @@
 // Takes the figures, interleaving subjects round by round so that machine drift falls on all alike.
 //
-// Memory and CPU time of child processes come from /proc, so the bench runs on Linux only.
+// Every subject is a child process, and the memory and CPU time of each come from /proc alike, so
+// the bench runs on Linux only.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';

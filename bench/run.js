@@ -8,8 +8,10 @@
 //
 // A figure holds the bridge's value (`fenbs`) and the parts of its limit (`undici`, `echo`); a part
 // is a number, or an Error saying why it could not be measured. The limit is what any stdio-to-HTTP
-// bridge would cost on this machine in this run: the HTTP hop alone (undici in-process) and the
-// stdio hop alone (the echo child), added where they happen one after the other.
+// bridge would cost on this machine in this run: the HTTP hop alone (undici called in the process
+// that times it, which is a child of its own so that its CPU is read as the bridge's is) and the
+// stdio hop alone (the echo child; for a large reply, a child that only writes the reply, one way),
+// added where they happen one after the other. The `echo` part is that stdio child in either case.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { cpus, loadavg } from 'node:os';
