@@ -1,11 +1,19 @@
 // Takes the figures, interleaving subjects round by round so that machine drift falls on all alike.
 //
-// Memory and CPU time of child processes come from /proc, so the bench runs on Linux only.
-import { existsSync, readFileSync } from 'node:fs';
+// Every subject is a child process, and the memory and CPU time of each come from /proc alike, so
+// the bench runs on Linux only.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
-import { BridgeSubject, EchoSubject, UndiciSubject, checkLargeLine, toBlobJson } from './subjects.js';
+import {
+  BridgeSubject,
+  EchoSubject,
+  ReplyWriterSubject,
+  UndiciChildSubject,
+  checkLargeLine,
+  toBlobJson,
+} from './subjects.js';
 
 const BYTES_PER_MIB = 1024 * 1024;
 const START_TIMEOUT_MS = 15_000;
@@ -39,6 +47,17 @@ function readMemory(pid) {
     return Number(match[1]) * BYTES_PER_KB;
   };
   return { rssBytes: field('VmRSS'), peakRssBytes: field('VmHWM') };
+}
+
+// Resets the process's peak RSS (VmHWM) to its RSS now: writing 5 to clear_refs (Linux 4.0+). Returns
+// false where that is not allowed, and the peak then counts from the process's start.
+function resetPeakRss(pid) {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 // User plus system CPU time the process has used so far, in microseconds (clock-tick resolution).
@@ -88,12 +107,9 @@ function toRoundOrder(names, round) {
   return round % 2 === 0 ? names : [...names].reverse();
 }
 
-// CPU time a subject has used so far, µs: a child's from /proc, undici's from this process.
+// CPU time a subject has used so far, µs. Every subject is a child process (undici in-process too,
+// in a process of its own), so each one's CPU is read the same way: from /proc.
 function readSubjectCpu(subject) {
-  if (subject.pid === undefined) {
-    const usage = process.cpuUsage();
-    return usage.user + usage.system;
-  }
   return readCpuMicros(subject.pid);
 }
 
@@ -104,16 +120,15 @@ function readPeakRssEach(subjects) {
   return { fenbs: peakOf(subjects.fenbs), echo: peakOf(subjects.echo) };
 }
 
-// Keeps `inFlight` calls outstanding until `total` have been answered.
-async function runInFlight(subject, total, inFlight) {
-  let started = 0;
-  const work = async () => {
-    while (started < total) {
-      started += 1;
-      await subject.call(0);
-    }
+// Each child subject's peak RSS above its resting RSS (`restingBytes`, read before the large
+// messages), in MiB.
+function readPeakAboveRestingEach(subjects, restingBytes) {
+  const aboveOf = (name) => {
+    const subject = subjects[name];
+    if (subject instanceof Error) return subject;
+    return (readMemory(subject.pid).peakRssBytes - restingBytes[name]) / BYTES_PER_MIB;
   };
-  await Promise.all(Array.from({ length: Math.min(inFlight, total) }, work));
+  return { fenbs: aboveOf('fenbs'), echo: aboveOf('echo') };
 }
 
 // Applies `summarize` to each subject's samples, keeping errors as they are.
@@ -154,11 +169,11 @@ export class BenchRun {
     this.measured[key] = measured;
   }
 
-  createBridge(path) {
+  createBridge(path, nodePath) {
     if (!existsSync(this.bridgePath)) {
       throw new Error(`${this.bridgePath} does not exist; run \`npm run build\` first`);
     }
-    return new BridgeSubject({ bridgePath: this.bridgePath, url: `${this.origin}${path}` });
+    return new BridgeSubject({ bridgePath: this.bridgePath, url: `${this.origin}${path}`, nodePath });
   }
 
   // Creates and initializes a subject; on failure returns the Error in its place.
@@ -191,6 +206,27 @@ export class BenchRun {
     if (subject.child.unmatchedCount > 0) {
       this.notes.add(`${subject.name} wrote ${subject.child.unmatchedCount} stdout line(s) that answered no request`);
     }
+  }
+
+  // Settles each child subject with one small call, reads its RSS at rest and resets its peak to it,
+  // so that the peak read later belongs to what came after. A subject that fails becomes its Error.
+  async readResting(subjects, names) {
+    const restingBytes = {};
+    for (const name of names) {
+      const subject = subjects[name];
+      if (subject instanceof Error) continue;
+      try {
+        await withTimeout(subject.call(0), START_TIMEOUT_MS, `${subject.name}: a small call`);
+        restingBytes[name] = readMemory(subject.pid).rssBytes;
+        if (!resetPeakRss(subject.pid)) {
+          this.notes.add('/proc/<pid>/clear_refs could not reset peak RSS: peaks above resting count from each start');
+        }
+      } catch (error) {
+        subjects[name] = error;
+        await subject.kill?.();
+      }
+    }
+    return restingBytes;
   }
 
   // Runs `measure` for every live subject, `rounds` times, alternating the order. A subject that
@@ -228,7 +264,7 @@ export class BenchRun {
 
   async warmUp(subjects) {
     await this.interleave(subjects, 1, 'warm-up', (subject) =>
-      runInFlight(subject, this.config.warmUp, WARM_UP_IN_FLIGHT),
+      subject.timeInFlight(this.config.warmUp, WARM_UP_IN_FLIGHT),
     );
   }
 
@@ -237,12 +273,7 @@ export class BenchRun {
     const { sequentialPerRound, rounds } = this.config;
     const results = await this.interleave(subjects, rounds, 'sequential round trips', async (subject) => {
       const cpuBefore = readSubjectCpu(subject);
-      const samplesMicros = [];
-      for (let index = 0; index < sequentialPerRound; index += 1) {
-        const startedAt = performance.now();
-        await subject.call(0);
-        samplesMicros.push((performance.now() - startedAt) * 1000);
-      }
+      const samplesMicros = await subject.timeSequential(sequentialPerRound);
       return { samplesMicros, cpuMicros: readSubjectCpu(subject) - cpuBefore, count: sequentialPerRound };
     });
     const allSamples = (rounds_) => rounds_.flatMap((round) => round.samplesMicros);
@@ -256,17 +287,20 @@ export class BenchRun {
     const total = this.config.throughput[inFlight];
     const results = await this.interleave(subjects, this.config.throughputRounds, `${inFlight} in flight`, async (subject) => {
       const cpuBefore = readSubjectCpu(subject);
-      const startedAt = performance.now();
-      await runInFlight(subject, total, inFlight);
-      const elapsedMs = performance.now() - startedAt;
+      const elapsedMs = await subject.timeInFlight(total, inFlight);
       return { rate: (total * 1000) / elapsedMs, cpuMicros: readSubjectCpu(subject) - cpuBefore, count: total };
     });
     this.record(`throughput${inFlight}${mode}`, summarizeEach(results, (r) => toMedian(r.map((round) => round.rate))));
     return results;
   }
 
-  async measureColdStart() {
-    const createOf = { fenbs: () => this.createBridge('/json'), echo: () => new EchoSubject() };
+  // Spawn to the initialize reply, bridge and echo child alike on the Node binary at `nodePath`;
+  // `suffix` names the figures of a Node other than the one running the bench.
+  async measureColdStart(nodePath = process.execPath, suffix = '') {
+    const createOf = {
+      fenbs: () => this.createBridge('/json', nodePath),
+      echo: () => new EchoSubject({ nodePath }),
+    };
     const startMs = { fenbs: [], echo: [] };
     const rssMiB = { fenbs: [], echo: [] };
     for (let round = 0; round < this.config.coldStarts; round += 1) {
@@ -287,14 +321,14 @@ export class BenchRun {
         }
       }
     }
-    this.record('coldStart', summarizeEach(startMs, toMedian));
-    this.record('rssAfterStart', summarizeEach(rssMiB, toMedian));
+    this.record(`coldStart${suffix}`, summarizeEach(startMs, toMedian));
+    if (suffix === '') this.record('rssAfterStart', summarizeEach(rssMiB, toMedian));
   }
 
   async measureJsonMode() {
     const subjects = {
       fenbs: await this.start(() => this.createBridge('/json')),
-      undici: await this.start(() => new UndiciSubject({ origin: this.origin, path: '/json' })),
+      undici: await this.start(() => new UndiciChildSubject({ origin: this.origin, path: '/json' })),
       echo: await this.start(() => new EchoSubject()),
     };
     await this.warmUp(subjects);
@@ -310,9 +344,7 @@ export class BenchRun {
     this.log(`${this.config.pipelined} pipelined requests`);
     const pipelined = await this.interleave(subjects, this.config.pipelinedRounds, 'pipelined requests', async (subject) => {
       const before = await this.readServerStats();
-      const startedAt = performance.now();
-      await subject.callPipelined(this.config.pipelined);
-      const elapsedMs = performance.now() - startedAt;
+      const elapsedMs = await subject.timePipelined(this.config.pipelined);
       const after = await this.readServerStats();
       // The stats look itself opens no connection: its agent keeps its one socket alive.
       return { elapsedMs, newConnections: after.acceptedConnections - before.acceptedConnections };
@@ -334,14 +366,16 @@ export class BenchRun {
   async measureSseMode() {
     const subjects = {
       fenbs: await this.start(() => this.createBridge('/sse')),
-      undici: await this.start(() => new UndiciSubject({ origin: this.origin, path: '/sse' })),
+      undici: await this.start(() => new UndiciChildSubject({ origin: this.origin, path: '/sse' })),
       echo: await this.start(() => new EchoSubject()),
     };
     await this.warmUp(subjects);
     this.log('sequential round trips, SSE');
     await this.measureSequential(subjects, 'SSE');
-    this.log('throughput, 64 in flight, SSE');
-    await this.measureThroughput(subjects, 64, 'SSE');
+    for (const inFlight of [16, 64]) {
+      this.log(`throughput, ${inFlight} in flight, SSE`);
+      await this.measureThroughput(subjects, inFlight, 'SSE');
+    }
     const bridge = subjects.fenbs;
     if (!(bridge instanceof Error)) {
       const calls = bridge.nextId - 1;
@@ -353,27 +387,34 @@ export class BenchRun {
     await Promise.all(Object.values(subjects).map((subject) => this.finish(subject)));
   }
 
-  // One large reply at a time, on fresh processes so that peak RSS belongs to that size.
+  // One large reply at a time, on fresh processes so that peak RSS belongs to that size. The stdio
+  // part of the limit is the one-way reply writer: the reply's bytes cross one pipe, as the bridge's do.
   async measureLargeReplies() {
-    const undici = await this.start(() => new UndiciSubject({ origin: this.origin, path: '/json' }));
+    const undici = await this.start(() => new UndiciChildSubject({ origin: this.origin, path: '/json' }));
     for (const mib of [1, 10, 50]) {
       this.log(`${mib} MiB replies`);
       const bytes = mib * BYTES_PER_MIB;
       const subjects = {
         fenbs: await this.start(() => this.createBridge('/json')),
         undici,
-        echo: await this.start(() => new EchoSubject()),
+        echo: await this.start(() => new ReplyWriterSubject()),
       };
-      if (!(subjects.echo instanceof Error)) subjects.echo.prepare(bytes);
+      const restingBytes = await this.readResting(subjects, ['fenbs', 'echo']);
+      if (!(subjects.echo instanceof Error)) {
+        try {
+          await withTimeout(subjects.echo.prepare(bytes), this.config.timeoutMs, `${subjects.echo.name}: prepare`);
+        } catch (error) {
+          await subjects.echo.kill();
+          subjects.echo = error;
+        }
+      }
       const times = await this.interleave(subjects, this.config.largeRounds[mib], `${mib} MiB reply`, async (subject, at) => {
-        const startedAt = performance.now();
-        const reply = await subject.call(bytes);
-        const elapsedMs = performance.now() - startedAt;
+        const { elapsedMs, reply } = await subject.timeCall(bytes);
         if (at.name === 'fenbs' && at.round === 0) checkLargeLine(subject.name, reply, bytes);
         return elapsedMs;
       });
       this.record(`reply${mib}MiBTime`, summarizeEach(times, toMedian));
-      this.record(`reply${mib}MiBPeakRss`, readPeakRssEach(subjects));
+      this.record(`reply${mib}MiBPeakRss`, readPeakAboveRestingEach(subjects, restingBytes));
       await this.finish(subjects.fenbs);
       await this.finish(subjects.echo);
     }
@@ -382,7 +423,7 @@ export class BenchRun {
 
   // One large request line (a tools/call whose argument is `mib` MiB), on fresh processes so that
   // peak RSS belongs to that line. The remote answers small; the limit is the echo child's round
-  // trip of the same line.
+  // trip of the same line (in on stdin, out on stdout, as the bridge's goes in on stdin, out on HTTP).
   async measureLargeRequest(mib) {
     this.log(`${mib} MiB request lines`);
     const blobJson = toBlobJson(mib * BYTES_PER_MIB);
@@ -390,13 +431,14 @@ export class BenchRun {
       fenbs: await this.start(() => this.createBridge('/json')),
       echo: await this.start(() => new EchoSubject()),
     };
+    const restingBytes = await this.readResting(subjects, ['fenbs', 'echo']);
     const times = await this.interleave(subjects, this.config.largeRounds[mib], `${mib} MiB request line`, async (subject) => {
       const startedAt = performance.now();
       await subject.callWithBlob(blobJson);
       return performance.now() - startedAt;
     });
     this.record(`request${mib}MiBTime`, summarizeEach(times, toMedian));
-    this.record(`request${mib}MiBPeakRss`, readPeakRssEach(subjects));
+    this.record(`request${mib}MiBPeakRss`, readPeakAboveRestingEach(subjects, restingBytes));
     await this.finish(subjects.fenbs);
     await this.finish(subjects.echo);
   }
@@ -414,9 +456,9 @@ export class BenchRun {
       1,
       'RSS growth',
       async (subject) => {
-        await runInFlight(subject, growthFrom, GROWTH_IN_FLIGHT);
+        await subject.timeInFlight(growthFrom, GROWTH_IN_FLIGHT);
         const rssFrom = readMemory(subject.pid).rssBytes;
-        await runInFlight(subject, growthTo - growthFrom, GROWTH_IN_FLIGHT);
+        await subject.timeInFlight(growthTo - growthFrom, GROWTH_IN_FLIGHT);
         return readMemory(subject.pid).rssBytes / rssFrom;
       },
       growthTimeoutMs,

@@ -2,16 +2,20 @@
 //
 // Usage: node bench/run.js [--quick] [--json] [--bridge <path to a bridge's bin script>]
 // Prints a table of absolute figures with each one's ratio to the limit. Exits 1 only if some figure
-// could not be measured; a missed target is reported, not fatal. Progress goes to stderr, the report
-// to stdout. This file holds the command and the catalogue of figures; measure.js takes them.
+// could not be measured (bar the Node 22 cold start, whose binary may be absent); a missed target is
+// reported, not fatal. Progress goes to
+// stderr, the report to stdout. This file holds the command and the catalogue of figures; measure.js takes them.
 //
 // A figure holds the bridge's value (`fenbs`) and the parts of its limit (`undici`, `echo`); a part
 // is a number, or an Error saying why it could not be measured. The limit is what any stdio-to-HTTP
-// bridge would cost on this machine in this run: the HTTP hop alone (undici in-process) and the
-// stdio hop alone (the echo child), added where they happen one after the other.
+// bridge would cost on this machine in this run: the HTTP hop alone (undici called in the process
+// that times it, which is a child of its own so that its CPU is read as the bridge's is) and the
+// stdio hop alone (the echo child; for a large reply, a child that only writes the reply, one way),
+// added where they happen one after the other. The `echo` part is that stdio child in either case.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { cpus, loadavg } from 'node:os';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
@@ -22,12 +26,20 @@ import { BenchRun } from './measure.js';
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVER_PATH = fileURLToPath(new URL('./server.js', import.meta.url));
 const SERVER_START_TIMEOUT_MS = 10_000;
-const USAGE = `Usage: node bench/run.js [--quick] [--json] [--bridge <path>]
+// Where scripts/fetch-node.sh 22 puts a Node 22 binary, for the second cold-start figure.
+const NODE_22_PATH = resolve(REPO_ROOT, 'node_modules/.cache/fenbs-node/22/package/bin/node');
+const BYTES_PER_MIB = 1024 * 1024;
+// The targets' sizes: 50 MB (decimal) of RSS after start; 2.5 × 50 MiB above the resting RSS.
+const RSS_AFTER_START_TARGET_MIB = 50e6 / BYTES_PER_MIB;
+const LARGE_PEAK_TARGET_MIB = 2.5 * 50;
+const USAGE = `Usage: node bench/run.js [--quick] [--json] [--bridge <path>] [--node22 <path>]
 
   --quick          small counts, for a smoke test of the harness (figures are not comparable)
   --json           print the figures as JSON instead of a table
   --bridge <path>  bench another stdio bridge script that takes --url and --log-level
                    (default: bin/fenbs-mcp.js; build it first with npm run build)
+  --node22 <path>  a Node 22 binary for the second cold-start figure
+                   (default: the one scripts/fetch-node.sh 22 fetches, if it is there)
 `;
 
 // Counts for a full run (about two to three minutes on two cores) and for a smoke test.
@@ -73,8 +85,10 @@ const undiciOnly = (parts) => parts.undici;
 const slowerHop = (parts) => Math.max(parts.undici, parts.echo);
 
 const formatCount = (count) => count.toLocaleString('en-US');
+const nodeMajor = (version) => version.replace(/^v/, '').split('.')[0];
 
-// The figures in table order; `counts` are the run's sizes (smaller with --quick).
+// The figures in table order; `counts` are the run's sizes (smaller with --quick). A figure marked
+// `optional` may go unmeasured (a Node binary that is not there) without failing the run.
 function describeFigures(counts) {
   const large = (mib, target) => [
     {
@@ -82,16 +96,16 @@ function describeFigures(counts) {
       label: `${mib} MiB reply, time`,
       unit: 'ms',
       needs: ['undici', 'echo'],
-      limitIs: 'undici + echo',
+      limitIs: 'undici + one-way pipe',
       limit: sum,
       target: target.time,
     },
     {
       key: `reply${mib}MiBPeakRss`,
-      label: `${mib} MiB reply, peak RSS (fresh process)`,
+      label: `${mib} MiB reply, peak RSS above resting`,
       unit: 'MiB',
       needs: ['echo'],
-      limitIs: 'echo',
+      limitIs: 'one-way pipe',
       limit: echoOnly,
       target: target.peak,
     },
@@ -105,7 +119,7 @@ function describeFigures(counts) {
         needs: ['undici', 'echo'],
         limitIs: 'undici + echo',
         limit: sum,
-        target: { on: 'ratio', op: '<=', value: 1.3 },
+        target: { on: 'ratio', op: '<=', value: mode === 'JSON' ? 1.3 : 1.5 },
       },
       {
         key: `sequentialP99${mode}`,
@@ -123,25 +137,35 @@ function describeFigures(counts) {
       needs: ['undici', 'echo'],
       limitIs: 'undici',
       limit: undiciOnly,
-      target: inFlight === 64 ? { on: 'ratio', op: '>=', value: 0.7 } : undefined,
+      target: inFlight === 64 ? { on: 'ratio', op: '>=', value: 0.6, stretch: 0.7 } : undefined,
     })),
-    {
-      key: 'throughput64SSE',
-      label: 'throughput, 64 in flight, SSE',
+    ...[16, 64].map((inFlight) => ({
+      key: `throughput${inFlight}SSE`,
+      label: `throughput, ${inFlight} in flight, SSE`,
       unit: 'msg/s',
       needs: ['undici', 'echo'],
       limitIs: 'undici',
       limit: undiciOnly,
-      target: { on: 'ratio', op: '>=', value: 0.7 },
-    },
+      target: inFlight === 16 ? { on: 'ratio', op: '>=', value: 0.5 } : undefined,
+    })),
     {
       key: 'coldStart',
-      label: `cold start, spawn → initialize reply (median of ${counts.coldStarts})`,
+      label: `cold start, spawn → initialize reply, Node ${nodeMajor(process.version)} (median of ${counts.coldStarts})`,
       unit: 'ms',
       needs: ['echo'],
       limitIs: 'echo',
       limit: echoOnly,
-      target: { on: 'ratio', op: '<=', value: 1.5 },
+      target: { on: 'ratio', op: '<=', value: nodeMajor(process.version) === '20' ? 1.5 : 1.3 },
+    },
+    {
+      key: 'coldStartNode22',
+      label: `cold start, spawn → initialize reply, Node 22 (median of ${counts.coldStarts})`,
+      unit: 'ms',
+      needs: ['echo'],
+      limitIs: 'echo',
+      limit: echoOnly,
+      target: { on: 'ratio', op: '<=', value: 1.3 },
+      optional: true,
     },
     {
       key: 'rssAfterStart',
@@ -150,7 +174,7 @@ function describeFigures(counts) {
       needs: ['echo'],
       limitIs: 'echo',
       limit: echoOnly,
-      target: { on: 'value', op: '<=', value: 60 },
+      target: { on: 'value', op: '<=', value: RSS_AFTER_START_TARGET_MIB, shown: '≤ 50 MB' },
     },
     {
       key: 'peakRss',
@@ -167,7 +191,7 @@ function describeFigures(counts) {
       needs: ['undici', 'echo'],
       limitIs: 'undici + echo',
       limit: sum,
-      target: { on: 'value', op: '<=', value: 150 },
+      target: { on: 'value', op: '<=', value: 100 },
     },
     {
       key: 'cpuPerMessage64',
@@ -176,11 +200,10 @@ function describeFigures(counts) {
       needs: ['undici', 'echo'],
       limitIs: 'undici + echo',
       limit: sum,
-      target: { on: 'value', op: '<=', value: 150 },
     },
     ...large(1, {}),
-    ...large(10, { time: { on: 'ratio', op: '<=', value: 1.5 } }),
-    ...large(50, { peak: { on: 'value', op: '<=', value: 200 } }),
+    ...large(10, {}),
+    ...large(50, { peak: { on: 'value', op: '<=', value: LARGE_PEAK_TARGET_MIB, shown: '≤ 2.5 × 50 MiB' } }),
     {
       key: 'request50MiBTime',
       label: '50 MiB request line, time',
@@ -191,12 +214,12 @@ function describeFigures(counts) {
     },
     {
       key: 'request50MiBPeakRss',
-      label: '50 MiB request line, peak RSS (fresh process)',
+      label: '50 MiB request line, peak RSS above resting',
       unit: 'MiB',
       needs: ['echo'],
       limitIs: 'echo',
       limit: echoOnly,
-      target: { on: 'value', op: '<=', value: 200 },
+      target: { on: 'value', op: '<=', value: LARGE_PEAK_TARGET_MIB, shown: '≤ 2.5 × 50 MiB' },
     },
     {
       key: 'pipelined',
@@ -256,6 +279,7 @@ function resolveFigure(spec, measured = {}) {
   return {
     key: spec.key,
     label: spec.label,
+    optional: spec.optional === true,
     unit: spec.unit,
     fenbs: hasFenbs ? fenbs : undefined,
     limit,
@@ -288,8 +312,10 @@ function formatValue(value, unit) {
 
 function formatTarget(target, unit) {
   if (target === undefined) return '—';
+  if (target.shown !== undefined) return target.shown;
   const op = target.op === '<=' ? '≤' : '≥';
-  return target.on === 'ratio' ? `ratio ${op} ${target.value}` : `${op} ${formatValue(target.value, unit)}`;
+  const stretch = target.stretch === undefined ? '' : ` (stretch ${target.stretch})`;
+  return target.on === 'ratio' ? `ratio ${op} ${target.value}${stretch}` : `${op} ${formatValue(target.value, unit)}`;
 }
 
 function formatMet(figure) {
@@ -336,7 +362,8 @@ function formatTable(figures) {
 
 // The parts each limit was built from, so a reader can see which hop dominates.
 function formatParts(figures) {
-  const lines = [toRow(['figure', 'undici in-process', 'echo child']), toRow(['---', '---:', '---:'])];
+  // The stdio column is the echo child, or the one-way reply writer where the limit says one-way pipe.
+  const lines = [toRow(['figure', 'undici in-process (own process)', 'stdio child']), toRow(['---', '---:', '---:'])];
   for (const figure of figures) {
     const part = (name) => (name in figure.parts ? formatValue(figure.parts[name], figure.unit) : '—');
     lines.push(toRow([figure.label, part('undici'), part('echo')]));
@@ -408,6 +435,7 @@ async function main() {
       quick: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       bridge: { type: 'string', default: resolve(REPO_ROOT, 'bin/fenbs-mcp.js') },
+      node22: { type: 'string', default: NODE_22_PATH },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -426,6 +454,14 @@ async function main() {
   try {
     log(`cold start (${config.coldStarts} each)`);
     await run.measureColdStart();
+    const node22 = resolve(values.node22);
+    if (existsSync(node22)) {
+      log(`cold start on Node 22 (${config.coldStarts} each)`);
+      await run.measureColdStart(node22, 'Node22');
+    } else {
+      const absent = new Error(`no Node 22 binary at ${node22} (scripts/fetch-node.sh 22 fetches one)`);
+      run.record('coldStartNode22', { fenbs: absent, echo: absent });
+    }
     await run.measureJsonMode();
     await run.measureSseMode();
     await run.measureLargeReplies();
@@ -449,7 +485,7 @@ async function main() {
   } else {
     process.stdout.write(formatReport({ environment, figures, notes }));
   }
-  if (figures.some((figure) => figure.missing.length > 0)) process.exitCode = 1;
+  if (figures.some((figure) => figure.missing.length > 0 && !figure.optional)) process.exitCode = 1;
 }
 
 main().catch((error) => {

@@ -1,7 +1,10 @@
-// The things measured, spoken to the same way: the built bridge, the echo child, undici in-process.
+// The things measured, spoken to the same way: the built bridge, the echo child, the one-way reply
+// writer, and undici in-process (run in a child of its own so that its CPU is its own).
 import { Pool } from 'undici';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 
 const PROTOCOL_VERSION = '2025-06-18';
 const BENCH_TOKEN = 'fenbs-bench-token';
@@ -14,6 +17,51 @@ const MAX_PARSED_LINE_BYTES = 64 * 1024;
 const STDERR_TAIL_BYTES = 4096;
 const EXIT_TIMEOUT_MS = 10_000;
 const NEWLINE = 0x0a;
+const UNDICI_CHILD_PATH = fileURLToPath(new URL('./undici-child.js', import.meta.url));
+const REPLY_WRITER_PATH = fileURLToPath(new URL('./reply-writer.js', import.meta.url));
+
+// How a subject is timed when this process speaks to it: each subject class inherits these, and the
+// undici child runs the same code on its in-process pool, so both sides are timed alike.
+class TimedSubject {
+  // `count` round trips one at a time; the duration of each, µs.
+  async timeSequential(count) {
+    const samplesMicros = [];
+    for (let index = 0; index < count; index += 1) {
+      const startedAt = performance.now();
+      await this.call(0);
+      samplesMicros.push((performance.now() - startedAt) * 1000);
+    }
+    return samplesMicros;
+  }
+
+  // Keeps `inFlight` calls outstanding until `total` have been answered; the time it took, ms.
+  async timeInFlight(total, inFlight) {
+    const startedAt = performance.now();
+    let started = 0;
+    const work = async () => {
+      while (started < total) {
+        started += 1;
+        await this.call(0);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(inFlight, total) }, work));
+    return performance.now() - startedAt;
+  }
+
+  // One call whose reply carries `bytes` of text; the time it took, ms, and the reply.
+  async timeCall(bytes) {
+    const startedAt = performance.now();
+    const reply = await this.call(bytes);
+    return { elapsedMs: performance.now() - startedAt, reply };
+  }
+
+  // `count` requests written at once; the time until every reply was in, ms.
+  async timePipelined(count) {
+    const startedAt = performance.now();
+    await this.callPipelined(count);
+    return performance.now() - startedAt;
+  }
+}
 
 // A child process spoken to in lines: writes request lines to its stdin, matches reply lines by id.
 class LineChild {
@@ -221,13 +269,14 @@ export function checkLargeLine(subject, reply, bytes) {
 }
 
 // The built bridge, or any stdio bridge that takes the same command line.
-export class BridgeSubject {
-  constructor({ bridgePath, url }) {
+export class BridgeSubject extends TimedSubject {
+  constructor({ bridgePath, url, nodePath = process.execPath }) {
+    super();
     this.name = 'fenbs-mcp';
     this.nextId = 1;
     this.child = new LineChild({
       name: 'fenbs-mcp',
-      command: process.execPath,
+      command: nodePath,
       args: [bridgePath, '--url', url, '--log-level', 'warn'],
       env: { ...process.env, FENBS_TOKEN: BENCH_TOKEN },
     });
@@ -276,15 +325,15 @@ export class BridgeSubject {
   }
 }
 
-// The stdio hop alone: a child that echoes each request line back, padded to the reply size. For a
-// large reply the padded line crosses the pipes both ways while the bridge's reply crosses once, so
-// this part of the limit is generous to the bridge there.
-export class EchoSubject {
-  constructor() {
+// The stdio hop alone: a child that echoes each request line back as it went in. A bridge reads a
+// request line and writes a reply line, so for small messages and for a large request line this is
+// the same traffic; large replies are measured against ReplyWriterSubject instead.
+export class EchoSubject extends TimedSubject {
+  constructor({ nodePath = process.execPath } = {}) {
+    super();
     this.name = 'echo child';
     this.nextId = 1;
-    this.padCache = new Map();
-    this.child = new LineChild({ name: 'echo child', command: process.execPath, args: ['-e', ECHO_SOURCE], env: process.env });
+    this.child = new LineChild({ name: 'echo child', command: nodePath, args: ['-e', ECHO_SOURCE], env: process.env });
     this.pid = this.child.pid;
   }
 
@@ -292,23 +341,11 @@ export class EchoSubject {
     return this.child.request(0, `${JSON.stringify(toInitializeMessage(0))}\n`);
   }
 
-  // Builds the padding for `bytes`-sized lines ahead of time, so no call pays for it.
-  prepare(bytes) {
-    if (!this.padCache.has(bytes)) this.padCache.set(bytes, Buffer.from(JSON.stringify('x'.repeat(bytes))));
-  }
-
-  // A line of the same shape as a tool call; with `bytes` it carries that much padding.
-  async call(bytes = 0) {
+  // A line of the same shape as a tool call, echoed back.
+  call(bytes = 0) {
+    if (bytes !== 0) return Promise.reject(new Error('the echo child answers small calls only'));
     const id = this.nextId++;
-    if (bytes === 0) {
-      return this.child.request(id, `${JSON.stringify(toToolCallMessage(id, 0))}\n`);
-    }
-    this.prepare(bytes);
-    const pad = this.padCache.get(bytes);
-    const head = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"bench","arguments":{"pad":`;
-    const reply = await this.child.request(id, head, pad, '}}}\n');
-    checkToolReply(this.name, reply, bytes);
-    return reply;
+    return this.child.request(id, `${JSON.stringify(toToolCallMessage(id, 0))}\n`);
   }
 
   async callPipelined(count) {
@@ -336,24 +373,77 @@ export class EchoSubject {
   }
 }
 
-// Finds the message with `id` among the events of a text/event-stream body.
-function findSseMessage(text, id) {
+// The stdio hop of a large reply alone: a child that writes a reply line of the asked size to its
+// stdout (one way) when a small request line asks for it. The reply is built before the timed call
+// (`prepare`), so the figure is the pipe and nothing else.
+export class ReplyWriterSubject extends TimedSubject {
+  constructor() {
+    super();
+    this.name = 'one-way reply writer';
+    this.nextId = 1;
+    this.child = new LineChild({ name: this.name, command: process.execPath, args: [REPLY_WRITER_PATH], env: process.env });
+    this.pid = this.child.pid;
+  }
+
+  async initialize() {
+    const reply = await this.child.request(0, '{"id":0,"bytes":0}\n');
+    checkToolReply(this.name, reply, 0);
+    return reply;
+  }
+
+  // Has the child build its `bytes`-sized reply now, so no timed call pays for it.
+  prepare(bytes) {
+    const id = this.nextId++;
+    return this.child.request(id, `${JSON.stringify({ id, prepare: bytes })}\n`);
+  }
+
+  async call(bytes = 0) {
+    const id = this.nextId++;
+    const reply = await this.child.request(id, `${JSON.stringify({ id, bytes })}\n`);
+    checkToolReply(this.name, reply, bytes);
+    return reply;
+  }
+
+  close() {
+    return this.child.close();
+  }
+
+  kill() {
+    return this.child.kill();
+  }
+}
+
+// The messages of a text/event-stream body, in order.
+function readSseMessages(text) {
+  const messages = [];
   for (const block of text.split(/\r?\n\r?\n/)) {
     const data = block
       .split(/\r?\n/)
       .filter((field) => field.startsWith('data:'))
       .map((field) => field.slice(field.startsWith('data: ') ? 6 : 5))
       .join('\n');
-    if (data === '') continue;
-    const message = JSON.parse(data);
-    if (message.id === id) return message;
+    if (data !== '') messages.push(JSON.parse(data));
   }
-  throw new Error(`no message with id ${id} in the event stream`);
+  return messages;
 }
 
-// The HTTP hop alone: the same POSTs from this process over an undici keep-alive pool.
-export class UndiciSubject {
+// The reply with `id` from an event stream; a tools/call stream must carry its progress event first,
+// as the bridge must forward it.
+function findSseMessage(text, id, expectProgress) {
+  const messages = readSseMessages(text);
+  const index = messages.findIndex((message) => message.id === id && message.method === undefined);
+  if (index === -1) throw new Error(`no message with id ${id} in the event stream`);
+  if (expectProgress && !messages.slice(0, index).some((message) => message.method === 'notifications/progress')) {
+    throw new Error(`no progress event before the reply to ${id} in the event stream`);
+  }
+  return messages[index];
+}
+
+// The HTTP hop alone: the same POSTs over an undici keep-alive pool, in the process that imports
+// this (bench/undici-child.js runs it in a process of its own; see UndiciChildSubject).
+export class UndiciSubject extends TimedSubject {
   constructor({ origin, path }) {
+    super();
     this.name = 'undici in-process';
     this.path = path;
     this.nextId = 1;
@@ -385,7 +475,8 @@ export class UndiciSubject {
     }
     const text = await body.text();
     const isSse = String(headers['content-type']).startsWith('text/event-stream');
-    return { headers, message: isSse ? findSseMessage(text, message.id) : JSON.parse(text) };
+    const expectProgress = message.method === 'tools/call';
+    return { headers, message: isSse ? findSseMessage(text, message.id, expectProgress) : JSON.parse(text) };
   }
 
   async initialize() {
@@ -410,5 +501,59 @@ export class UndiciSubject {
 
   close() {
     return this.pool.close();
+  }
+}
+
+// undici in-process, run in a child of its own (bench/undici-child.js) so that its CPU and memory are
+// read from /proc exactly as the bridge's are. The child times each phase itself, so the stdio that
+// carries the commands is not part of any figure.
+export class UndiciChildSubject {
+  constructor({ origin, path }) {
+    this.name = 'undici in-process';
+    this.nextId = 1;
+    this.child = new LineChild({
+      name: this.name,
+      command: process.execPath,
+      args: [UNDICI_CHILD_PATH, origin, path],
+      env: process.env,
+    });
+    this.pid = this.child.pid;
+  }
+
+  // Sends one command and resolves with the child's answer to it.
+  async command(op, args = {}) {
+    const id = this.nextId++;
+    const reply = await this.child.request(id, `${JSON.stringify({ id, op, ...args })}\n`);
+    const message = reply.line === undefined ? reply.message : JSON.parse(reply.line.toString('utf8'));
+    if (message.error !== undefined) throw new Error(`${this.name}: ${message.error}`);
+    return message.result;
+  }
+
+  initialize() {
+    return this.command('initialize');
+  }
+
+  timeSequential(count) {
+    return this.command('timeSequential', { count });
+  }
+
+  timeInFlight(total, inFlight) {
+    return this.command('timeInFlight', { total, inFlight });
+  }
+
+  async timeCall(bytes) {
+    return { elapsedMs: await this.command('timeCall', { bytes }), reply: undefined };
+  }
+
+  timePipelined(count) {
+    return this.command('timePipelined', { count });
+  }
+
+  close() {
+    return this.child.close();
+  }
+
+  kill() {
+    return this.child.kill();
   }
 }
