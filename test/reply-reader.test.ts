@@ -7,6 +7,8 @@ import { createDispatcher, sendHttp, type HttpExchange } from '../src/remote.js'
 import {
   ERROR_BODY_MAX_BYTES,
   excerptOf,
+  headerValue,
+  mediaTypeOf,
   BODY_EXCERPT_CHARS,
   readErrorBody,
   readPrivateResponse,
@@ -201,7 +203,67 @@ describe('readReply', () => {
   });
 });
 
+describe('readReply back-pressure', () => {
+  /** A consumer that is full on every other chunk: reading must wait for it each time. */
+  const pacedRoom = () => {
+    let calls = 0;
+    let waits = 0;
+    const room = () => (++calls % 2 === 0 ? (waits++, new Promise<void>((resolve) => setImmediate(resolve))) : undefined);
+    return { room, waits: () => waits, calls: () => calls };
+  };
+  const chunkedWrites = (res: ServerResponse, contentType: string, parts: string[], headers: Record<string, string> = {}) => {
+    res.writeHead(200, { 'content-type': contentType, ...headers });
+    const next = () => {
+      const part = parts.shift();
+      if (part === undefined) res.end();
+      else res.write(part, () => setImmediate(next));
+    };
+    next();
+  };
+
+  it('waits for room between chunks of a JSON body with a Content-Length', async () => {
+    const paced = pacedRoom();
+    const parts = ['{"a":"', 'x'.repeat(100), '"}'];
+    const length = String(parts.join('').length);
+    const exchange = await exchangeWith((_req, res) => chunkedWrites(res, 'application/json', parts, { 'content-length': length }));
+    expect(await readReply(exchange, { ...plain, room: paced.room })).toMatchObject({ kind: 'json', value: { a: 'x'.repeat(100) } });
+    expect(paced.calls()).toBeGreaterThanOrEqual(1);
+  });
+
+  it('waits for room between chunks of a chunked JSON body and of an event stream', async () => {
+    const json = pacedRoom();
+    const chunked = await exchangeWith((_req, res) => chunkedWrites(res, 'application/json', ['[1,', '2,', '3]']));
+    expect(await readReply(chunked, { ...plain, room: json.room })).toMatchObject({ kind: 'json', value: [1, 2, 3] });
+    expect(json.calls()).toBeGreaterThanOrEqual(2);
+    expect(json.waits()).toBeGreaterThanOrEqual(1);
+
+    const sse = pacedRoom();
+    const seen: unknown[] = [];
+    const stream = await exchangeWith((_req, res) => chunkedWrites(res, 'text/event-stream', ['data: {"n":1}\n\n', 'data: {"n":2}\n\n', 'data: {"n":3}\n\n']));
+    const reply = await readReply(stream, { ...plain, room: sse.room, stream: { lingerMs: 0, idleTimeoutMs: 0, onItem: (item) => (seen.push(item.message), Promise.resolve('continue')) } });
+    expect(reply).toMatchObject({ kind: 'stream', answered: false });
+    expect(seen).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    expect(sse.calls()).toBeGreaterThanOrEqual(2);
+  });
+
+  it('stops draining an accepted body past ERROR_BODY_MAX_BYTES', async () => {
+    const exchange = await exchangeWith((_req, res) => {
+      res.writeHead(202);
+      res.write(Buffer.alloc(ERROR_BODY_MAX_BYTES + 1));
+      // The rest never comes: the read must not wait for it.
+    });
+    expect(await readReply(exchange, plain)).toEqual({ kind: 'accepted', status: 202 });
+  });
+});
+
 describe('reply helpers', () => {
+  it('takes the first of repeated header values, and no media type from an empty Content-Type', () => {
+    expect(headerValue({ 'mcp-session-id': ['first', 'second'] }, 'mcp-session-id')).toBe('first');
+    expect(mediaTypeOf({ 'content-type': '; charset=utf-8' })).toBeUndefined();
+    expect(mediaTypeOf({ 'content-type': 'Text/Event-Stream ; charset=utf-8' })).toBe('text/event-stream');
+    expect(mediaTypeOf({})).toBeUndefined();
+  });
+
   it('reads Retry-After as delta-seconds or an HTTP date, and ignores what it cannot read', () => {
     const now = Date.parse('2026-01-01T00:00:00Z');
     expect(retryAfterMs({ 'retry-after': '3' }, now)).toBe(3000);
