@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createConfig } from '../src/config.js';
 import { Endpoint } from '../src/endpoint.js';
 import type { JsonObject } from '../src/json-rpc.js';
+import { RECONNECT_DELAY_MIN_MS } from '../src/event-stream.js';
 import { LegacySession, saysSessionUnknown } from '../src/legacy-session.js';
 import { createDispatcher, type HttpExchange } from '../src/remote.js';
 import type { Reply } from '../src/reply-reader.js';
@@ -25,7 +26,7 @@ const httpError = (status: number, text = ''): Reply => ({ kind: 'http-error', s
 
 /** A logger whose lines the test reads back, and can wait for. */
 function recordingLogger() {
-  const lines: { msg: string; protocolVersion?: unknown }[] = [];
+  const lines: { msg: string; protocolVersion?: unknown; body?: string }[] = [];
   const waiters: { msg: string; resolve: () => void }[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -58,7 +59,7 @@ describe('LegacySession', () => {
   let server: FaultServer;
   let dispatcher: Dispatcher;
   let session: LegacySession;
-  let lines: { msg: string; protocolVersion?: unknown }[];
+  let lines: { msg: string; protocolVersion?: unknown; body?: string }[];
   let logged: (msg: string) => Promise<void>;
   let serverMessages: JsonObject[];
 
@@ -210,6 +211,38 @@ describe('LegacySession', () => {
     expect(serverMessages).toEqual([{ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }]);
     await logged('the server offers no listen stream'); // the second GET got the default 405
     expect(lines.some((line) => line.msg === 'listen stream event is not JSON; skipped')).toBe(true);
+  });
+
+  it('heals the session when the listen GET says it is gone (404), then listens on the new one', async () => {
+    session.beginInitialize(INITIALIZE_PARAMS);
+    session.onResponse('initialize', initializeResponse('2025-06-18'), exchangeWithHeaders({ 'mcp-session-id': 'session-1' }));
+    session.endInitialize();
+    server.next('GET', () => ({ kind: 'status', status: 404, body: '' }));
+    session.onAccepted('notifications/initialized');
+    const gets = await server.received((request) => request.method === 'GET', 2);
+    expect(gets.map((request) => request.headers['mcp-session-id'])).toEqual(['session-1', 'session-2']);
+    expect(server.requests.filter((request) => request.method === 'POST').map((request) => request.rpcMethod)).toEqual(['initialize', 'notifications/initialized']);
+    expect(session.sessionId).toBe('session-2');
+  });
+
+  it('logs a listen GET refused with another status, with an excerpt of the body, and tries again later', async () => {
+    session.onResponse('initialize', initializeResponse('2025-06-18'), exchangeWithHeaders({ 'mcp-session-id': 'session-1' }));
+    server.next('GET', () => ({ kind: 'status', status: 503, body: 'listen is unavailable', contentType: 'text/plain' }));
+    session.onAccepted('notifications/initialized');
+    await logged('listen stream refused');
+    expect(lines.find((line) => line.msg === 'listen stream refused')).toMatchObject({ body: 'listen is unavailable' });
+    await server.received((request) => request.method === 'GET', 2); // after the backoff, the default 405 ends it
+    await logged('the server offers no listen stream');
+  });
+
+  it('waits before a second heal in a row that made no progress', async () => {
+    session.beginInitialize(INITIALIZE_PARAMS);
+    session.onResponse('initialize', initializeResponse('2025-06-18'), exchangeWithHeaders({ 'mcp-session-id': 'session-1' }));
+    await session.heal({ 'mcp-session-id': 'session-1' });
+    const started = performance.now();
+    await session.heal({ 'mcp-session-id': 'session-2' });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(RECONNECT_DELAY_MIN_MS - 5);
+    expect(server.requests.filter((request) => request.rpcMethod === 'initialize')).toHaveLength(2);
   });
 
   it('ends the session with DELETE on close, and opens no listen stream afterwards', async () => {
