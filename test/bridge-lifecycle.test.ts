@@ -1,6 +1,12 @@
 // In-process: how runBridge ends: the stop signal, stdin EOF, a failed stdin, a closed stdout; each answers the work in flight.
 
+import { once } from 'node:events';
+import { PassThrough } from 'node:stream';
+import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runBridge } from '../src/bridge.js';
+import { createConfig } from '../src/config.js';
+import { createRedactor } from '../src/secrets.js';
 import { startMcpServer, stdoutProblems, type McpServer } from './helpers/hardening-servers.js';
 import { startInProcessBridge, waitForLog, type InProcessBridge } from './helpers/in-process-bridge.js';
 import { initializedNotification, initializeRequest } from './helpers/spawn-bridge.js';
@@ -46,6 +52,31 @@ describe('the stop signal', () => {
     const reply = JSON.parse(bridge.lines.find((line) => line.includes('"id":2'))!);
     expect(reply.error.data.bridgeCode).toBe('SHUTTING_DOWN');
     expect(stdoutProblems(bridge.lines, [1, 2])).toEqual([]);
+  });
+
+  it('returns "signal" at once, reading nothing and contacting nobody, when the signal aborted before the start', async () => {
+    const server = await serve();
+    const input = new PassThrough();
+    input.write(`${JSON.stringify(initializeRequest(1))}\n`);
+    const output = new PassThrough();
+    const config = createConfig({ options: { url: server.url.href }, env: {}, readTextFile: () => '' });
+    const exit = await runBridge({ input, output, config, logger: pino({ level: 'silent' }), redact: createRedactor([]), env: {}, signal: AbortSignal.abort() });
+    expect(exit).toBe('signal');
+    expect(server.requests).toEqual([]);
+  });
+
+  it('returns "signal" when the signal arrives while stdin has ended and a call is still in flight, answering it SHUTTING_DOWN', async () => {
+    const server = await serve({ sessions: true, route: ({ message }) => message?.params?.name === 'stall' });
+    const bridge = await startSession(server);
+    bridge.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'stall', arguments: {} } });
+    await server.waitForRequest((r) => r.message?.id === 2);
+    const ended = once(bridge.input, 'end');
+    bridge.end();
+    await ended; // the bridge has read stdin to its end and now waits for the call in flight
+    await new Promise((resolve) => setImmediate(resolve));
+    bridge.signal();
+    expect((await bridge.exited).exit).toBe('signal');
+    expect(JSON.parse(bridge.lines.find((line) => line.includes('"id":2'))!)).toMatchObject({ id: 2, error: { data: { bridgeCode: 'SHUTTING_DOWN' } } });
   });
 
   it('returns within 1 s even when the DELETE never gets an answer', async () => {

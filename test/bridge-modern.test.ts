@@ -181,6 +181,29 @@ describe('modern traffic through the bridge to a scripted server', () => {
     expect((await bridge.exited).exit).toBe('input-ended');
   };
 
+  it("forwards the server's -32020 as the answer when refreshing tools/list fails, and does not retry the call", async () => {
+    const mismatch = { code: -32020, message: 'Bad Request: header mismatch', data: { mismatch: { header: 'Mcp-Param-Region' } } };
+    await start((request, res) => {
+      if (request.body.method === 'tools/call') sendJson(res, 400, errorFor(request.body.id, mismatch));
+      else res.writeHead(500, { 'content-type': 'text/plain' }).end('tools/list is down');
+    });
+    bridge.send(modern(1, 'tools/call', { name: 'search', arguments: { region: 'eu' } }));
+    expect(await bridge.reply(1)).toEqual(errorFor(1, mismatch));
+    await waitForLog(bridge, /refreshing tools\/list after a -32020 failed/);
+    expect(server.requests.map((r) => r.body.method)).toEqual(['tools/call', 'tools/list']);
+    await stop();
+  });
+
+  it('refuses a redirect without a Location, saying so', async () => {
+    await start((_request, res) => res.writeHead(302).end());
+    bridge.send(modern(1, 'tools/list'));
+    const reply = await bridge.reply(1);
+    expect(reply.error.data).toMatchObject({ bridgeCode: 'REDIRECT_REFUSED', status: 302 });
+    expect(reply.error.data).not.toHaveProperty('location');
+    expect(reply.error.message).toContain('(no Location)');
+    await stop();
+  });
+
   it('takes every header from its own body: the version of each request, Mcp-Name from params.name or params.uri', async () => {
     await start((request, res) => sendJson(res, 200, resultFor(request.body.id, {})));
     bridge.send(modern(1, 'tools/list'));

@@ -238,4 +238,73 @@ describe('the bridge command', () => {
     }
     expect(log.lines()).toEqual([expect.objectContaining({ level: 40, msg: expect.stringMatching(/--allow-http.*unencrypted/) })]);
   });
+
+  it('warns that a token shorter than MIN_MASKABLE_SECRET_CHARS cannot be masked on stdout', async () => {
+    const log = logFile();
+    vi.stubEnv('FENBS_TOKEN', 'zq7x9'); // 5 characters: masked in logs, too short to mask on stdout
+    try {
+      expect(await withStdin('', '--url', 'https://127.0.0.1:9/mcp', '--log-level', 'warn', '--log-file', log.path)).toBe(EXIT.OK);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    expect(log.lines()).toEqual([expect.objectContaining({ level: 40, msg: expect.stringMatching(/shorter than 8 characters.*cannot be masked/) })]);
+  });
+
+  it('never logs the value of a --url query parameter', async () => {
+    const log = logFile();
+    vi.stubEnv('HTTPS_PROXY', 'http://127.0.0.1:9'); // a proxy without a password: nothing of it to mask
+    vi.stubEnv('NO_PROXY', '*');
+    try {
+      expect(await withStdin('', '--url', 'https://127.0.0.1:9/mcp?api_key=query-secret-4321&team=blue', '--token-env', 'FENBS_CLI_TEST_UNSET_TOKEN', '--log-level', 'info', '--log-file', log.path)).toBe(EXIT.OK);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    const text = readFileSync(log.path, 'utf8');
+    expect(text).toContain('fenbs-mcp started');
+    expect(text).toContain('"url":"https://127.0.0.1:9/mcp?api_key=***&team=***"');
+    expect(text).not.toContain('query-secret-4321');
+  });
+
+  it('returns 1 when reading stdin fails', async () => {
+    const stdin = new PassThrough();
+    const original = Object.getOwnPropertyDescriptor(process, 'stdin')!;
+    Object.defineProperty(process, 'stdin', { value: stdin, configurable: true });
+    const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'].map((signal) => [signal, process.listeners(signal as NodeJS.Signals)] as const);
+    try {
+      const exit = run('--url', 'https://127.0.0.1:9/mcp', '--log-level', 'silent');
+      stdin.destroy(new Error('EIO: stdin went away'));
+      expect(await exit).toBe(EXIT.FAILURE);
+    } finally {
+      Object.defineProperty(process, 'stdin', original);
+      for (const [signal, before] of signals) for (const listener of process.listeners(signal as NodeJS.Signals)) if (!before.includes(listener)) process.off(signal, listener);
+    }
+    expect(stdout).toBe('');
+  });
+
+  it('returns 2 for --demo with a --log-file it cannot open, and for --demo with an invalid option', async () => {
+    expect(await withStdin('', '--demo', '--log-file', '/proc/nonexistent-dir/bridge.log')).toBe(EXIT.USAGE);
+    expect(stderr).toMatch(/^fenbs-mcp: cannot open --log-file /m);
+    stderr = '';
+    expect(await withStdin('', '--demo', '--request-timeout', 'soon')).toBe(EXIT.USAGE);
+    expect(stderr).toMatch(/--request-timeout expects a whole number/);
+    expect(stdout).toBe('');
+  });
+});
+
+describe('files named on the command line', () => {
+  const file = (name: string, content: string | Buffer) => {
+    const path = join(mkdtempSync(join(tmpdir(), 'fenbs-cli-file-')), name);
+    writeFileSync(path, content);
+    return path;
+  };
+
+  it('refuses a --token-file larger than the token limit without reading it whole', async () => {
+    expect(await run('--url', 'https://127.0.0.1:9/mcp', '--token-file', file('token', 'x'.repeat(64 * 1024 + 1)))).toBe(EXIT.USAGE);
+    expect(stderr).toMatch(/--token-file .* is larger than 65536 bytes: it cannot be the right file/);
+  });
+
+  it('refuses a --token-file that is empty', async () => {
+    expect(await run('--url', 'https://127.0.0.1:9/mcp', '--token-file', file('token', '\n'))).toBe(EXIT.USAGE);
+    expect(stderr).toMatch(/--token-file .* is empty/);
+  });
 });

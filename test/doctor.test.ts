@@ -4,7 +4,9 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createConfig } from '../src/config.js';
 import { startDemoServer } from '../src/demo-server.js';
-import { formatReport, runDoctor, type DoctorReport } from '../src/doctor.js';
+import { formatReport, redactReport, runDoctor, type DoctorReport } from '../src/doctor.js';
+import { createRedactor } from '../src/secrets.js';
+import { startFaultServer } from './helpers/fault-server.js';
 import { createTestCertificates, freePort, result, sendJson, startConnectProxy, startMcpServer } from './helpers/hardening-servers.js';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
@@ -179,6 +181,65 @@ describe('runDoctor', () => {
     expect([...proxy.connects, ...proxy.forwarded].join(' ')).toContain(`127.0.0.1:${server.port}`);
     const direct = await doctor({ url: server.url.href }, { HTTP_PROXY: proxy.url, NO_PROXY: '127.0.0.1' });
     expect(names(direct)).toContain('tcp');
+  });
+});
+
+describe('runDoctor against servers that say little about themselves', () => {
+  const fault = async () => {
+    const server = await startFaultServer();
+    cleanups.push(() => server.close());
+    return server;
+  };
+
+  it('describes a 2026-07-28 server with no serverInfo and no capabilities, and counts no tools when tools/list has no array', async () => {
+    const server = await fault();
+    server.every('server/discover', (request) => ({ kind: 'json', body: { jsonrpc: '2.0', id: request.id, result: { supportedVersions: ['2026-07-28'] } } }));
+    server.every('tools/list', (request) => ({ kind: 'json', body: { jsonrpc: '2.0', id: request.id, result: {} } }));
+    const report = await doctor({ url: server.url });
+    expect(report).toMatchObject({ ok: true, era: 'modern' });
+    expect(check(report, 'protocol')!.detail).toBe('2026-07-28 era; versions 2026-07-28; server unnamed; capabilities none');
+    expect(check(report, 'tools')!.detail).toBe('0 tools listed');
+  });
+
+  it('describes a 2025 server without a session or a protocolVersion, names one tool in the singular, and sends no DELETE', async () => {
+    const server = await fault();
+    server.every('server/discover', () => ({ kind: 'status', status: 400, body: '{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"Method not found"}}', contentType: 'application/json' }));
+    server.every('initialize', (request) => ({ kind: 'json', body: { jsonrpc: '2.0', id: request.id, result: { serverInfo: { name: 'terse' }, capabilities: { tools: {} } } } }));
+    server.every('tools/list', (request) => ({ kind: 'json', body: { jsonrpc: '2.0', id: request.id, result: { tools: [{ name: 'only', inputSchema: { type: 'object' } }] } } }));
+    const report = await doctor({ url: server.url });
+    expect(report).toMatchObject({ ok: true, era: 'legacy' });
+    // Without a protocolVersion in the result, the version the doctor asked for is assumed.
+    expect(check(report, 'protocol')!.detail).toMatch(/^2025-\d\d-\d\d \(legacy era, initialize handshake, no session\); server terse; capabilities tools$/);
+    expect(check(report, 'tools')!.detail).toBe('1 tool listed');
+    expect(server.requests.some((request) => request.method === 'DELETE')).toBe(false);
+  });
+
+  it('connects directly when NO_PROXY names a domain suffix of the host', async () => {
+    const server = await fault();
+    server.every('server/discover', (request) => ({ kind: 'json', body: { jsonrpc: '2.0', id: request.id, result: { supportedVersions: ['2026-07-28'] } } }));
+    server.every('tools/list', (request) => ({ kind: 'json', body: { jsonrpc: '2.0', id: request.id, result: { tools: [] } } }));
+    const port = await freePort(); // no proxy listens here: only a direct connection can pass
+    const report = await doctor({ url: server.url }, { HTTP_PROXY: `http://127.0.0.1:${port}`, NO_PROXY: 'example.com, .0.0.1' });
+    expect(names(report)).toContain('tcp');
+    expect(names(report)).not.toContain('network');
+  });
+});
+
+describe('redactReport', () => {
+  it('masks the run’s secrets in the URL, details and hints, and leaves a check without a hint without one', () => {
+    const secret = 'doctor-secret-98765';
+    const report: DoctorReport = {
+      ok: false,
+      url: `https://example.com/mcp?key=${secret}`,
+      checks: [
+        { name: 'token', ok: false, detail: `401; WWW-Authenticate: Bearer error="${secret}"`, hint: `set a valid one, not ${secret}` },
+        { name: 'url', ok: true, detail: 'fine' },
+      ],
+    };
+    const redacted = redactReport(report, createRedactor([secret]));
+    expect(JSON.stringify(redacted)).not.toContain(secret);
+    expect(redacted.checks[1]).toEqual({ name: 'url', ok: true, detail: 'fine' });
+    expect(redacted.checks[0]!.hint).toMatch(/^set a valid one, not /);
   });
 });
 

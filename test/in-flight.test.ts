@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BridgeError } from '../src/errors.js';
-import { CANCELLED, InFlight } from '../src/in-flight.js';
+import { CANCELLED, InFlight, untilAborted } from '../src/in-flight.js';
 import type { JsonObject } from '../src/json-rpc.js';
 
 describe('InFlight', () => {
@@ -69,5 +69,130 @@ describe('InFlight', () => {
     const pending = failing.begin(7, 'x', 'legacy', { deadline: true })!;
     await pending.settle({ jsonrpc: '2.0', id: 7, result: {} });
     expect(written).toMatchObject([{ id: 7, error: { code: -31006 } }]);
+  });
+});
+
+describe('untilAborted', () => {
+  it('resolves with the work when the signal never aborts', async () => {
+    const controller = new AbortController();
+    await expect(untilAborted(Promise.resolve('value'), controller.signal)).resolves.toBe('value');
+  });
+
+  it('rejects at once on an already-aborted signal and hands the late value to onLate', async () => {
+    const reason = new BridgeError('REQUEST_TIMEOUT', 'too late');
+    const late: string[] = [];
+    const work = Promise.resolve('held');
+    await expect(untilAborted(work, AbortSignal.abort(reason), (value) => late.push(value))).rejects.toBe(reason);
+    await work;
+    expect(late).toEqual(['held']);
+  });
+
+  it('ignores a failure of the work behind an already-aborted signal', async () => {
+    const reason = new BridgeError('REQUEST_TIMEOUT', 'too late');
+    const late: unknown[] = [];
+    const work = Promise.reject(new Error('work failed'));
+    await expect(untilAborted(work, AbortSignal.abort(reason), (value) => late.push(value))).rejects.toBe(reason);
+    await work.catch(() => undefined);
+    expect(late).toEqual([]);
+  });
+
+  it('rejects with the abort reason when the signal aborts first, then hands the value to onLate', async () => {
+    const controller = new AbortController();
+    let finish!: (value: string) => void;
+    const work = new Promise<string>((resolve) => (finish = resolve));
+    const late: string[] = [];
+    const result = untilAborted(work, controller.signal, (value) => late.push(value));
+    const reason = new BridgeError('SHUTTING_DOWN', 'stopping');
+    controller.abort(reason);
+    await expect(result).rejects.toBe(reason);
+    finish('arrived late');
+    await work;
+    expect(late).toEqual(['arrived late']);
+  });
+
+  it('passes on the work’s own Error when it rejects', async () => {
+    const failure = new Error('connection reset');
+    await expect(untilAborted(Promise.reject(failure), new AbortController().signal)).rejects.toBe(failure);
+  });
+
+  it('wraps a non-Error rejection of the work, keeping it as the cause', async () => {
+    // The point of the test: work that rejects with something other than an Error.
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+    const rejection = untilAborted(Promise.reject('a string'), new AbortController().signal);
+    await expect(rejection).rejects.toThrow('aborted');
+    await expect(rejection).rejects.toMatchObject({ cause: 'a string' });
+  });
+
+  it('wraps a cancel’s symbol reason in an Error whose cause is the symbol', async () => {
+    const controller = new AbortController();
+    const result = untilAborted(new Promise<never>(() => undefined), controller.signal);
+    controller.abort(CANCELLED);
+    const error = await result.catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).cause).toBe(CANCELLED);
+  });
+
+  it('wraps the symbol reason of a signal that was already aborted', async () => {
+    const error = await untilAborted(Promise.resolve(1), AbortSignal.abort(CANCELLED)).catch((caught: unknown) => caught);
+    expect((error as Error).cause).toBe(CANCELLED);
+  });
+});
+
+describe('InFlight bookkeeping', () => {
+  const write = () => Promise.resolve(true);
+
+  it('resolves whenEmpty at once when nothing is outstanding', async () => {
+    const inFlight = new InFlight({ write, requestTimeoutMs: 0 });
+    await expect(inFlight.whenEmpty()).resolves.toBeUndefined();
+  });
+
+  it('resolves whenEmpty only once the last outstanding request has its reply', async () => {
+    const inFlight = new InFlight({ write, requestTimeoutMs: 0 });
+    const first = inFlight.begin(1, 'a', 'modern', { deadline: false })!;
+    const second = inFlight.begin(2, 'b', 'modern', { deadline: false })!;
+    let empty = false;
+    const waiting = inFlight.whenEmpty().then(() => (empty = true));
+    await first.settle({ jsonrpc: '2.0', id: 1, result: {} });
+    await Promise.resolve();
+    expect(empty).toBe(false);
+    expect(inFlight.get(2)).toBe(second);
+    inFlight.cancel(2);
+    await waiting;
+    expect(empty).toBe(true);
+  });
+
+  it('returns undefined when cancelling an id that is not outstanding, and a settled request stays settled', async () => {
+    const inFlight = new InFlight({ write, requestTimeoutMs: 0 });
+    expect(inFlight.cancel('nobody')).toBeUndefined();
+    const pending = inFlight.begin(3, 'a', 'legacy', { deadline: true })!;
+    expect(pending.deadlineAt).toBeUndefined();
+    await pending.settle({ jsonrpc: '2.0', id: 3, result: {} });
+    expect(inFlight.cancel(3)).toBeUndefined();
+    expect(pending.cancelled).toBe(false);
+    expect(pending.signal.aborted).toBe(false);
+  });
+
+  it('aborts every outstanding exchange with the given reason on abortAll, and only once', () => {
+    const inFlight = new InFlight({ write, requestTimeoutMs: 0 });
+    const a = inFlight.begin('a', 'x', 'legacy', { deadline: false })!;
+    const b = inFlight.begin('b', 'y', 'modern', { deadline: false })!;
+    const first = new BridgeError('SHUTTING_DOWN', 'first');
+    inFlight.abortAll(first);
+    inFlight.abortAll(new BridgeError('SHUTTING_DOWN', 'second'));
+    expect(a.signal.reason).toBe(first);
+    expect(b.signal.reason).toBe(first);
+  });
+
+  it('answers only the subscriptions/listen requests on failListens', async () => {
+    const written: JsonObject[] = [];
+    const inFlight = new InFlight({ write: (message) => (written.push(message), Promise.resolve(true)), requestTimeoutMs: 0 });
+    const listen = inFlight.begin('listen', 'subscriptions/listen', 'modern', { deadline: false })!;
+    const call = inFlight.begin('call', 'tools/call', 'modern', { deadline: false })!;
+    inFlight.failListens(new BridgeError('SHUTTING_DOWN', 'bye'));
+    await Promise.resolve();
+    expect(written.map((message) => message.id)).toEqual(['listen']);
+    expect(listen.signal.aborted).toBe(true);
+    expect(call.signal.aborted).toBe(false);
+    expect(inFlight.has('call')).toBe(true);
   });
 });

@@ -27,6 +27,12 @@ describe('readLines', () => {
     expect(await collect(chunks)).toEqual(expected);
   });
 
+  it('reads a stream that yields strings (an input with an encoding set) like one that yields bytes', async () => {
+    const events: LineEvent[] = [];
+    for await (const event of readLines(Readable.from(['{"a":', '1}\nb\n'], { objectMode: true }), 1024)) events.push(event);
+    expect(events).toEqual(lines('{"a":1}', 'b'));
+  });
+
   it('decodes a multi-byte character split across chunks', async () => {
     const bytes = Buffer.from('"Grüße 世界 🎉"\n');
     const chunks = [...bytes].map((byte) => Buffer.from([byte]));

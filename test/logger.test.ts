@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { constants, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { constants, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +23,32 @@ describe('createLogger', () => {
     const stderr = readFileSync(stderrFile, 'utf8');
     expect(stderr.match(/cannot write --log-file \/dev\/full \(ENOSPC\)/g)).toHaveLength(1);
     expect(stderr.match(/"msg":"line"/g)).toHaveLength(200);
+  });
+
+  it('creates the missing directories of a --log-file and appends to it', async () => {
+    const file = join(tempFile('logs'), 'nested', 'deeper', 'bridge.log');
+    const { logger, close } = createLogger({ level: 'info', file, redact, stderrFd: openSync(tempFile('stderr.log'), 'a') });
+    logger.info('into the new directory');
+    await close();
+    expect(readFileSync(file, 'utf8')).toContain('"msg":"into the new directory"');
+  });
+
+  it('refuses a --log-file under a path that is a file, naming it', () => {
+    const plain = tempFile('plain');
+    writeFileSync(plain, '');
+    expect(() => createLogger({ level: 'info', file: join(plain, 'sub', 'x.log'), redact })).toThrow(/cannot open --log-file .*plain\/sub\/x\.log/);
+  });
+
+  it('drops lines logged after close, and a second close resolves at once', async () => {
+    const stderrFile = tempFile('stderr.log');
+    const { logger, close } = createLogger({ level: 'info', redact, stderrFd: openSync(stderrFile, 'a') });
+    logger.info('before');
+    await close();
+    logger.info('after');
+    await close();
+    const text = readFileSync(stderrFile, 'utf8');
+    expect(text).toContain('"msg":"before"');
+    expect(text).not.toContain('"msg":"after"');
   });
 
   it('masks secrets in every line', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BridgeError } from '../src/errors.js';
-import { toBridgeError } from '../src/remote.js';
+import { redactUserinfo, toBridgeError } from '../src/remote.js';
 
 const url = new URL('https://mcp.example:8443/mcp');
 const failure = (code: string, message = 'boom') => Object.assign(new Error(message), { code });
@@ -17,6 +17,9 @@ describe('toBridgeError', () => {
     ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'REMOTE_TLS', /NODE_EXTRA_CA_CERTS/, undefined],
     ['ERR_TLS_CERT_ALTNAME_INVALID', 'REMOTE_TLS', /host name/, undefined],
     ['CERT_HAS_EXPIRED', 'REMOTE_TLS', /--ca-file/, undefined],
+    ['EMFILE', 'REMOTE_UNREACHABLE', /ulimit -n/, true],
+    ['ENETUNREACH', 'REMOTE_UNREACHABLE', /--connect-timeout/, true],
+    ['EPIPE', 'REMOTE_CONNECTION_LOST', /closed the connection/, undefined],
   ])('maps %s to %s with a hint', (code, bridgeCode, hint, neverSent) => {
     const error = toBridgeError(failure(code), undefined, { url });
     expect(error.code).toBe(bridgeCode);
@@ -53,5 +56,32 @@ describe('toBridgeError', () => {
     const error = toBridgeError(failure('EWHATEVER', 'odd'), undefined, { url });
     expect(error.code).toBe('REMOTE_CONNECTION_LOST');
     expect(error.context.cause).toBe('EWHATEVER');
+  });
+});
+
+describe('toBridgeError, beyond the code table', () => {
+  it('reports a body that cannot be decompressed as a bad reply', () => {
+    const error = toBridgeError(failure('Z_DATA_ERROR', 'incorrect header check'), undefined, { url });
+    expect(error.code).toBe('REMOTE_BAD_REPLY');
+    expect(error.message).toContain('could not be decompressed: incorrect header check');
+  });
+
+  it('keeps a failure without a code or message as a lost connection, described by its text', () => {
+    const error = toBridgeError('plain text failure', undefined, { url });
+    expect(error.code).toBe('REMOTE_CONNECTION_LOST');
+    expect(error.context.cause).toBe('plain text failure');
+  });
+
+  it('uses the abort error when the signal aborted for a reason that is not a BridgeError', () => {
+    const error = toBridgeError(failure('ECONNRESET'), AbortSignal.abort('just because'), { url });
+    expect(error.code).toBe('REMOTE_CONNECTION_LOST');
+  });
+});
+
+describe('redactUserinfo', () => {
+  it('keeps only the origin of a proxy URL, and says so when it does not parse', () => {
+    expect(redactUserinfo('http://user:pw@proxy.example:3128/path')).toBe('http://proxy.example:3128');
+    expect(redactUserinfo('http://proxy.example:3128')).toBe('http://proxy.example:3128');
+    expect(redactUserinfo('not a url')).toBe('(unparseable proxy URL)');
   });
 });

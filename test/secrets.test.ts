@@ -84,4 +84,15 @@ describe('maskUrl', () => {
     expect(masked).not.toContain('abc');
     expect(masked).toContain('exa mple.com/mcp?api_key=***');
   });
+
+  it('keeps a query flag without a value, and masks a lone user name and the fragment', () => {
+    expect(maskUrl('https://user@example.com/mcp?debug&key=v')).toBe('https://***@example.com/mcp?debug&key=***');
+    expect(maskUrl('https://example.com/mcp#access_token=abc')).toBe('https://example.com/mcp#***');
+  });
+
+  it('masks a lone user name, a bare flag and the fragment in text that is not a URL', () => {
+    // The masked fragment is folded into the last query value's mask: nothing of either is shown.
+    expect(maskUrl('https://user@exa mple.com/mcp?debug&key=v#frag')).toBe('https://***@exa mple.com/mcp?debug&key=***');
+    expect(maskUrl('https://exa mple.com/mcp#frag')).toBe('https://exa mple.com/mcp#***');
+  });
 });

@@ -67,6 +67,10 @@ describe('hintForStatus', () => {
     [503, false, /unavailable/],
     [504, false, /timed out/],
     [418, false, /bodyExcerpt/],
+    [400, false, /malformed/],
+    [408, false, /timed out/],
+    [409, false, /conflict/],
+    [599, false, /the server failed; retry later/],
   ])('gives %i (session: %s) a hint', (status, hadSession, hint) => {
     expect(hintForStatus(status, hadSession)).toMatch(hint);
   });

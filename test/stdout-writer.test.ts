@@ -1,0 +1,140 @@
+import { once } from 'node:events';
+import { PassThrough, Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createRedactor } from '../src/secrets.js';
+import { createMessageWriter } from '../src/stdout-writer.js';
+
+/** A reader that takes nothing until `release()` is called: the client that stops reading stdout. */
+function stalledOutput(highWaterMark: number) {
+  const lines: string[] = [];
+  const held: (() => void)[] = [];
+  const output = new Writable({
+    highWaterMark,
+    write(chunk: Buffer, _encoding, callback) {
+      lines.push(chunk.toString());
+      held.push(() => callback());
+    },
+  });
+  const release = () => {
+    for (const callback of held.splice(0)) callback();
+  };
+  return { output, lines, release, held };
+}
+
+function collect(stream: PassThrough): () => string {
+  const chunks: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  return () => Buffer.concat(chunks).toString();
+}
+
+describe('createMessageWriter', () => {
+  it('writes each message as one line, a given serialisation as is, strings and Buffers alike', async () => {
+    const output = new PassThrough();
+    const text = collect(output);
+    const writer = createMessageWriter(output, () => undefined);
+    expect(await writer.write({ jsonrpc: '2.0', id: 1, result: { text: 'a\nb' } })).toBe(true);
+    expect(await writer.write({ ignored: true }, '{"from":"string"}')).toBe(true);
+    expect(await writer.write({ ignored: true }, Buffer.from('{"from":"buffer"}'))).toBe(true);
+    await new Promise((resolve) => setImmediate(resolve)); // the lines leave on the next tick (corked)
+    expect(text().split('\n')).toEqual(['{"jsonrpc":"2.0","id":1,"result":{"text":"a\\nb"}}', '{"from":"string"}', '{"from":"buffer"}', '']);
+  });
+
+  it('resolves false and writes nothing for a message that cannot be serialised (a cycle, a BigInt, undefined)', async () => {
+    const output = new PassThrough();
+    const text = collect(output);
+    const writer = createMessageWriter(output, () => undefined);
+    const cyclic: Record<string, unknown> = { jsonrpc: '2.0', id: 1 };
+    cyclic.self = cyclic;
+    expect(await writer.write(cyclic)).toBe(false);
+    expect(await writer.write({ big: 10n })).toBe(false);
+    expect(await writer.write(undefined)).toBe(false);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(text()).toBe('');
+  });
+
+  it('masks the run’s secrets in every line, given or serialised here', async () => {
+    const output = new PassThrough();
+    const text = collect(output);
+    const secret = 'sk-live-0123456789abcdef';
+    const writer = createMessageWriter(output, () => undefined, createRedactor([secret]));
+    await writer.write({ jsonrpc: '2.0', id: 1, result: { echoed: secret } });
+    await writer.write(undefined, Buffer.from(`{"jsonrpc":"2.0","id":2,"result":{"echoed":"${secret}"}}`));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(text()).not.toContain(secret);
+    expect(text().split('\n')).toHaveLength(3);
+  });
+
+  it('reports the reader going away once, with the error, and drops later writes', async () => {
+    const output = new PassThrough();
+    const closes: (Error | undefined)[] = [];
+    const writer = createMessageWriter(output, (error) => closes.push(error));
+    const epipe = Object.assign(new Error('write EPIPE'), { code: 'EPIPE' });
+    const closed = new Promise((resolve) => output.once('close', resolve)); // once() would reject on the 'error' first
+    output.destroy(epipe);
+    await closed;
+    expect(closes).toEqual([epipe]);
+    expect(writer.closed).toBe(true);
+    expect(await writer.write({ jsonrpc: '2.0', id: 1, result: {} })).toBe(true);
+    expect(writer.full).toBe(false);
+    await expect(writer.room()).resolves.toBeUndefined();
+  });
+
+  it('reports a plain close (no error) as closed with no error', async () => {
+    const output = new PassThrough();
+    const closes: (Error | undefined)[] = [];
+    const writer = createMessageWriter(output, (error) => closes.push(error));
+    output.destroy();
+    await once(output, 'close');
+    expect(closes).toEqual([undefined]);
+    expect(writer.closed).toBe(true);
+  });
+
+  it('waits for drain when the reader lags, and every waiting writer resumes on the same drain', async () => {
+    const { output, lines, release } = stalledOutput(8);
+    const writer = createMessageWriter(output, () => undefined);
+    let resumed = 0;
+    const first = writer.write({ n: 1 }).then((ok) => (resumed++, ok));
+    const second = writer.write({ n: 2 }).then((ok) => (resumed++, ok));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(resumed).toBe(0);
+    expect(lines.length).toBeGreaterThan(0);
+    while (resumed < 2) {
+      release();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(await first).toBe(true);
+    expect(await second).toBe(true);
+    expect(lines.join('')).toBe('{"n":1}\n{"n":2}\n');
+  });
+
+  it('is full while more than maxPendingBytes wait for the reader, and room() resolves once it drained', async () => {
+    const { output, release } = stalledOutput(4);
+    const writer = createMessageWriter(output, () => undefined, undefined, 16);
+    expect(writer.full).toBe(false);
+    void writer.write({ padding: 'x'.repeat(32) });
+    expect(writer.full).toBe(true);
+    let roomy = false;
+    const room = writer.room().then(() => (roomy = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(roomy).toBe(false);
+    while (!roomy) {
+      release();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await room;
+    expect(writer.full).toBe(false);
+  });
+
+  it('stops waiting for drain when the reader closes instead', async () => {
+    const { output } = stalledOutput(1);
+    const closes: (Error | undefined)[] = [];
+    const writer = createMessageWriter(output, (error) => closes.push(error));
+    const waiting = writer.write({ jsonrpc: '2.0', id: 1, result: {} });
+    const room = writer.room();
+    output.destroy();
+    expect(await waiting).toBe(true);
+    await room;
+    expect(closes).toEqual([undefined]);
+    expect(writer.full).toBe(false);
+  });
+});
