@@ -1,0 +1,60 @@
+// One suite body, two ways to run the bridge: the built bin spawned as a child, or runBridge in this process.
+
+import { startInProcessBridge } from './in-process-bridge.js';
+import { connectInProcess } from './in-process-client.js';
+import { connectThroughBridge } from './sdk-v2-server.js';
+import { spawnBridge, type BridgeHandle } from './spawn-bridge.js';
+import type { Client } from '@modelcontextprotocol/client';
+
+/** A running bridge as a shared suite sees it, whichever way it runs. */
+export interface RunningBridge extends BridgeHandle {
+  /** The exit code: the process's (null if a signal ended it), or in-process the code the CLI maps runBridge's result to. */
+  exitCode: Promise<number | null>;
+  /** Asks the bridge to stop as a host does: SIGTERM to the process, or the abort signal in-process. */
+  stop(): void;
+}
+
+/** A v2 client connected through a bridge, whichever way it runs. */
+export interface ConnectedClient {
+  client: Client;
+  /** Errors the client reported outside any call (e.g. a response for an id it never sent). */
+  errors: Error[];
+  close(): Promise<void>;
+}
+
+export interface BridgeMode {
+  name: 'spawned' | 'in-process';
+  /** Starts a bridge with the CLI's argv and environment. */
+  start(args: string[], env?: Record<string, string | undefined>): RunningBridge;
+  /** Connects the official v2 client through a bridge to `url` with `token` (version negotiation 'auto'). */
+  connect(url: string, token: string, bridgeArgs?: string[]): Promise<ConnectedClient>;
+}
+
+/** The built bin in a child process: proves the bundle and the CLI around the pipeline. */
+export const spawnedMode: BridgeMode = {
+  name: 'spawned',
+  start(args, env) {
+    const bridge = spawnBridge(args, env);
+    return {
+      ...bridge,
+      exitCode: bridge.exited.then(({ code }) => code),
+      stop: () => void bridge.child.kill('SIGTERM'),
+    };
+  },
+  connect: (url, token, bridgeArgs) => connectThroughBridge(url, token, bridgeArgs),
+};
+
+/** runBridge over PassThrough streams: the same pipeline, where v8 coverage of src/ can see it. */
+export const inProcessMode: BridgeMode = {
+  name: 'in-process',
+  start(args, env) {
+    const bridge = startInProcessBridge(args, env);
+    return {
+      ...bridge,
+      // As the CLI maps it: only a failed stdin is a failure; EOF, a signal and a closed stdout are a clean end.
+      exitCode: bridge.exited.then(({ exit }) => (exit === 'input-failed' ? 1 : 0)),
+      stop: () => bridge.signal(),
+    };
+  },
+  connect: (url, token, bridgeArgs) => connectInProcess(url, token, bridgeArgs),
+};
