@@ -1,5 +1,6 @@
 // One suite body, two ways to run the bridge: the built bin spawned as a child, or runBridge in this process.
 
+import { once } from 'node:events';
 import { startInProcessBridge } from './in-process-bridge.js';
 import { connectInProcess } from './in-process-client.js';
 import { connectThroughBridge } from './sdk-v2-server.js';
@@ -8,7 +9,10 @@ import type { Client } from '@modelcontextprotocol/client';
 
 /** A running bridge as a shared suite sees it, whichever way it runs. */
 export interface RunningBridge extends BridgeHandle {
-  /** The exit code: the process's (null if a signal ended it), or in-process the code the CLI maps runBridge's result to. */
+  /**
+   * The exit code once the bridge has ended and its stdout and stderr are fully read: the process's
+   * (null if a signal ended it), or in-process the code the CLI maps runBridge's result to.
+   */
   exitCode: Promise<number | null>;
   /** Asks the bridge to stop as a host does: SIGTERM to the process, or the abort signal in-process. */
   stop(): void;
@@ -19,6 +23,10 @@ export interface ConnectedClient {
   client: Client;
   /** Errors the client reported outside any call (e.g. a response for an id it never sent). */
   errors: Error[];
+  /** Resolves with the first parsed log line of the bridge (past or future) that matches. */
+  stderrLine(predicate: (entry: any) => boolean): Promise<any>;
+  /** Every parsed log line of the bridge so far. */
+  logEntries(): any[];
   close(): Promise<void>;
 }
 
@@ -37,7 +45,8 @@ export const spawnedMode: BridgeMode = {
     const bridge = spawnBridge(args, env);
     return {
       ...bridge,
-      exitCode: bridge.exited.then(({ code }) => code),
+      // 'close', not 'exit': only then have stdout and stderr been read to their end.
+      exitCode: once(bridge.child, 'close').then(([code]) => code as number | null),
       stop: () => void bridge.child.kill('SIGTERM'),
     };
   },
@@ -56,5 +65,24 @@ export const inProcessMode: BridgeMode = {
       stop: () => bridge.signal(),
     };
   },
-  connect: (url, token, bridgeArgs) => connectInProcess(url, token, bridgeArgs),
+  async connect(url, token, bridgeArgs) {
+    const connected = await connectInProcess(url, token, bridgeArgs);
+    const { bridge } = connected;
+    const logEntries = () => bridge.stderr().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line));
+    return {
+      ...connected,
+      logEntries,
+      stderrLine: (predicate) =>
+        new Promise((resolve) => {
+          const check = () => {
+            const entry = logEntries().find(predicate);
+            if (entry === undefined) return;
+            bridge.log.off('data', check);
+            resolve(entry);
+          };
+          bridge.log.on('data', check);
+          check();
+        }),
+    };
+  },
 };
