@@ -1,7 +1,8 @@
 // One suite body, two ways to run the bridge: the built bin spawned as a child, or runBridge in this process.
 
 import { once } from 'node:events';
-import { startInProcessBridge } from './in-process-bridge.js';
+import { waitForLineCount as waitForSpawnedLineCount, waitForStderr } from './hardening-servers.js';
+import { startInProcessBridge, waitForLineCount, waitForLog } from './in-process-bridge.js';
 import { connectInProcess } from './in-process-client.js';
 import { connectThroughBridge } from './sdk-v2-server.js';
 import { spawnBridge, type BridgeHandle } from './spawn-bridge.js';
@@ -16,6 +17,12 @@ export interface RunningBridge extends BridgeHandle {
   exitCode: Promise<number | null>;
   /** Asks the bridge to stop as a host does: SIGTERM to the process, or the abort signal in-process. */
   stop(): void;
+  /** Whether the bridge is still running: the process has not exited, or runBridge has not returned. */
+  running(): boolean;
+  /** Resolves when the bridge's log (stderr) matches `pattern`, or rejects after `timeoutMs`. */
+  waitForLog(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  /** Resolves when the bridge has written at least `count` stdout lines, or rejects after `timeoutMs`. */
+  waitForLineCount(count: number, timeoutMs?: number): Promise<void>;
 }
 
 /** A v2 client connected through a bridge, whichever way it runs. */
@@ -48,6 +55,9 @@ export const spawnedMode: BridgeMode = {
       // 'close', not 'exit': only then have stdout and stderr been read to their end.
       exitCode: once(bridge.child, 'close').then(([code]) => code as number | null),
       stop: () => void bridge.child.kill('SIGTERM'),
+      running: () => bridge.child.exitCode === null && bridge.child.signalCode === null,
+      waitForLog: (pattern, timeoutMs) => waitForStderr(bridge, pattern, timeoutMs),
+      waitForLineCount: (count, timeoutMs) => waitForSpawnedLineCount(bridge, count, timeoutMs),
     };
   },
   connect: (url, token, bridgeArgs) => connectThroughBridge(url, token, bridgeArgs),
@@ -63,6 +73,10 @@ export const inProcessMode: BridgeMode = {
       // As the CLI maps it: only a failed stdin is a failure; EOF, a signal and a closed stdout are a clean end.
       exitCode: bridge.exited.then(({ exit }) => (exit === 'input-failed' ? 1 : 0)),
       stop: () => bridge.signal(),
+      // runBridge's caller ends stdout once it has returned.
+      running: () => !bridge.output.writableEnded,
+      waitForLog: (pattern, timeoutMs) => waitForLog(bridge, pattern, timeoutMs),
+      waitForLineCount: (count, timeoutMs) => waitForLineCount(bridge, count, timeoutMs),
     };
   },
   async connect(url, token, bridgeArgs) {
