@@ -4,9 +4,8 @@ import { once } from 'node:events';
 import { waitForLineCount as waitForSpawnedLineCount, waitForStderr } from './hardening-servers.js';
 import { startInProcessBridge, waitForLineCount, waitForLog } from './in-process-bridge.js';
 import { connectInProcess } from './in-process-client.js';
-import { connectThroughBridge } from './sdk-v2-server.js';
+import { connectThroughBridge, type BridgedClient } from './sdk-v2-server.js';
 import { spawnBridge, type BridgeHandle } from './spawn-bridge.js';
-import type { Client } from '@modelcontextprotocol/client';
 
 /** A running bridge as a shared suite sees it, whichever way it runs. */
 export interface RunningBridge extends BridgeHandle {
@@ -25,17 +24,8 @@ export interface RunningBridge extends BridgeHandle {
   waitForLineCount(count: number, timeoutMs?: number): Promise<void>;
 }
 
-/** A v2 client connected through a bridge, whichever way it runs. */
-export interface ConnectedClient {
-  client: Client;
-  /** Errors the client reported outside any call (e.g. a response for an id it never sent). */
-  errors: Error[];
-  /** Resolves with the first parsed log line of the bridge (past or future) that matches. */
-  stderrLine(predicate: (entry: any) => boolean): Promise<any>;
-  /** Every parsed log line of the bridge so far. */
-  logEntries(): any[];
-  close(): Promise<void>;
-}
+/** A v2 client connected through a bridge, whichever way it runs (the spawned helper's shape). */
+export type ConnectedClient = BridgedClient;
 
 export interface BridgeMode {
   name: 'spawned' | 'in-process';

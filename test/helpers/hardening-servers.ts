@@ -9,6 +9,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import type { BridgeProcess } from './spawn-bridge.js';
 
 export interface RecordedRequest {
@@ -222,6 +223,22 @@ export async function startMcpServer(options: McpServerOptions = {}): Promise<Mc
       for (const socket of sockets) socket.destroy();
       await closed;
     },
+  };
+}
+
+/** A test file's servers and other things to stop: all closed newest first once the file's tests have run. */
+export function serversForFile(): { serve: (options?: McpServerOptions) => Promise<McpServer>; track: (cleanup: () => unknown) => void } {
+  const cleanups: (() => unknown)[] = [];
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  });
+  return {
+    serve: async (options = {}) => {
+      const server = await startMcpServer(options);
+      cleanups.push(() => server.close());
+      return server;
+    },
+    track: (cleanup) => void cleanups.push(cleanup),
   };
 }
 

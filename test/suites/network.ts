@@ -5,8 +5,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestCertificates, result, sendJson, sendSse, startConnectProxy, startMcpServer, stdoutProblems, type McpServer, type TestCertificates } from '../helpers/hardening-servers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createTestCertificates, result, sendJson, sendSse, startConnectProxy, serversForFile, stdoutProblems, type McpServer, type TestCertificates } from '../helpers/hardening-servers.js';
 import type { BridgeMode, RunningBridge } from '../helpers/bridge-mode.js';
 
 const MODERN_META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' };
@@ -15,18 +15,10 @@ const okText = (name: string) => ({ content: [{ type: 'text', text: `ok ${name}`
 
 /** Defines the suite against bridges started by `mode`. */
 export function defineNetworkSuite(mode: BridgeMode): void {
-  const cleanups: (() => Promise<void> | void)[] = [];
-  afterAll(async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup();
-  });
-  const serve = async (options: Parameters<typeof startMcpServer>[0] = {}): Promise<McpServer> => {
-    const server = await startMcpServer(options);
-    cleanups.push(() => server.close());
-    return server;
-  };
+  const { serve, track } = serversForFile();
   const bridge = (args: string[], env: Record<string, string> = {}): RunningBridge => {
     const spawned = mode.start(args, env);
-    cleanups.push(() => spawned.kill());
+    track(() => spawned.kill());
     return spawned;
   };
   /** One request through a fresh bridge; resolves with its reply. */
@@ -48,7 +40,7 @@ export function defineNetworkSuite(mode: BridgeMode): void {
   describe('proxies from the environment', () => {
     it.each(['HTTP_PROXY', 'http_proxy'])('tunnels a request to an http:// target through %s', async (name) => {
       const [proxy, server] = [await startConnectProxy(), await serve()];
-      cleanups.push(() => proxy.close());
+      track(() => proxy.close());
       const reply = await ask(['--url', server.url.href], { [name]: proxy.url, FENBS_TOKEN: 'tunnelled-token' });
       expect(reply.result).toEqual(okText('q'));
       expect([...proxy.connects, ...proxy.forwarded].join(' ')).toContain(`127.0.0.1:${server.port}`);
@@ -57,7 +49,7 @@ export function defineNetworkSuite(mode: BridgeMode): void {
 
     it.each(['HTTPS_PROXY', 'https_proxy'])('tunnels a request to an https:// target through %s', async (name) => {
       const proxy = await startConnectProxy();
-      cleanups.push(() => proxy.close());
+      track(() => proxy.close());
       const reply = await ask(['--url', tlsServer.url.href, '--ca-file', certs.caFile], { [name]: proxy.url });
       expect(reply.result).toEqual(okText('q'));
       expect(proxy.connects).toContain(`127.0.0.1:${tlsServer.port}`);
@@ -70,7 +62,7 @@ export function defineNetworkSuite(mode: BridgeMode): void {
       ['HTTP_PROXY', 'NO_PROXY', '*'],
     ])('goes direct when %s is set but %s=%j covers the host', async (proxyName, noProxyName, noProxy) => {
       const [proxy, server] = [await startConnectProxy(), await serve()];
-      cleanups.push(() => proxy.close());
+      track(() => proxy.close());
       const reply = await ask(['--url', server.url.href], { [proxyName]: proxy.url, [noProxyName]: noProxy });
       expect(reply.result).toEqual(okText('q'));
       expect(proxy.connects).toEqual([]);
@@ -79,7 +71,7 @@ export function defineNetworkSuite(mode: BridgeMode): void {
 
     it('answers with a proxy error and a hint when the proxy refuses the tunnel, without retrying', async () => {
       const [proxy, server] = [await startConnectProxy({ refuse: true }), await serve()];
-      cleanups.push(() => proxy.close());
+      track(() => proxy.close());
       const reply = await ask(['--url', server.url.href], { HTTP_PROXY: proxy.url });
       expect(reply.error.data).toMatchObject({ bridgeCode: 'PROXY_FAILED', hint: expect.stringMatching(/PROXY/) });
       expect(proxy.connects).toHaveLength(1);
