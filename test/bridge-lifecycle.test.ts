@@ -1,33 +1,17 @@
 // In-process: how runBridge ends: the stop signal, stdin EOF, a failed stdin, a closed stdout; each answers the work in flight.
 
-import { afterAll, describe, expect, it } from 'vitest';
-import { startMcpServer, stdoutProblems, type McpServer } from './helpers/hardening-servers.js';
+import { describe, expect, it } from 'vitest';
+import { openSession, serversForFile, stdoutProblems, type McpServer } from './helpers/hardening-servers.js';
 import { startInProcessBridge, waitForLog, type InProcessBridge } from './helpers/in-process-bridge.js';
-import { initializedNotification, initializeRequest } from './helpers/spawn-bridge.js';
 
 /** The CLI exits within a second of a signal; runBridge must return well before that. */
 const SIGNAL_RETURN_MS = 1000;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
-const track = (bridge: InProcessBridge) => (cleanups.push(() => bridge.kill()), bridge);
-const serve = async (options: Parameters<typeof startMcpServer>[0] = {}) => {
-  const server = await startMcpServer(options);
-  cleanups.push(() => server.close());
-  return server;
-};
+const { serve, track: stopAfterAll } = serversForFile();
+const track = (bridge: InProcessBridge) => (stopAfterAll(() => bridge.kill()), bridge);
 
 /** A bridge with an open session (initialize + initialized accepted). */
-async function startSession(server: McpServer, args: string[] = []): Promise<InProcessBridge> {
-  const bridge = track(startInProcessBridge(['--url', server.url.href, ...args]));
-  bridge.send(initializeRequest(1));
-  await bridge.reply(1);
-  bridge.send(initializedNotification);
-  await server.waitForRequest((r) => r.message?.method === 'notifications/initialized');
-  return bridge;
-}
+const startSession = (server: McpServer, args: string[] = []) => openSession(track(startInProcessBridge(['--url', server.url.href, ...args])), server);
 
 describe('the stop signal', () => {
   it('aborts the call in flight, answers it SHUTTING_DOWN, sends DELETE and returns "signal" within 1 s', async () => {

@@ -5,35 +5,21 @@ import { closeSync, mkdtempSync, openSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { startMcpServer, stdoutProblems, waitForStderr, type McpServer } from '../helpers/hardening-servers.js';
-import { BIN, initializedNotification, initializeRequest, spawnBridge, type BridgeProcess } from '../helpers/spawn-bridge.js';
+import { describe, expect, it } from 'vitest';
+import { openSession, serversForFile, stdoutProblems, waitForStderr, type McpServer } from '../helpers/hardening-servers.js';
+import { BIN, spawnBridge, type BridgeProcess } from '../helpers/spawn-bridge.js';
 
-/** Core issue item 8: SIGTERM/SIGINT/SIGHUP end the process within a second. */
+/** SIGTERM/SIGINT/SIGHUP end the process within a second: a host that stops a server waits no longer. */
 const SIGNAL_EXIT_MS = 1000;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
-const track = (bridge: BridgeProcess) => (cleanups.push(() => bridge.kill()), bridge);
+const { serve, track: stopAfterAll } = serversForFile();
+const track = (bridge: BridgeProcess) => (stopAfterAll(() => bridge.kill()), bridge);
 
 /** A 2025 server with sessions whose `stall` tool never answers. */
-async function stallingServer(): Promise<McpServer> {
-  const server = await startMcpServer({ sessions: true, route: ({ message }) => message?.params?.name === 'stall' });
-  cleanups.push(() => server.close());
-  return server;
-}
+const stallingServer = () => serve({ sessions: true, route: ({ message }) => message?.params?.name === 'stall' });
 
 /** A bridge with an open session (initialize + initialized accepted). */
-async function startSession(server: McpServer, args: string[] = []): Promise<BridgeProcess> {
-  const bridge = track(spawnBridge(['--url', server.url.href, ...args]));
-  bridge.send(initializeRequest(1));
-  await bridge.reply(1);
-  bridge.send(initializedNotification);
-  await server.waitForRequest((r) => r.message?.method === 'notifications/initialized');
-  return bridge;
-}
+const startSession = (server: McpServer, args: string[] = []) => openSession(track(spawnBridge(['--url', server.url.href, ...args])), server);
 
 describe('signals', () => {
   it.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)('on %s aborts the call in flight, answers it, sends DELETE and exits 0 within 1 s', async (signal) => {
@@ -58,8 +44,7 @@ describe('signals', () => {
   });
 
   it('exits within 1 s on SIGTERM even when the DELETE never gets an answer', async () => {
-    const server = await startMcpServer({ sessions: true, route: ({ req }) => req.method === 'DELETE' });
-    cleanups.push(() => server.close());
+    const server = await serve({ sessions: true, route: ({ req }) => req.method === 'DELETE' });
     const bridge = await startSession(server);
     const sentAt = performance.now();
     bridge.child.kill('SIGTERM');
@@ -72,8 +57,7 @@ describe('signals', () => {
 
 describe('exit codes', () => {
   it('exits 0 after stdin ends, once the request in flight is answered and the session deleted', async () => {
-    const server = await startMcpServer({ sessions: true });
-    cleanups.push(() => server.close());
+    const server = await serve({ sessions: true });
     const bridge = await startSession(server);
     bridge.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'last', arguments: {} } });
     bridge.end();
@@ -112,7 +96,7 @@ describe('exit codes', () => {
     const fd = openSync(join(mkdtempSync(join(tmpdir(), 'fenbs-stdin-')), 'write-only'), 'w');
     const child = spawn(process.execPath, [BIN, '--url', 'http://127.0.0.1:9/mcp'], { stdio: [fd, 'pipe', 'pipe'], env: { PATH: process.env.PATH } });
     closeSync(fd);
-    cleanups.push(() => void child.kill('SIGKILL'));
+    stopAfterAll(() => child.kill('SIGKILL'));
     let [stdout, stderr] = ['', ''];
     child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -123,8 +107,7 @@ describe('exit codes', () => {
   });
 
   it('exits 0 on its own when the client closes its end of stdout', async () => {
-    const server = await startMcpServer();
-    cleanups.push(() => server.close());
+    const server = await serve();
     const bridge = track(spawnBridge(['--url', server.url.href, '--log-level', 'debug']));
     bridge.child.stdout.destroy();
     bridge.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'unread', arguments: {} } });

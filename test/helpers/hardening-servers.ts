@@ -10,7 +10,7 @@ import { connect, createServer as createNetServer, type AddressInfo, type Socket
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import type { BridgeProcess } from './spawn-bridge.js';
+import { initializedNotification, initializeRequest, type BridgeHandle, type BridgeProcess } from './spawn-bridge.js';
 
 export interface RecordedRequest {
   method: string;
@@ -224,6 +224,15 @@ export async function startMcpServer(options: McpServerOptions = {}): Promise<Mc
       await closed;
     },
   };
+}
+
+/** Opens a session through `bridge` (initialize + initialized) and resolves once `server` has accepted it. */
+export async function openSession<Bridge extends BridgeHandle>(bridge: Bridge, server: McpServer): Promise<Bridge> {
+  bridge.send(initializeRequest(1));
+  await bridge.reply(1);
+  bridge.send(initializedNotification);
+  await server.waitForRequest((r) => r.message?.method === 'notifications/initialized');
+  return bridge;
 }
 
 /** A test file's servers and other things to stop: all closed newest first once the file's tests have run. */
