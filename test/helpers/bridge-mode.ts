@@ -1,6 +1,8 @@
 // One suite body, two ways to run the bridge: the built bin spawned as a child, or runBridge in this process.
 
 import { once } from 'node:events';
+import { expect } from 'vitest';
+import type { BridgeExit } from '../../src/bridge.js';
 import { waitForLineCount as waitForSpawnedLineCount, waitForStderr } from './hardening-servers.js';
 import { startInProcessBridge, waitForLineCount, waitForLog } from './in-process-bridge.js';
 import { connectInProcess } from './in-process-client.js';
@@ -14,6 +16,8 @@ export interface RunningBridge extends BridgeHandle {
    * (null if a signal ended it), or in-process the code the CLI maps runBridge's result to.
    */
   exitCode: Promise<number | null>;
+  /** In-process, why runBridge returned; spawned, undefined (a process shows only its exit code). */
+  exitReason: Promise<BridgeExit | undefined>;
   /** Asks the bridge to stop as a host does: SIGTERM to the process, or the abort signal in-process. */
   stop(): void;
   /** Whether the bridge is still running: the process has not exited, or runBridge has not returned. */
@@ -44,6 +48,7 @@ export const spawnedMode: BridgeMode = {
       ...bridge,
       // 'close', not 'exit': only then have stdout and stderr been read to their end.
       exitCode: once(bridge.child, 'close').then(([code]) => code as number | null),
+      exitReason: Promise.resolve(undefined),
       stop: () => void bridge.child.kill('SIGTERM'),
       running: () => bridge.child.exitCode === null && bridge.child.signalCode === null,
       waitForLog: (pattern, timeoutMs) => waitForStderr(bridge, pattern, timeoutMs),
@@ -62,6 +67,7 @@ export const inProcessMode: BridgeMode = {
       ...bridge,
       // As the CLI maps it: only a failed stdin is a failure; EOF, a signal and a closed stdout are a clean end.
       exitCode: bridge.exited.then(({ exit }) => (exit === 'input-failed' ? 1 : 0)),
+      exitReason: bridge.exited.then(({ exit }) => exit),
       stop: () => bridge.signal(),
       // runBridge's caller ends stdout once it has returned.
       running: () => !bridge.output.writableEnded,
@@ -90,3 +96,10 @@ export const inProcessMode: BridgeMode = {
     };
   },
 };
+
+/** Expects a clean end (exit code 0) and, where it is known (in-process), that the bridge ended for `reason`. */
+export async function expectCleanEnd(bridge: RunningBridge, reason: BridgeExit): Promise<void> {
+  expect(await bridge.exitCode).toBe(0);
+  const actual = await bridge.exitReason;
+  if (actual !== undefined) expect(actual).toBe(reason);
+}

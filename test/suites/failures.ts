@@ -13,7 +13,7 @@ import { BRIDGE_ERRORS, type BridgeErrorCode } from '../../src/errors.js';
 import { MAX_CONNECTIONS } from '../../src/remote.js';
 import { sseEvent, startFaultServer, startRawServer, type FaultServer, type RawReply, type Script } from '../helpers/fault-server.js';
 import { startSdkV1Server, type SdkV1Server } from '../helpers/sdk-v1-server.js';
-import type { BridgeMode, RunningBridge } from '../helpers/bridge-mode.js';
+import { expectCleanEnd, type BridgeMode, type RunningBridge } from '../helpers/bridge-mode.js';
 import { initializedNotification, initializeRequest } from '../helpers/spawn-bridge.js';
 
 const TOKEN = `tok-${randomUUID()}`;
@@ -52,7 +52,7 @@ export function defineFailuresSuite(mode: BridgeMode): void {
     bridge.send(call('next'));
     expect((await bridge.reply('next')).result).toEqual({ echo: call('next').params });
     bridge.end();
-    expect(await bridge.exitCode).toBe(0);
+    await expectCleanEnd(bridge, 'input-ended');
     const messages = bridge.lines.map((line) => JSON.parse(line));
     expect(messages.filter((message) => message.id === failedId)).toHaveLength(1);
   }
@@ -184,7 +184,7 @@ export function defineFailuresSuite(mode: BridgeMode): void {
       const ids = Array.from({ length: COUNT }, (_, n) => n);
       bridge.sendRaw(ids.map((n) => `${JSON.stringify(call(n, { n }))}\n`).join(''));
       bridge.end();
-      expect(await bridge.exitCode).toBe(0);
+      await expectCleanEnd(bridge, 'input-ended');
 
       const messages = bridge.lines.map((line) => JSON.parse(line)); // throws on any line that is not JSON
       const answers = messages.filter((message) => message.id !== 'init');
@@ -200,7 +200,7 @@ export function defineFailuresSuite(mode: BridgeMode): void {
       cleanups.push(() => bridge.kill());
       bridge.sendRaw([initializeRequest(1), initializedNotification, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow', arguments: { ms: 300 } } }].map((line) => `${JSON.stringify(line)}\n`).join(''));
       bridge.end();
-      expect(await bridge.exitCode).toBe(0);
+      await expectCleanEnd(bridge, 'input-ended');
       const replies = bridge.lines.map((line) => JSON.parse(line));
       expect(replies.map((reply) => reply.id)).toEqual([1, 2]);
       expect(replies[1].result.content).toEqual([{ type: 'text', text: 'waited 300 ms' }]);
@@ -268,7 +268,7 @@ export function defineFailuresSuite(mode: BridgeMode): void {
       bridge.send(call('c'));
       await bridge.reply('c');
       bridge.end();
-      expect(await bridge.exitCode).toBe(0);
+      await expectCleanEnd(bridge, 'input-ended');
       if (mode.name === 'spawned') {
         const warnings = bridge.stderr().split('\n').filter((line) => /no token/.test(line));
         expect(warnings).toHaveLength(1);
@@ -297,7 +297,7 @@ export function defineFailuresSuite(mode: BridgeMode): void {
       }
       bridge.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'gone', reason: TOKEN } });
       bridge.end();
-      expect(await bridge.exitCode).toBe(0);
+      await expectCleanEnd(bridge, 'input-ended');
 
       const log = logFile === undefined ? bridge.stderr() : await readFile(logFile, 'utf8');
       expect(log).toMatch(/"level":20/); // debug lines were written: the verbose paths ran

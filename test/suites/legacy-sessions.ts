@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RECONNECT_DELAY_MIN_MS } from '../../src/event-stream.js';
 import { requestsOf, startV1Server, type V1Server } from '../helpers/sdk-v1-full-server.js';
-import type { BridgeMode, RunningBridge } from '../helpers/bridge-mode.js';
+import { expectCleanEnd, type BridgeMode, type RunningBridge } from '../helpers/bridge-mode.js';
 import { initializedNotification } from '../helpers/spawn-bridge.js';
 
 /** The client's own initialize params: a re-initialization must replay exactly these. */
@@ -80,7 +80,7 @@ export function defineLegacySessionSuite(mode: BridgeMode): void {
       expect(replyIds.sort()).toEqual([1, 2, 3, 4]);
       bridge.end();
       await second.waitFor((e) => e.ev === 'request' && e.http === 'DELETE' && e.session === newSession);
-      expect(await bridge.exitCode).toBe(0);
+      await expectCleanEnd(bridge, 'input-ended');
     });
 
     it.each([404, 400] as const)('re-initializes and listens again when the listen GET meets %i from the restarted server, with no client traffic', async (expiry) => {
@@ -133,7 +133,7 @@ export function defineLegacySessionSuite(mode: BridgeMode): void {
       expect(goodbye.headers).toMatchObject({ 'mcp-protocol-version': '2025-11-25' });
       const answered = server.log.findIndex((e) => e.ev === 'response' && e.rpc === 'tools/call');
       expect(server.log.indexOf(goodbye)).toBeGreaterThan(answered);
-      expect(await bridge.exitCode).toBe(0);
+      await expectCleanEnd(bridge, 'input-ended');
     });
 
     it.each([
@@ -145,7 +145,7 @@ export function defineLegacySessionSuite(mode: BridgeMode): void {
       await remote.waitFor((s) => s.body?.method === 'notifications/initialized' && s.status === 202);
       bridge.end();
       expect((await remote.waitFor((s) => s.method === 'DELETE')).headers['mcp-session-id']).toBe('sess-1');
-      expect(await bridge.exitCode).toBe(0);
+      await expectCleanEnd(bridge, 'input-ended');
       expect(bridge.lines).toHaveLength(1);
     });
 

@@ -2,7 +2,7 @@
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from '../helpers/fault-server.js';
-import type { BridgeMode, RunningBridge } from '../helpers/bridge-mode.js';
+import { expectCleanEnd, type BridgeMode, type RunningBridge } from '../helpers/bridge-mode.js';
 
 /** The --max-line-bytes every bridge here runs with. */
 const MAX_LINE_BYTES = 4096;
@@ -90,7 +90,7 @@ export function defineLinesSuite(mode: BridgeMode): void {
         expect(answer.result).toEqual({ echo: probe.params });
 
         bridge.end();
-        expect(await bridge.exitCode).toBe(0);
+        await expectCleanEnd(bridge, 'input-ended');
         expect(bridge.lines.map((text) => JSON.parse(text))).toEqual([...ids.map((id) => errorLine(id, code)), answer]);
         // Only the probe reached the server: a rejected line is never posted.
         expect(server.requests.map((request) => request.body)).toEqual([probe]);
@@ -102,7 +102,7 @@ export function defineLinesSuite(mode: BridgeMode): void {
     /** Ends stdin and returns every stdout line, parsed, once the bridge has exited. */
     async function allReplies(): Promise<any[]> {
       bridge.end();
-      expect(await bridge.exitCode).toBe(0);
+      await expectCleanEnd(bridge, 'input-ended');
       return bridge.lines.map((text) => JSON.parse(text));
     }
 

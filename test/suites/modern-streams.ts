@@ -2,7 +2,7 @@
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSdkV2Server, type RecordedRequest, type SdkV2Server, type SdkV2ServerOptions } from '../helpers/sdk-v2-server.js';
-import type { BridgeMode, RunningBridge } from '../helpers/bridge-mode.js';
+import { expectCleanEnd, type BridgeMode, type RunningBridge } from '../helpers/bridge-mode.js';
 
 const TOKEN = 'modern-streams-token';
 /** How soon after the cancel line the server must see the exchange closed. */
@@ -140,9 +140,9 @@ export function defineModernStreamsSuite(mode: BridgeMode): void {
     });
 
     it.each([
-      ['stdin ends', (bridge: RunningBridge) => bridge.end()],
-      [`the bridge gets ${mode.name === 'spawned' ? 'SIGTERM' : 'its stop signal'}`, (bridge: RunningBridge) => bridge.stop()],
-    ])('closes an open listen stream when %s, and exits', async (_when, stop) => {
+      ['stdin ends', (bridge: RunningBridge) => bridge.end(), 'input-ended'],
+      [`the bridge gets ${mode.name === 'spawned' ? 'SIGTERM' : 'its stop signal'}`, (bridge: RunningBridge) => bridge.stop(), 'signal'],
+    ] as const)('closes an open listen stream when %s, and exits', async (_when, stop, reason) => {
       await startServer();
       const bridge = startBridge();
       bridge.send(listen('listen-3'));
@@ -151,7 +151,7 @@ export function defineModernStreamsSuite(mode: BridgeMode): void {
       stop(bridge);
       await exchange.closed;
       expect(exchange.completed).toBe(false);
-      expect(await bridge.exitCode).toBe(0);
+      await expectCleanEnd(bridge, reason);
     });
   });
 

@@ -5,7 +5,7 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'nod
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { INVALID_TOOL, startSdkV2Server, type SdkV2Server } from '../helpers/sdk-v2-server.js';
-import type { BridgeMode, RunningBridge } from '../helpers/bridge-mode.js';
+import { expectCleanEnd, type BridgeMode, type RunningBridge } from '../helpers/bridge-mode.js';
 import { initializedNotification, initializeRequest } from '../helpers/spawn-bridge.js';
 
 const TOKEN = 'modern-e2e-token';
@@ -180,7 +180,7 @@ export function defineModernSuite(mode: BridgeMode): void {
     /** Ends stdin and waits until the bridge has ended cleanly and its stderr is fully read. */
     const stop = async () => {
       bridge.end();
-      expect(await bridge.exitCode).toBe(0);
+      await expectCleanEnd(bridge, 'input-ended');
     };
 
     it('takes every header from its own body: the version of each request, Mcp-Name from params.name or params.uri', async () => {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestCertificates, result, sendJson, sendSse, startConnectProxy, serversForFile, stdoutProblems, type McpServer, type TestCertificates } from '../helpers/hardening-servers.js';
-import type { BridgeMode, RunningBridge } from '../helpers/bridge-mode.js';
+import { expectCleanEnd, type BridgeMode, type RunningBridge } from '../helpers/bridge-mode.js';
 
 const MODERN_META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' };
 const call = (id: string, name = id, params: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {}, ...params } });
@@ -146,7 +146,7 @@ export function defineNetworkSuite(mode: BridgeMode): void {
       for (const id of ids) spawned.send(call(id));
       for (const id of ids) await spawned.reply(id);
       spawned.end();
-      expect(await spawned.exitCode).toBe(0);
+      await expectCleanEnd(spawned, 'input-ended');
 
       expect(server.requests.every((r) => r.headers.authorization === `Bearer ${token}`)).toBe(true);
       expect(stdoutProblems(spawned.lines, ['init', ...ids])).toEqual([]);
