@@ -18,8 +18,10 @@ export interface RunningBridge extends BridgeHandle {
   exitCode: Promise<number | null>;
   /** In-process, why runBridge returned; spawned, undefined (a process shows only its exit code). */
   exitReason: Promise<BridgeExit | undefined>;
-  /** Asks the bridge to stop as a host does: SIGTERM to the process, or the abort signal in-process. */
-  stop(): void;
+  /** Asks the bridge to stop as a host does: `signal` (SIGTERM) to the process, or in-process the abort signal the CLI turns each of them into. */
+  stop(signal?: NodeJS.Signals): void;
+  /** Closes the reading end of the bridge's stdout, as a client that goes away does. */
+  closeStdout(): void;
   /** Whether the bridge is still running: the process has not exited, or runBridge has not returned. */
   running(): boolean;
   /** Resolves when the bridge's log (stderr) matches `pattern`, or rejects after `timeoutMs`. */
@@ -49,7 +51,8 @@ export const spawnedMode: BridgeMode = {
       // 'close', not 'exit': only then have stdout and stderr been read to their end.
       exitCode: once(bridge.child, 'close').then(([code]) => code as number | null),
       exitReason: Promise.resolve(undefined),
-      stop: () => void bridge.child.kill('SIGTERM'),
+      stop: (signal = 'SIGTERM') => void bridge.child.kill(signal),
+      closeStdout: () => bridge.child.stdout.destroy(),
       running: () => bridge.child.exitCode === null && bridge.child.signalCode === null,
       waitForLog: (pattern, timeoutMs) => waitForStderr(bridge, pattern, timeoutMs),
       waitForLineCount: (count, timeoutMs) => waitForSpawnedLineCount(bridge, count, timeoutMs),
@@ -69,6 +72,7 @@ export const inProcessMode: BridgeMode = {
       exitCode: bridge.exited.then(({ exit }) => (exit === 'input-failed' ? 1 : 0)),
       exitReason: bridge.exited.then(({ exit }) => exit),
       stop: () => bridge.signal(),
+      closeStdout: () => bridge.output.destroy(),
       // runBridge's caller ends stdout once it has returned.
       running: () => !bridge.output.writableEnded,
       waitForLog: (pattern, timeoutMs) => waitForLog(bridge, pattern, timeoutMs),
