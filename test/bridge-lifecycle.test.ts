@@ -3,57 +3,35 @@
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import pino from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runBridge } from '../src/bridge.js';
 import { createConfig } from '../src/config.js';
 import { createRedactor } from '../src/secrets.js';
-import { startMcpServer, stdoutProblems, type McpServer } from './helpers/hardening-servers.js';
-import { startInProcessBridge, waitForLog, type InProcessBridge } from './helpers/in-process-bridge.js';
-import { initializedNotification, initializeRequest } from './helpers/spawn-bridge.js';
+import { inProcessMode } from './helpers/bridge-mode.js';
+import { openSession, serversForFile } from './helpers/hardening-servers.js';
+import { startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
+import { initializeRequest } from './helpers/spawn-bridge.js';
+import { defineLifecycleSuite } from './suites/lifecycle.js';
 
-/** The CLI exits within a second of a signal; runBridge must return well before that. */
-const SIGNAL_RETURN_MS = 1000;
+defineLifecycleSuite(inProcessMode);
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
-const track = (bridge: InProcessBridge) => (cleanups.push(() => bridge.kill()), bridge);
-const serve = async (options: Parameters<typeof startMcpServer>[0] = {}) => {
-  const server = await startMcpServer(options);
-  cleanups.push(() => server.close());
-  return server;
-};
+// A stdin that fails: the spawned run shows it as exit code 1 (test/e2e/hardening-signals.test.ts).
+const { serve, track: stopAfterAll } = serversForFile();
+const track = (bridge: InProcessBridge) => (stopAfterAll(() => bridge.kill()), bridge);
 
-/** A bridge with an open session (initialize + initialized accepted). */
-async function startSession(server: McpServer, args: string[] = []): Promise<InProcessBridge> {
-  const bridge = track(startInProcessBridge(['--url', server.url.href, ...args]));
-  bridge.send(initializeRequest(1));
-  await bridge.reply(1);
-  bridge.send(initializedNotification);
-  await server.waitForRequest((r) => r.message?.method === 'notifications/initialized');
-  return bridge;
-}
-
-describe('the stop signal', () => {
-  it('aborts the call in flight, answers it SHUTTING_DOWN, sends DELETE and returns "signal" within 1 s', async () => {
-    const server = await serve({ sessions: true, route: ({ message }) => message?.params?.name === 'stall' });
-    const bridge = await startSession(server);
-    bridge.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'stall', arguments: {} } });
-    const stalled = await server.waitForRequest((r) => r.message?.id === 2);
-    const sessionId = server.requests.find((r) => r.message?.method === 'notifications/initialized')!.headers['mcp-session-id'];
-
-    const sentAt = performance.now();
-    bridge.signal();
-    expect((await bridge.exited).exit).toBe('signal');
-    expect(performance.now() - sentAt).toBeLessThan(SIGNAL_RETURN_MS);
-    expect(await stalled.closedByClient).toBe(true);
-    expect(server.requests.filter((r) => r.method === 'DELETE').map((r) => r.headers['mcp-session-id'])).toEqual([sessionId]);
-    const reply = JSON.parse(bridge.lines.find((line) => line.includes('"id":2'))!);
-    expect(reply.error.data.bridgeCode).toBe('SHUTTING_DOWN');
-    expect(stdoutProblems(bridge.lines, [1, 2])).toEqual([]);
+describe('a stream that fails', () => {
+  it('returns "input-failed" when reading stdin fails, and logs why', async () => {
+    const server = await serve();
+    const bridge = track(startInProcessBridge(['--url', server.url.href]));
+    bridge.input.destroy(Object.assign(new Error('read EIO'), { code: 'EIO' }));
+    expect((await bridge.exited).exit).toBe('input-failed');
+    expect(bridge.stderr()).toMatch(/stdin/);
+    expect(bridge.lines).toEqual([]);
   });
+});
 
+// Moments only an in-process run can pick: the signal before the start, and between stdin's end and the drain.
+describe('the stop signal at the edges of a run', () => {
   it('returns "signal" at once, reading nothing and contacting nobody, when the signal aborted before the start', async () => {
     const server = await serve();
     const input = new PassThrough();
@@ -67,7 +45,8 @@ describe('the stop signal', () => {
 
   it('returns "signal" when the signal arrives while stdin has ended and a call is still in flight, answering it SHUTTING_DOWN', async () => {
     const server = await serve({ sessions: true, route: ({ message }) => message?.params?.name === 'stall' });
-    const bridge = await startSession(server);
+    const bridge = track(startInProcessBridge(['--url', server.url.href]));
+    await openSession(bridge, server);
     bridge.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'stall', arguments: {} } });
     await server.waitForRequest((r) => r.message?.id === 2);
     const ended = once(bridge.input, 'end');
@@ -77,56 +56,5 @@ describe('the stop signal', () => {
     bridge.signal();
     expect((await bridge.exited).exit).toBe('signal');
     expect(JSON.parse(bridge.lines.find((line) => line.includes('"id":2'))!)).toMatchObject({ id: 2, error: { data: { bridgeCode: 'SHUTTING_DOWN' } } });
-  });
-
-  it('returns within 1 s even when the DELETE never gets an answer', async () => {
-    const server = await serve({ sessions: true, route: ({ req }) => req.method === 'DELETE' });
-    const bridge = await startSession(server);
-    const sentAt = performance.now();
-    bridge.signal();
-    expect((await bridge.exited).exit).toBe('signal');
-    expect(performance.now() - sentAt).toBeLessThan(SIGNAL_RETURN_MS);
-    expect(server.requests.some((r) => r.method === 'DELETE')).toBe(true);
-  });
-});
-
-describe('the end of stdin', () => {
-  it('returns "input-ended" once the request in flight is answered and the session deleted', async () => {
-    const server = await serve({ sessions: true });
-    const bridge = await startSession(server);
-    bridge.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'last', arguments: {} } });
-    bridge.end();
-    expect((await bridge.exited).exit).toBe('input-ended');
-    expect(JSON.parse(bridge.lines.at(-1)!)).toMatchObject({ id: 2, result: { content: [{ text: 'ok last' }] } });
-    expect(server.requests.at(-1)!.method).toBe('DELETE');
-  });
-
-  it('returns "input-ended" at once for an empty stdin, having contacted nobody', async () => {
-    const server = await serve();
-    const bridge = track(startInProcessBridge(['--url', server.url.href]));
-    bridge.end();
-    expect((await bridge.exited).exit).toBe('input-ended');
-    expect(bridge.lines).toEqual([]);
-    expect(server.requests).toEqual([]);
-  });
-});
-
-describe('a stream that fails', () => {
-  it('returns "input-failed" when reading stdin fails, and logs why', async () => {
-    const server = await serve();
-    const bridge = track(startInProcessBridge(['--url', server.url.href]));
-    bridge.input.destroy(Object.assign(new Error('read EIO'), { code: 'EIO' }));
-    expect((await bridge.exited).exit).toBe('input-failed');
-    expect(bridge.stderr()).toMatch(/stdin/);
-    expect(bridge.lines).toEqual([]);
-  });
-
-  it('returns "output-closed" on its own when the client closes its end of stdout', async () => {
-    const server = await serve();
-    const bridge = track(startInProcessBridge(['--url', server.url.href, '--log-level', 'debug']));
-    bridge.output.destroy();
-    bridge.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'unread', arguments: {} } });
-    await waitForLog(bridge, /stdout closed by the reader/);
-    expect((await bridge.exited).exit).toBe('output-closed');
   });
 });

@@ -7,25 +7,17 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
-import { result, sendJson, startMcpServer, stdoutProblems, type McpServer } from '../helpers/hardening-servers.js';
+import { describe, expect, it } from 'vitest';
+import { result, sendJson, serversForFile, stdoutProblems } from '../helpers/hardening-servers.js';
 import { BIN, collectLines, initializeRequest, spawnBridge, type BridgeProcess } from '../helpers/spawn-bridge.js';
 
 const exec = promisify(execFile);
 const call = (id: string | number, name = 'echo') => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
-const serve = async (options: Parameters<typeof startMcpServer>[0] = {}): Promise<McpServer> => {
-  const server = await startMcpServer(options);
-  cleanups.push(() => server.close());
-  return server;
-};
+const { serve, track } = serversForFile();
 const bridge = (args: string[], env: Record<string, string> = {}): BridgeProcess => {
   const spawned = spawnBridge(args, env);
-  cleanups.push(() => spawned.kill());
+  track(() => spawned.kill());
   return spawned;
 };
 const tempDir = () => mkdtempSync(join(tmpdir(), 'fenbs-edges-'));
@@ -47,7 +39,7 @@ describe('a client that never reads stderr', () => {
       env: { PATH: process.env.PATH, FENBS_TOKEN: 'stderr-stall-token' },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
-    cleanups.push(() => void (child.exitCode === null && child.signalCode === null && child.kill('SIGKILL')));
+    track(() => void (child.exitCode === null && child.signalCode === null && child.kill('SIGKILL')));
     child.stdin.on('error', () => undefined); // the bridge may be gone when cleanup runs
     child.stderr.pause(); // nobody reads it: the 64 KB pipe fills and stays full
     const lines = collectLines(child.stdout, () => '(stderr not read)');

@@ -1,92 +1,23 @@
-// Signals and exit codes: in-flight work is aborted and answered, the session ends, the process is gone within 1 s.
+// Signals and exit codes end to end: in-flight work is aborted and answered, the session ends, the process is gone within 1 s.
 
 import { once } from 'node:events';
 import { closeSync, mkdtempSync, openSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { startMcpServer, stdoutProblems, waitForStderr, type McpServer } from '../helpers/hardening-servers.js';
-import { BIN, initializedNotification, initializeRequest, spawnBridge, type BridgeProcess } from '../helpers/spawn-bridge.js';
+import { describe, expect, it } from 'vitest';
+import { spawnedMode } from '../helpers/bridge-mode.js';
+import { serversForFile } from '../helpers/hardening-servers.js';
+import { BIN, spawnBridge, type BridgeProcess } from '../helpers/spawn-bridge.js';
+import { defineLifecycleSuite } from '../suites/lifecycle.js';
 
-/** SIGTERM/SIGINT/SIGHUP end the process within a second: a host that sent one waits for the exit. */
-const SIGNAL_EXIT_MS = 1000;
+defineLifecycleSuite(spawnedMode);
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
-const track = (bridge: BridgeProcess) => (cleanups.push(() => bridge.kill()), bridge);
-
-/** A 2025 server with sessions whose `stall` tool never answers. */
-async function stallingServer(): Promise<McpServer> {
-  const server = await startMcpServer({ sessions: true, route: ({ message }) => message?.params?.name === 'stall' });
-  cleanups.push(() => server.close());
-  return server;
-}
-
-/** A bridge with an open session (initialize + initialized accepted). */
-async function startSession(server: McpServer, args: string[] = []): Promise<BridgeProcess> {
-  const bridge = track(spawnBridge(['--url', server.url.href, ...args]));
-  bridge.send(initializeRequest(1));
-  await bridge.reply(1);
-  bridge.send(initializedNotification);
-  await server.waitForRequest((r) => r.message?.method === 'notifications/initialized');
-  return bridge;
-}
-
-describe('signals', () => {
-  // Ctrl-C exits 130 (128 + SIGINT) as shells expect; SIGTERM and SIGHUP are how hosts stop a server: 0.
-  it.each([
-    ['SIGTERM', 0],
-    ['SIGINT', 130],
-    ['SIGHUP', 0],
-  ] as const)('on %s aborts the call in flight, answers it, sends DELETE and exits %i within 1 s', async (signal, exitCode) => {
-    const server = await stallingServer();
-    const bridge = await startSession(server);
-    bridge.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'stall', arguments: {} } });
-    const stalled = await server.waitForRequest((r) => r.message?.id === 2);
-    const sessionId = server.requests.find((r) => r.message?.method === 'notifications/initialized')!.headers['mcp-session-id'];
-
-    const sentAt = performance.now();
-    bridge.child.kill(signal);
-    const { code } = await bridge.exited;
-    const elapsed = performance.now() - sentAt;
-
-    expect(code).toBe(exitCode);
-    expect(elapsed).toBeLessThan(SIGNAL_EXIT_MS);
-    expect(await stalled.closedByClient).toBe(true);
-    expect(server.requests.filter((r) => r.method === 'DELETE').map((r) => r.headers['mcp-session-id'])).toEqual([sessionId]);
-    const reply = JSON.parse(bridge.lines.find((line) => line.includes('"id":2'))!);
-    expect(reply.error.data.bridgeCode).toBe('SHUTTING_DOWN');
-    expect(stdoutProblems(bridge.lines, [1, 2])).toEqual([]);
-  });
-
-  it('exits within 1 s on SIGTERM even when the DELETE never gets an answer', async () => {
-    const server = await startMcpServer({ sessions: true, route: ({ req }) => req.method === 'DELETE' });
-    cleanups.push(() => server.close());
-    const bridge = await startSession(server);
-    const sentAt = performance.now();
-    bridge.child.kill('SIGTERM');
-    const { code } = await bridge.exited;
-    expect(performance.now() - sentAt).toBeLessThan(SIGNAL_EXIT_MS);
-    expect(code).toBe(0);
-    expect(server.requests.some((r) => r.method === 'DELETE')).toBe(true);
-  });
-});
+// Exit codes are the CLI's, around runBridge: only a process shows them.
+const { track: stopAfterAll } = serversForFile();
+const track = (bridge: BridgeProcess) => (stopAfterAll(() => bridge.kill()), bridge);
 
 describe('exit codes', () => {
-  it('exits 0 after stdin ends, once the request in flight is answered and the session deleted', async () => {
-    const server = await startMcpServer({ sessions: true });
-    cleanups.push(() => server.close());
-    const bridge = await startSession(server);
-    bridge.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'last', arguments: {} } });
-    bridge.end();
-    expect(await bridge.exited).toEqual({ code: 0, signal: null });
-    expect(JSON.parse(bridge.lines.at(-1)!)).toMatchObject({ id: 2, result: { content: [{ text: 'ok last' }] } });
-    expect(server.requests.at(-1)!.method).toBe('DELETE');
-  });
-
   it.each([
     ['an unknown option', ['--no-such-option']],
     ['a request timeout that is not a number', ['--request-timeout', 'soon']],
@@ -117,7 +48,7 @@ describe('exit codes', () => {
     const fd = openSync(join(mkdtempSync(join(tmpdir(), 'fenbs-stdin-')), 'write-only'), 'w');
     const child = spawn(process.execPath, [BIN, '--url', 'http://127.0.0.1:9/mcp'], { stdio: [fd, 'pipe', 'pipe'], env: { PATH: process.env.PATH } });
     closeSync(fd);
-    cleanups.push(() => void child.kill('SIGKILL'));
+    stopAfterAll(() => child.kill('SIGKILL'));
     let [stdout, stderr] = ['', ''];
     child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -125,15 +56,5 @@ describe('exit codes', () => {
     expect(code).toBe(1);
     expect(stdout).toBe('');
     expect(stderr).toMatch(/reading stdin failed/);
-  });
-
-  it('exits 0 on its own when the client closes its end of stdout', async () => {
-    const server = await startMcpServer();
-    cleanups.push(() => server.close());
-    const bridge = track(spawnBridge(['--url', server.url.href, '--log-level', 'debug']));
-    bridge.child.stdout.destroy();
-    bridge.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'unread', arguments: {} } });
-    await waitForStderr(bridge, /stdout closed by the reader/);
-    expect((await bridge.exited).code).toBe(0);
   });
 });

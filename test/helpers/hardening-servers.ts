@@ -9,7 +9,8 @@ import { createServer as createHttpsServer } from 'node:https';
 import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BridgeProcess } from './spawn-bridge.js';
+import { afterAll } from 'vitest';
+import { initializedNotification, initializeRequest, type BridgeHandle, type BridgeProcess } from './spawn-bridge.js';
 
 export interface RecordedRequest {
   method: string;
@@ -222,6 +223,31 @@ export async function startMcpServer(options: McpServerOptions = {}): Promise<Mc
       for (const socket of sockets) socket.destroy();
       await closed;
     },
+  };
+}
+
+/** Opens a session through `bridge` (initialize + initialized) and resolves once `server` has accepted it. */
+export async function openSession<Bridge extends BridgeHandle>(bridge: Bridge, server: McpServer): Promise<Bridge> {
+  bridge.send(initializeRequest(1));
+  await bridge.reply(1);
+  bridge.send(initializedNotification);
+  await server.waitForRequest((r) => r.message?.method === 'notifications/initialized');
+  return bridge;
+}
+
+/** A test file's servers and other things to stop: all closed newest first once the file's tests have run. */
+export function serversForFile(): { serve: (options?: McpServerOptions) => Promise<McpServer>; track: (cleanup: () => unknown) => void } {
+  const cleanups: (() => unknown)[] = [];
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  });
+  return {
+    serve: async (options = {}) => {
+      const server = await startMcpServer(options);
+      cleanups.push(() => server.close());
+      return server;
+    },
+    track: (cleanup) => void cleanups.push(cleanup),
   };
 }
 

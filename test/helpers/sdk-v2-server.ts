@@ -299,6 +299,8 @@ export interface BridgedClient {
   errors: Error[];
   /** Resolves with the first parsed stderr log line of the bridge (past or future) that matches. */
   stderrLine(predicate: (entry: any) => boolean): Promise<any>;
+  /** Every parsed stderr log line of the bridge so far. */
+  logEntries(): any[];
   close(): Promise<void>;
 }
 
@@ -345,6 +347,7 @@ export async function connectThroughBridge(url: string, token: string, bridgeArg
       if (seen !== undefined) return Promise.resolve(seen);
       return new Promise((resolve) => waiters.push({ predicate, resolve }));
     },
+    logEntries: () => [...entries],
     close: () => client.close(),
   };
 }
