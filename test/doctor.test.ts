@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createConfig } from '../src/config.js';
 import { startDemoServer } from '../src/demo-server.js';
 import { formatReport, runDoctor, type DoctorReport } from '../src/doctor.js';
-import { createTestCertificates, freePort, result, sendJson, startConnectProxy, startMcpServer } from './helpers/hardening-servers.js';
+import { createTestCertificates, freePort, result, sendJson, startConnectProxy, startMcpServer, type Route } from './helpers/hardening-servers.js';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -18,8 +18,11 @@ function doctor(options: Record<string, unknown>, env: Record<string, string | u
 }
 const names = (report: DoctorReport) => report.checks.map((check) => check.name);
 const check = (report: DoctorReport, name: string) => report.checks.find((c) => c.name === name);
+/** The hardening server's default answer to tools/list is no tools/list result: this one is. */
+const listsNoTools: Route = ({ res, message }) => message?.method === 'tools/list' && (sendJson(res, 200, result(message.id, { tools: [] })), true);
 const serve = async (options: Parameters<typeof startMcpServer>[0] = {}) => {
-  const server = await startMcpServer(options);
+  const route = options.route;
+  const server = await startMcpServer({ ...options, route: async (context) => (route !== undefined && (await route(context))) || listsNoTools(context) });
   cleanups.push(() => server.close());
   return server;
 };
@@ -29,10 +32,10 @@ describe('runDoctor', () => {
     const demo = await startDemoServer({ token: 'demo-doctor-token' });
     cleanups.push(() => demo.close());
     const report = await doctor({ url: demo.url.href }, { FENBS_TOKEN: 'demo-doctor-token' });
-    expect(report).toMatchObject({ ok: true, era: 'legacy', url: demo.url.href });
+    expect(report).toMatchObject({ ok: true, revision: '2025-06-18', url: demo.url.href });
     expect(names(report)).toEqual(['url', 'tcp', 'token', 'protocol', 'tools', 'latency']);
     expect(check(report, 'token')!.detail).toBe('accepted (from env FENBS_TOKEN)');
-    expect(check(report, 'protocol')!.detail).toMatch(/^2025-06-18 \(legacy era, initialize handshake, with a session\)/);
+    expect(check(report, 'protocol')!.detail).toMatch(/^2025-06-18 \(initialize handshake, with a session\)/);
     expect(check(report, 'tools')!.detail).toBe('4 tools listed');
     expect(check(report, 'latency')!.detail).toMatch(/median [\d.]+ ms over 5 calls/);
     expect(report.checks.every((c) => c.hint === undefined)).toBe(true);
@@ -62,9 +65,9 @@ describe('runDoctor', () => {
     const server = await serve({ route: ({ res }) => (res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Welcome</body></html>'), true) });
     const report = await doctor({ url: server.url.href });
     expect(report.ok).toBe(false);
-    expect(report.era).toBe('legacy');
+    expect(report.revision).toBeUndefined();
     expect(check(report, 'token')!.detail).toBe('none set, and the server did not ask for one');
-    expect(check(report, 'protocol')).toMatchObject({ ok: false, detail: expect.stringMatching(/^neither server\/discover nor initialize worked/), hint: expect.stringMatching(/not be an MCP Streamable HTTP endpoint/) });
+    expect(check(report, 'protocol')).toMatchObject({ ok: false, detail: expect.stringMatching(/^neither server\/discover nor initialize worked/), hint: expect.stringMatching(/does not look like an MCP endpoint/) });
     expect(names(report)).not.toContain('tools');
   });
 
@@ -140,8 +143,8 @@ describe('runDoctor', () => {
       },
     });
     const report = await doctor({ url: server.url.href });
-    expect(report).toMatchObject({ ok: true, era: 'modern' });
-    expect(check(report, 'protocol')!.detail).toBe('2026-07-28 era; versions 2026-07-28; server modern-board 2.0.0; capabilities tools');
+    expect(report).toMatchObject({ ok: true, revision: '2026-07-28' });
+    expect(check(report, 'protocol')!.detail).toBe('2026-07-28 (server/discover, no handshake); versions 2026-07-28; server modern-board 2.0.0; capabilities tools');
     expect(check(report, 'tools')!.detail).toBe('1 tool listed');
     const lists = server.requests.filter((r) => r.message?.method === 'tools/list');
     expect(lists.length).toBeGreaterThan(0);
@@ -192,10 +195,10 @@ describe('formatReport', () => {
         { name: 'tcp', ok: false, detail: 'example.com:443: ECONNREFUSED', hint: 'nothing is listening there' },
       ],
     });
-    expect(text).toBe('✓ url  https://example.com/mcp\n✗ tcp  example.com:443: ECONNREFUSED\n       hint: nothing is listening there\nfenbs-mcp cannot work with these settings yet: fix the first ✗ above.\n');
+    expect(text).toBe('✓ url       https://example.com/mcp\n✗ tcp       example.com:443: ECONNREFUSED\n            hint: nothing is listening there\nfenbs-mcp cannot work with these settings yet: fix the first ✗ above.\n');
   });
 
   it('ends with the good verdict when every check passed', () => {
-    expect(formatReport({ ok: true, url: 'u', checks: [{ name: 'url', ok: true, detail: 'u' }] })).toBe('✓ url  u\nfenbs-mcp can bridge to this server.\n');
+    expect(formatReport({ ok: true, url: 'u', checks: [{ name: 'url', ok: true, detail: 'u' }] })).toBe('✓ url       u\nfenbs-mcp can bridge to this server.\n');
   });
 });
