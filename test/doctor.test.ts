@@ -4,7 +4,10 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createConfig } from '../src/config.js';
 import { startDemoServer } from '../src/demo-server.js';
-import { formatReport, runDoctor, type DoctorReport } from '../src/doctor.js';
+import { formatReport, reportDoctor, runDoctor, type DoctorProgress, type DoctorReport } from '../src/doctor.js';
+import { createRedactor } from '../src/secrets.js';
+import { startSdkV1Server } from './helpers/sdk-v1-server.js';
+import { startSdkV2Server } from './helpers/sdk-v2-server.js';
 import { createTestCertificates, freePort, result, sendJson, startConnectProxy, startMcpServer, type Route } from './helpers/hardening-servers.js';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
@@ -182,6 +185,144 @@ describe('runDoctor', () => {
     expect([...proxy.connects, ...proxy.forwarded].join(' ')).toContain(`127.0.0.1:${server.port}`);
     const direct = await doctor({ url: server.url.href }, { HTTP_PROXY: proxy.url, NO_PROXY: '127.0.0.1' });
     expect(names(direct)).toContain('tcp');
+  });
+});
+
+describe('runDoctor against servers that are MCP and servers that only look like it', () => {
+  it('fails a plain JSON echo server, which answers every request with the request as its result, with a hint that this is no MCP endpoint', async () => {
+    const server = await serve({ route: ({ res, message }) => (sendJson(res, 200, result(message?.id ?? null, message)), true) });
+    const report = await doctor({ url: server.url.href });
+    expect(report.ok).toBe(false);
+    expect(check(report, 'protocol')).toMatchObject({
+      ok: false,
+      detail: 'the initialize result has no protocolVersion, capabilities, serverInfo.name: not an MCP initialize result',
+      hint: expect.stringMatching(/^this URL does not look like an MCP endpoint/),
+    });
+    expect(names(report)).not.toContain('tools');
+  });
+
+  it('fails a server that echoes the request verbatim (no result) with the same hint', async () => {
+    const server = await serve({ route: ({ res, message }) => (sendJson(res, 200, message), true) });
+    const report = await doctor({ url: server.url.href });
+    expect(check(report, 'protocol')).toMatchObject({ ok: false, detail: expect.stringMatching(/^initialize failed: /), hint: expect.stringMatching(/does not look like an MCP endpoint/) });
+  });
+
+  it('fails the tools check when a tools/list result has no tools array', async () => {
+    const server = await serve({ route: ({ res, message }) => message?.method === 'tools/list' && (sendJson(res, 200, result(message.id, { items: [] })), true) });
+    const report = await doctor({ url: server.url.href });
+    expect(check(report, 'protocol')!.ok).toBe(true);
+    expect(check(report, 'tools')).toMatchObject({ ok: false, detail: 'the tools/list result has no tools array: not an MCP tools/list result', hint: expect.stringMatching(/does not look like an MCP endpoint/) });
+  });
+
+  it('does not take a server/discover result without supportedVersions for a 2026-07-28 server', async () => {
+    const server = await serve({ route: ({ res, message }) => message?.method === 'server/discover' && (sendJson(res, 200, result(message.id, { hello: 'world' })), true) });
+    const report = await doctor({ url: server.url.href });
+    expect(report).toMatchObject({ ok: true, revision: '2025-06-18' });
+  });
+
+  it('passes the official SDK v1 server (JSON replies and event streams), naming the revision and not an era', async () => {
+    for (const mode of ['json', 'sse'] as const) {
+      const server = await startSdkV1Server({ mode, token: 'sdk-v1-doctor-token' });
+      cleanups.push(() => server.close());
+      const report = await doctor({ url: server.url }, { FENBS_TOKEN: 'sdk-v1-doctor-token' });
+      expect(report, mode).toMatchObject({ ok: true, revision: '2025-06-18' });
+      expect(check(report, 'protocol')!.detail).toMatch(/^2025-06-18 \(initialize handshake, with a session\); server fenbs-mcp-test-v1 1\.0\.0/);
+      expect(check(report, 'tools')!.detail).toBe('3 tools listed');
+      expect(JSON.stringify(report)).not.toMatch(/legacy/i);
+    }
+  });
+
+  it('passes the official SDK v2 server', async () => {
+    const server = await startSdkV2Server({ token: 'sdk-v2-doctor-token' });
+    cleanups.push(() => server.close());
+    const report = await doctor({ url: server.url }, { FENBS_TOKEN: 'sdk-v2-doctor-token' });
+    expect(report.ok).toBe(true);
+    expect(check(report, 'protocol')!.detail).toMatch(/fenbs-mcp-test-v2 2\.0\.0/);
+    expect(check(report, 'tools')!.detail).toMatch(/^\d+ tools? listed$/);
+    expect(JSON.stringify(report)).not.toMatch(/legacy/i);
+  });
+
+  it('names where a redirect points, with its query values masked, and follows it nowhere', async () => {
+    const server = await serve({ route: ({ res }) => (res.writeHead(307, { location: 'https://elsewhere.example/mcp?sig=s3cr3t-signature' }).end(), true) });
+    const report = await doctor({ url: server.url.href });
+    expect(names(report)).toEqual(['url', 'tcp', 'connect']);
+    expect(check(report, 'connect')).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(/^the server redirected server\/discover \(307\) to https:\/\/elsewhere\.example\/mcp\?sig=\S+; doctor, like the bridge, does not follow redirects$/),
+      hint: expect.stringMatching(/pass it with --url/),
+    });
+    expect(JSON.stringify(report)).not.toContain('s3cr3t-signature');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('gives up on a server that takes the request and never answers at --request-timeout, naming the option', async () => {
+    const server = await serve({ route: () => true });
+    const started = performance.now();
+    const report = await doctor({ url: server.url.href, requestTimeout: '300' });
+    const elapsedMs = performance.now() - started;
+    expect(check(report, 'connect')).toMatchObject({ ok: false, detail: 'no answer to server/discover within 300 ms (--request-timeout)', hint: expect.stringMatching(/raise --request-timeout/) });
+    expect(elapsedMs).toBeLessThan(5_000);
+  });
+
+  it('reports each check as it starts and as it ends, in order', async () => {
+    const demo = await startDemoServer({ token: 'demo-progress-token' });
+    cleanups.push(() => demo.close());
+    const events: DoctorProgress[] = [];
+    const config = createConfig({ options: { url: demo.url.href }, env: { FENBS_TOKEN: 'demo-progress-token' }, readTextFile: () => '' });
+    await runDoctor(config, { FENBS_TOKEN: 'demo-progress-token' }, { onProgress: (event) => events.push(event) });
+    expect(events.map((event) => (event.kind === 'start' ? `start ${event.name}` : `done ${event.check.name}`))).toEqual([
+      'done url',
+      'start tcp',
+      'done tcp',
+      'start token',
+      'done token',
+      'start protocol',
+      'done protocol',
+      'start tools',
+      'done tools',
+      'start latency',
+      'done latency',
+    ]);
+  });
+});
+
+describe('reportDoctor', () => {
+  /** A stream stand-in that keeps what is written; `isTTY` as a terminal's stderr has it. */
+  const sink = (isTTY: boolean) => {
+    const chunks: string[] = [];
+    return { chunks, isTTY, write: (text: string) => chunks.push(text), text: () => chunks.join('') };
+  };
+  const run = async (json: boolean, tty: boolean, env: Record<string, string> = {}) => {
+    const demo = await startDemoServer({ token: 'demo-report-token' });
+    cleanups.push(() => demo.close());
+    const stdout = sink(false);
+    const stderr = sink(tty);
+    const fullEnv = { FENBS_TOKEN: 'demo-report-token', ...env };
+    const config = createConfig({ options: { url: demo.url.href }, env: fullEnv, readTextFile: () => '' });
+    const report = await reportDoctor(config, fullEnv, { stdout, stderr, json, redact: createRedactor(['demo-report-token']) });
+    return { report, stdout, stderr };
+  };
+
+  it('prints the text report on stdout one check at a time, and a plain line on stderr as each check starts when stderr is no terminal', async () => {
+    const { report, stdout, stderr } = await run(false, false);
+    expect(stdout.text()).toBe(formatReport(report));
+    expect(stdout.chunks.length).toBe(report.checks.length + 1);
+    expect(stderr.text()).toMatch(/^… tcp +connecting to 127\.0\.0\.1:\d+ \(--connect-timeout 10000 ms\)\n… token +POST server\/discover to http:\/\/127\.0\.0\.1:\d+\/mcp\n… protocol +initialize \(2025-06-18\)\n… tools +tools\/list\n… latency +timing 5 tools\/list round trips\n$/);
+    expect(stderr.text()).not.toContain('\x1b');
+  });
+
+  it('draws a spinner on a terminal and erases it before each check line', async () => {
+    const { stdout, stderr } = await run(false, true);
+    expect(stderr.text()).toMatch(new RegExp(`\r${String.fromCharCode(27)}\\[2K⠋ token +POST server/discover`));
+    expect(stderr.text().endsWith('\r\x1b[2K')).toBe(true);
+    expect(stdout.text()).toMatch(/^✓ latency /m);
+  });
+
+  it('prints only the final report as one JSON object with json, nothing on stderr', async () => {
+    const { report, stdout, stderr } = await run(true, true);
+    expect(stdout.chunks).toEqual([`${JSON.stringify(report)}\n`]);
+    expect(stderr.chunks).toEqual([]);
+    expect(report.ok).toBe(true);
   });
 });
 
