@@ -110,6 +110,25 @@ describe('fenbs-mcp doctor', () => {
     expect(deletes[0]!.headers['mcp-session-id']).toBeDefined();
   });
 
+  it('fails a plain JSON echo server with a hint that the URL is no MCP endpoint, exit 3', async () => {
+    const server = await startMcpServer({ route: ({ res, message }) => (sendJson(res, 200, result(message?.id ?? null, message)), true) });
+    servers.push(server);
+    const { code, stdout } = await doctor(['--url', server.url.href]);
+    expect(code).toBe(3);
+    expect(stdout).toMatch(/^✗ protocol +the initialize result has no protocolVersion, capabilities, serverInfo\.name/m);
+    expect(stdout).toMatch(/hint: this URL does not look like an MCP endpoint/);
+  });
+
+  it('gives up on a server that never answers at --request-timeout and says so', async () => {
+    const server = await startMcpServer({ route: () => true });
+    servers.push(server);
+    const started = performance.now();
+    const { code, stdout } = await doctor(['--url', server.url.href, '--request-timeout', '300']);
+    expect(code).toBe(3);
+    expect(stdout).toMatch(/^✗ connect +no answer to server\/discover within 300 ms \(--request-timeout\)/m);
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
   it('exits 2 on a usage error without running any check', async () => {
     const { code, stdout, stderr } = await doctor(['--url', 'not a url']);
     expect(code).toBe(2);
