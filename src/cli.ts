@@ -235,11 +235,16 @@ export async function main(argv: readonly string[]): Promise<number> {
 async function doctorCommand(options: CliOptions): Promise<number> {
   const prepared = await prepare(options);
   if (typeof prepared === 'number') return prepared;
-  const { runDoctor, formatReport, redactReport } = await import('./doctor.js');
+  const { reportDoctor } = await import('./doctor.js');
   try {
-    // What doctor prints is what users paste into issues: the same masking as the bridge's logs.
-    const report = redactReport(await runDoctor(prepared.config, prepared.env), redactorFor(prepared.config, prepared.env).redact);
-    process.stdout.write(options.json === true ? `${JSON.stringify(report)}\n` : formatReport(report));
+    // Each check shows as it starts (a spinner on a terminal); what doctor prints is what users
+    // paste into issues, so it goes through the same masking as the bridge's logs.
+    const report = await reportDoctor(prepared.config, prepared.env, {
+      stdout: process.stdout,
+      stderr: process.stderr,
+      json: options.json === true,
+      redact: redactorFor(prepared.config, prepared.env).redact,
+    });
     return report.ok ? EXIT.OK : EXIT.DOCTOR_FAILED;
   } finally {
     await prepared.demo?.close();

@@ -5,9 +5,11 @@ import { isIP, connect as connectTcp } from 'node:net';
 import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 import type { BridgeConfig } from './config.js';
 import { Endpoint } from './endpoint.js';
-import { isBridgeError } from './errors.js';
+import { REQUEST_TIMEOUT_MS } from './config.js';
+import { BridgeError, isBridgeError } from './errors.js';
 import { isJsonObject, MODERN_VERSION_META_KEY, type JsonObject } from './json-rpc.js';
 import { headerValue, readErrorBody, readPrivateResponse } from './reply-reader.js';
+import type { HttpExchange } from './remote.js';
 import { createDispatcher, proxyFromEnv, redactUserinfo, trustedCas } from './remote.js';
 import { maskUrl, type Redactor } from './secrets.js';
 
@@ -21,20 +23,42 @@ export interface Check {
 export interface DoctorReport {
   ok: boolean;
   url: string;
-  era?: 'legacy' | 'modern';
+  /** The protocol revision the server speaks, e.g. '2025-06-18' or '2026-07-28', once known. */
+  revision?: string;
   checks: Check[];
 }
 
+/** What runDoctor reports as it goes: a check starting (what it is doing), then the check done. */
+export type DoctorProgress = { kind: 'start'; name: string; doing: string } | { kind: 'done'; check: Check };
+
+export interface RunDoctorOptions {
+  /** Called as each check starts and as it ends, so a terminal shows what is being waited for. */
+  onProgress?: (event: DoctorProgress) => void;
+}
+
 const MODERN_VERSION = '2026-07-28';
-const LEGACY_VERSION = '2025-06-18';
+const SESSION_VERSION = '2025-06-18';
 const CLIENT_INFO = { name: 'fenbs-mcp-doctor', version: '1' };
 const LATENCY_SAMPLES = 5;
+/**
+ * The per-request deadline when --request-timeout is left at the bridge's default: that default
+ * (30 min) is sized for long tool calls, and a doctor waiting 30 min on a silent server helps nobody.
+ */
+export const DOCTOR_REQUEST_TIMEOUT_MS = 15_000;
+const NOT_MCP_HINT = 'this URL does not look like an MCP endpoint: it answers, but not as an MCP server does; check --url (the MCP path is often /mcp)';
+
+/** The deadline of each doctor request: --request-timeout when set, 0 = none, as for the bridge. */
+export function doctorRequestTimeoutMs(config: BridgeConfig): number {
+  return config.requestTimeoutMs === REQUEST_TIMEOUT_MS ? DOCTOR_REQUEST_TIMEOUT_MS : config.requestTimeoutMs;
+}
 
 /** Runs every check in order; a failed check stops the ones that depend on it. */
-export async function runDoctor(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>): Promise<DoctorReport> {
+export async function runDoctor(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>, options: RunDoctorOptions = {}): Promise<DoctorReport> {
   const checks: Check[] = [];
   const report: DoctorReport = { ok: false, url: maskUrl(config.url), checks };
-  const add = (check: Check) => (checks.push(check), check.ok);
+  const onProgress = options.onProgress ?? (() => undefined);
+  const add = (check: Check) => (checks.push(check), onProgress({ kind: 'done', check }), check.ok);
+  const begin = (name: string, doing: string) => onProgress({ kind: 'start', name, doing });
 
   add({ name: 'url', ok: true, detail: maskUrl(config.url) });
   const proxy = proxyFromEnv(env, config.url.protocol) || undefined;
@@ -45,6 +69,7 @@ export async function runDoctor(config: BridgeConfig, env: Readonly<Record<strin
     add({ name: 'network', ok: true, detail: `through the proxy ${redactUserinfo(proxy)} (DNS, TCP and TLS are checked by the request below)` });
   } else {
     if (isIP(host) === 0) {
+      begin('dns', `resolving ${host}`);
       const resolved = await lookup(host, { all: true }).then(
         (addresses) => ({ ok: true as const, detail: addresses.map((a) => a.address).join(', ') }),
         (error: NodeJS.ErrnoException) => ({ ok: false as const, detail: `${host}: ${error.code ?? error.message}` }),
@@ -52,9 +77,11 @@ export async function runDoctor(config: BridgeConfig, env: Readonly<Record<strin
       const hint = 'check the host name in --url and your DNS; behind a corporate proxy set HTTPS_PROXY';
       if (!add({ name: 'dns', ...resolved, ...(resolved.ok ? {} : { hint }) })) return report;
     }
+    begin('tcp', `connecting to ${host}:${port} (--connect-timeout ${config.connectTimeoutMs} ms)`);
     const tcp = await tryTcp(host, port, config.connectTimeoutMs);
     if (!add({ name: 'tcp', ok: tcp.ok, detail: tcp.detail, ...(tcp.ok ? {} : { hint: tcp.hint }) })) return report;
     if (config.url.protocol === 'https:') {
+      begin('tls', `TLS handshake with ${host}:${port}`);
       const tls = await tryTls(host, port, config, env);
       if (!add({ name: 'tls', ok: tls.ok, detail: tls.detail, ...(tls.ok ? {} : { hint: tls.hint }) })) return report;
     }
@@ -63,7 +90,7 @@ export async function runDoctor(config: BridgeConfig, env: Readonly<Record<strin
   const dispatcher = createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env });
   const endpoint = new Endpoint(config, dispatcher, env);
   try {
-    await probe(endpoint, config, report, add);
+    await probe(endpoint, config, report, add, begin);
   } finally {
     await dispatcher.close().catch(() => undefined);
   }
@@ -72,6 +99,7 @@ export async function runDoctor(config: BridgeConfig, env: Readonly<Record<strin
 }
 
 type Add = (check: Check) => boolean;
+type Begin = (name: string, doing: string) => void;
 
 let privateIds = 0;
 function request(method: string, params: JsonObject): JsonObject & { id: string } {
@@ -81,16 +109,80 @@ function request(method: string, params: JsonObject): JsonObject & { id: string 
 const modernMeta = { [MODERN_VERSION_META_KEY]: MODERN_VERSION, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': CLIENT_INFO };
 const modernHeaders = (method: string) => ({ 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': method });
 
-async function probe(endpoint: Endpoint, config: BridgeConfig, report: DoctorReport, add: Add): Promise<void> {
-  const signal = () => AbortSignal.timeout(Math.max(config.connectTimeoutMs * 2, 15_000));
-  // Era: probe server/discover first, as dual-era clients do (2026-07-28 versioning §Backward Compatibility).
+/** What the checks after the first request share. */
+interface Probe {
+  endpoint: Endpoint;
+  add: Add;
+  begin: Begin;
+  /** A fresh deadline for each exchange, whose reason says which request and which option. */
+  signal: (method: string) => AbortSignal;
+  maxMessageBytes: number;
+}
+
+/** A check that failed: what was seen, and what to do. */
+class CheckFailure extends Error {
+  constructor(
+    message: string,
+    readonly hint: string,
+  ) {
+    super(message);
+  }
+}
+
+function deadlineFor(timeoutMs: number): (method: string) => AbortSignal {
+  return (method) => {
+    const controller = new AbortController();
+    if (timeoutMs > 0) {
+      // The reason is a BridgeError so the request's failure names the deadline, not "aborted".
+      const reason = new BridgeError('REQUEST_TIMEOUT', `no answer to ${method} within ${timeoutMs} ms (--request-timeout)`, {
+        hint: 'the server took the connection but did not answer: check that --url is the MCP endpoint and the server is up, or raise --request-timeout',
+      });
+      setTimeout(() => controller.abort(reason), timeoutMs).unref();
+    }
+    return controller.signal;
+  };
+}
+
+/** Sends one request and reads its response; a redirect, a timeout or a missing answer throws. */
+async function exchangeOnce(probe: Probe, message: JsonObject & { id: string }, headers: Record<string, string>): Promise<{ response: JsonObject; headers: HttpExchange['headers'] }> {
+  const method = String(message.method);
+  const signal = probe.signal(method);
+  const exchange = await probe.endpoint.post(JSON.stringify(message), headers, signal);
+  await refuseRedirect(probe.endpoint, exchange, method);
+  const response = await readPrivateResponse(exchange, message.id, probe.maxMessageBytes, signal);
+  return { response, headers: exchange.headers };
+}
+
+/** A 3xx is not followed, as by the bridge; the failure names where it pointed (masked). */
+async function refuseRedirect(endpoint: Endpoint, exchange: HttpExchange, method: string): Promise<void> {
+  if (exchange.status < 300 || exchange.status >= 400) return;
+  await readErrorBody(exchange).catch(() => undefined);
+  const raw = headerValue(exchange.headers, 'location');
+  const location = raw === undefined ? '(no Location)' : maskUrl(URL.canParse(raw, endpoint.url.href) ? new URL(raw, endpoint.url) : raw);
+  throw new CheckFailure(
+    `the server redirected ${method} (${exchange.status}) to ${location}; doctor, like the bridge, does not follow redirects`,
+    'so the token never reaches another address, redirects are not followed: if the new address is right, pass it with --url',
+  );
+}
+
+function failureOf(endpoint: Endpoint, error: unknown): { detail: string; hint?: string } {
+  if (error instanceof CheckFailure) return { detail: error.message, hint: error.hint };
+  const failure = isBridgeError(error) ? error : endpoint.failure(error, undefined);
+  return { detail: failure.message, ...(failure.context.hint === undefined ? {} : { hint: failure.context.hint }) };
+}
+
+async function probe(endpoint: Endpoint, config: BridgeConfig, report: DoctorReport, add: Add, begin: Begin): Promise<void> {
+  const signal = deadlineFor(doctorRequestTimeoutMs(config));
+  // Which revision: probe server/discover first, as dual-revision clients do (2026-07-28 versioning §Backward Compatibility).
   const discover = request('server/discover', { _meta: modernMeta });
+  begin('token', `POST server/discover to ${maskUrl(config.url)}`);
   let exchange;
+  const discoverSignal = signal('server/discover');
   try {
-    exchange = await endpoint.post(JSON.stringify(discover), modernHeaders('server/discover'), signal());
+    exchange = await endpoint.post(JSON.stringify(discover), modernHeaders('server/discover'), discoverSignal);
+    await refuseRedirect(endpoint, exchange, 'server/discover');
   } catch (error) {
-    const failure = isBridgeError(error) ? error : endpoint.failure(error, undefined);
-    add({ name: 'connect', ok: false, detail: failure.message, ...(failure.context.hint === undefined ? {} : { hint: failure.context.hint }) });
+    add({ name: 'connect', ok: false, ...failureOf(endpoint, error) });
     return;
   }
   if (exchange.status === 401 || exchange.status === 403) {
@@ -108,101 +200,124 @@ async function probe(endpoint: Endpoint, config: BridgeConfig, report: DoctorRep
 
   let discovered: JsonObject | undefined;
   try {
-    const response = await readPrivateResponse(exchange, discover.id, config.maxMessageBytes);
+    const response = await readPrivateResponse(exchange, discover.id, config.maxMessageBytes, discoverSignal);
+    // A discover result names the revisions the server speaks (2026-07-28 lifecycle §Discovery).
     if (isJsonObject(response.result) && Array.isArray(response.result.supportedVersions)) discovered = response.result;
   } catch {
-    // Not a modern server: fall back to the legacy handshake.
+    // No 2026-07-28 server: try the 2025-06-18 initialize handshake.
   }
-  const probe: Probe = { endpoint, add, signal, maxMessageBytes: config.maxMessageBytes };
+  const probe: Probe = { endpoint, add, begin, signal, maxMessageBytes: config.maxMessageBytes };
   if (discovered !== undefined) await checkModern(probe, discovered, report);
-  else await checkLegacy(probe, report);
-}
-
-/** What the checks after the first request share. */
-interface Probe {
-  endpoint: Endpoint;
-  add: Add;
-  /** A fresh deadline for each exchange. */
-  signal: () => AbortSignal;
-  maxMessageBytes: number;
+  else await checkSessionRevision(probe, report);
 }
 
 async function checkModern(probe: Probe, discovered: JsonObject, report: DoctorReport): Promise<void> {
   const { add } = probe;
-  report.era = 'modern';
+  report.revision = MODERN_VERSION;
   const info = isJsonObject(discovered._meta) && isJsonObject(discovered._meta['io.modelcontextprotocol/serverInfo']) ? discovered._meta['io.modelcontextprotocol/serverInfo'] : {};
   add({
     name: 'protocol',
     ok: true,
-    detail: `2026-07-28 era; versions ${(discovered.supportedVersions as unknown[]).join(', ')}; server ${describeServer(info)}; capabilities ${Object.keys(isJsonObject(discovered.capabilities) ? discovered.capabilities : {}).join(', ') || 'none'}`,
+    detail: `${MODERN_VERSION} (server/discover, no handshake); versions ${(discovered.supportedVersions as unknown[]).join(', ')}; server ${describeServer(info)}; capabilities ${Object.keys(isJsonObject(discovered.capabilities) ? discovered.capabilities : {}).join(', ') || 'none'}`,
   });
   await countToolsAndTime(probe, (params) => ({ message: request('tools/list', { ...params, _meta: modernMeta }), headers: modernHeaders('tools/list') }));
 }
 
-async function checkLegacy(probe: Probe, report: DoctorReport): Promise<void> {
-  const { endpoint, add, signal } = probe;
-  report.era = 'legacy';
-  const initialize = request('initialize', { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: CLIENT_INFO });
+/**
+ * What an initialize result lacks of the shape 2025-06-18 lifecycle §Initialization gives it:
+ * `protocolVersion` (string), `capabilities` (object), `serverInfo` (object with a name).
+ */
+function missingFromInitialize(result: JsonObject): string[] {
+  const missing: string[] = [];
+  if (typeof result.protocolVersion !== 'string') missing.push('protocolVersion');
+  if (!isJsonObject(result.capabilities)) missing.push('capabilities');
+  if (!isJsonObject(result.serverInfo) || typeof result.serverInfo.name !== 'string') missing.push('serverInfo.name');
+  return missing;
+}
+
+async function checkSessionRevision(probe: Probe, report: DoctorReport): Promise<void> {
+  const { endpoint, add, begin, signal } = probe;
+  const initialize = request('initialize', { protocolVersion: SESSION_VERSION, capabilities: {}, clientInfo: CLIENT_INFO });
   let sessionHeaders: Record<string, string> = {};
+  begin('protocol', `initialize (${SESSION_VERSION})`);
   try {
-    const exchange = await endpoint.post(JSON.stringify(initialize), { 'mcp-method': 'initialize' }, signal());
-    const response = await readPrivateResponse(exchange, initialize.id, probe.maxMessageBytes);
-    if (!isJsonObject(response.result)) throw new Error(`initialize failed: ${JSON.stringify(response.error)}`);
+    let answered;
+    try {
+      answered = await exchangeOnce(probe, initialize, { 'mcp-method': 'initialize' });
+    } catch (error) {
+      if (error instanceof CheckFailure) throw error;
+      const { detail, hint } = failureOf(endpoint, error);
+      throw new CheckFailure(`neither server/discover nor initialize worked: ${detail}`, isBridgeError(error) && error.code === 'REQUEST_TIMEOUT' && hint !== undefined ? hint : NOT_MCP_HINT);
+    }
+    const { response } = answered;
+    if (!isJsonObject(response.result)) throw new CheckFailure(`initialize failed: ${JSON.stringify(response.error ?? response)}`, NOT_MCP_HINT);
     const result = response.result;
-    const sessionId = headerValue(exchange.headers, 'mcp-session-id');
-    const version = typeof result.protocolVersion === 'string' ? result.protocolVersion : LEGACY_VERSION;
+    const missing = missingFromInitialize(result);
+    if (missing.length > 0) throw new CheckFailure(`the initialize result has no ${missing.join(', ')}: not an MCP initialize result`, NOT_MCP_HINT);
+    const sessionId = headerValue(answered.headers, 'mcp-session-id');
+    const version = result.protocolVersion as string;
+    report.revision = version;
     sessionHeaders = { 'mcp-protocol-version': version, ...(sessionId === undefined ? {} : { 'mcp-session-id': sessionId }) };
     add({
       name: 'protocol',
       ok: true,
-      detail: `${version} (legacy era, initialize handshake${sessionId === undefined ? ', no session' : ', with a session'}); server ${describeServer(isJsonObject(result.serverInfo) ? result.serverInfo : {})}; capabilities ${Object.keys(isJsonObject(result.capabilities) ? result.capabilities : {}).join(', ') || 'none'}`,
+      detail: `${version} (initialize handshake, ${sessionId === undefined ? 'no session' : 'with a session'}); server ${describeServer(result.serverInfo as JsonObject)}; capabilities ${Object.keys(result.capabilities as JsonObject).join(', ') || 'none'}`,
     });
-    const initialized = await endpoint.post(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), { ...sessionHeaders, 'mcp-method': 'notifications/initialized' }, signal());
+    const initialized = await endpoint.post(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), { ...sessionHeaders, 'mcp-method': 'notifications/initialized' }, signal('notifications/initialized'));
     await readErrorBody(initialized);
   } catch (error) {
-    const failure = isBridgeError(error) ? error : endpoint.failure(error, undefined);
-    add({ name: 'protocol', ok: false, detail: `neither server/discover nor initialize worked: ${failure.message}`, hint: 'this URL may not be an MCP Streamable HTTP endpoint: check --url' });
-    return;
+    if (!report.checks.some((check) => check.name === 'protocol')) {
+      add({ name: 'protocol', ok: false, ...failureOf(endpoint, error) });
+      return;
+    }
   }
   try {
     await countToolsAndTime(probe, (params) => ({ message: request('tools/list', params), headers: { ...sessionHeaders, 'mcp-method': 'tools/list' } }));
   } finally {
     if (sessionHeaders['mcp-session-id'] !== undefined) {
       // Leave no probe session behind: the server keeps a session until it is DELETEd (2025-06-18 transports §Session Management).
-      await endpoint.delete(sessionHeaders, signal()).then((exchange) => readErrorBody(exchange), () => undefined);
+      await endpoint.delete(sessionHeaders, signal('DELETE')).then((exchange) => readErrorBody(exchange), () => undefined);
     }
   }
 }
 
 async function countToolsAndTime(probe: Probe, build: (params: JsonObject) => { message: JsonObject & { id: string }; headers: Record<string, string> }): Promise<void> {
-  const { endpoint, add, signal, maxMessageBytes } = probe;
+  const { endpoint, add, begin } = probe;
   let tools = 0;
   let cursor: string | undefined;
   const timings: number[] = [];
+  begin('tools', 'tools/list');
   try {
     for (let page = 0; page < 50; page++) {
       const { message, headers } = build(cursor === undefined ? {} : { cursor });
       const started = performance.now();
-      const exchange = await endpoint.post(JSON.stringify(message), headers, signal());
-      const response = await readPrivateResponse(exchange, message.id, maxMessageBytes);
+      const { response } = await exchangeOnce(probe, message, headers);
       timings.push(performance.now() - started);
-      if (!isJsonObject(response.result)) throw new Error(`tools/list failed: ${JSON.stringify(response.error)}`);
-      tools += Array.isArray(response.result.tools) ? response.result.tools.length : 0;
+      if (!isJsonObject(response.result)) throw new CheckFailure(`tools/list failed: ${JSON.stringify(response.error ?? response)}`, 'the server answered the handshake but not tools/list; check its logs');
+      // A tools/list result carries a `tools` array (2025-06-18 server/tools §Listing Tools).
+      if (!Array.isArray(response.result.tools)) throw new CheckFailure('the tools/list result has no tools array: not an MCP tools/list result', NOT_MCP_HINT);
+      tools += response.result.tools.length;
       cursor = typeof response.result.nextCursor === 'string' ? response.result.nextCursor : undefined;
       if (cursor === undefined) break;
     }
     add({ name: 'tools', ok: true, detail: `${tools} tool${tools === 1 ? '' : 's'} listed` });
+  } catch (error) {
+    const failure = failureOf(endpoint, error);
+    add({ name: 'tools', ok: false, detail: failure.detail, hint: failure.hint ?? 'the server answered the handshake but not tools/list; check its logs' });
+    return;
+  }
+  begin('latency', `timing ${LATENCY_SAMPLES} tools/list round trips`);
+  try {
     while (timings.length < LATENCY_SAMPLES) {
       const { message, headers } = build({});
       const started = performance.now();
-      const exchange = await endpoint.post(JSON.stringify(message), headers, signal());
-      await readPrivateResponse(exchange, message.id, maxMessageBytes);
+      await exchangeOnce(probe, message, headers);
       timings.push(performance.now() - started);
     }
     timings.sort((a, b) => a - b);
     add({ name: 'latency', ok: true, detail: `tools/list round trip: median ${timings[Math.floor(timings.length / 2)]!.toFixed(1)} ms over ${timings.length} calls` });
   } catch (error) {
-    add({ name: 'tools', ok: false, detail: error instanceof Error ? error.message : String(error), hint: 'the server answered the handshake but not tools/list; check its logs' });
+    add({ name: 'latency', ok: false, ...failureOf(endpoint, error) });
   }
 }
 
@@ -278,13 +393,83 @@ export function redactReport(report: DoctorReport, redact: Redactor): DoctorRepo
   };
 }
 
-/** The human form: one line per check with ✓ or ✗, and the hint under a failure. */
+/** Wide enough for every check's name, so lines printed one by one still line up. */
+const CHECK_NAME_CHARS = 8;
+/** How often the spinner on a terminal moves. */
+const SPINNER_FRAME_MS = 80;
+const SPINNER_FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+/** Erases the current terminal line: carriage return, then ECMA-48 "Erase in Line" (entire line). */
+const CLEAR_LINE = '\r\x1b[2K';
+
+/** One check's line with ✓ or ✗, and the hint under a failure. */
+export function formatCheck(check: Check): string {
+  const width = Math.max(CHECK_NAME_CHARS, check.name.length);
+  const line = `${check.ok ? '✓' : '✗'} ${check.name.padEnd(width)}  ${check.detail}\n`;
+  return check.ok || check.hint === undefined ? line : `${line}  ${' '.repeat(width)}  hint: ${check.hint}\n`;
+}
+
+function formatVerdict(report: DoctorReport): string {
+  return report.ok ? 'fenbs-mcp can bridge to this server.\n' : 'fenbs-mcp cannot work with these settings yet: fix the first ✗ above.\n';
+}
+
+/** The human form: one line per check with ✓ or ✗, and the hint under a failure, then the verdict. */
 export function formatReport(report: DoctorReport): string {
-  const width = Math.max(...report.checks.map((check) => check.name.length));
-  const lines = report.checks.map((check) => {
-    const line = `${check.ok ? '✓' : '✗'} ${check.name.padEnd(width)}  ${check.detail}`;
-    return check.ok || check.hint === undefined ? line : `${line}\n  ${' '.repeat(width)}  hint: ${check.hint}`;
-  });
-  lines.push(report.ok ? 'fenbs-mcp can bridge to this server.' : 'fenbs-mcp cannot work with these settings yet: fix the first ✗ above.');
-  return `${lines.join('\n')}\n`;
+  return `${report.checks.map(formatCheck).join('')}${formatVerdict(report)}`;
+}
+
+/** Where `reportDoctor` writes: the report to `stdout`, what is being waited for to `stderr`. */
+export interface DoctorOutput {
+  stdout: { write(text: string): unknown };
+  /** `isTTY` true: a spinner line that is erased when the check ends; otherwise one plain line per start. */
+  stderr: { write(text: string): unknown; isTTY?: boolean };
+  /** Only the final report, as one JSON object, and nothing on stderr. */
+  json: boolean;
+  redact: Redactor;
+}
+
+/**
+ * Runs doctor as the command does. Text: each check's line on stdout as it ends, the verdict last,
+ * and on stderr what is being waited for as each check starts. JSON: only the final report.
+ * Everything printed is masked with `redact`. Returns the masked report.
+ */
+export async function reportDoctor(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>, output: DoctorOutput): Promise<DoctorReport> {
+  const { stdout, stderr, redact } = output;
+  if (output.json) {
+    const report = redactReport(await runDoctor(config, env), redact);
+    stdout.write(`${JSON.stringify(report)}\n`);
+    return report;
+  }
+  const spinner = stderr.isTTY === true;
+  let timer: NodeJS.Timeout | undefined;
+  const stop = () => {
+    if (timer === undefined) return;
+    clearInterval(timer);
+    timer = undefined;
+    stderr.write(CLEAR_LINE);
+  };
+  const onProgress = (event: DoctorProgress) => {
+    if (event.kind === 'done') {
+      stop();
+      stdout.write(redact(formatCheck(event.check)));
+      return;
+    }
+    const waiting = redact(`${event.name.padEnd(CHECK_NAME_CHARS)}  ${event.doing}`);
+    if (!spinner) {
+      stderr.write(`… ${waiting}\n`);
+      return;
+    }
+    stop();
+    let frame = 0;
+    const draw = () => stderr.write(`${CLEAR_LINE}${SPINNER_FRAMES[frame++ % SPINNER_FRAMES.length]} ${waiting}`);
+    draw();
+    timer = setInterval(draw, SPINNER_FRAME_MS);
+  };
+  let report: DoctorReport;
+  try {
+    report = redactReport(await runDoctor(config, env, { onProgress }), redact);
+  } finally {
+    stop();
+  }
+  stdout.write(formatVerdict(report));
+  return report;
 }

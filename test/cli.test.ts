@@ -154,7 +154,7 @@ describe('fenbs-mcp doctor', () => {
   it('prints the report as one JSON object with --json', async () => {
     expect(await run('doctor', '--demo', '--json')).toBe(EXIT.OK);
     const report = JSON.parse(stdout);
-    expect(report).toMatchObject({ ok: true, era: 'legacy' });
+    expect(report).toMatchObject({ ok: true, revision: '2025-06-18' });
     expect(stdout.trimEnd().split('\n')).toHaveLength(1);
   });
 

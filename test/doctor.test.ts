@@ -4,10 +4,12 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createConfig } from '../src/config.js';
 import { startDemoServer } from '../src/demo-server.js';
-import { formatReport, redactReport, runDoctor, type DoctorReport } from '../src/doctor.js';
+import { formatReport, redactReport, reportDoctor, runDoctor, type DoctorProgress, type DoctorReport } from '../src/doctor.js';
 import { createRedactor } from '../src/secrets.js';
 import { startFaultServer } from './helpers/fault-server.js';
-import { createTestCertificates, freePort, result, sendJson, startConnectProxy, startMcpServer } from './helpers/hardening-servers.js';
+import { startSdkV1Server } from './helpers/sdk-v1-server.js';
+import { startSdkV2Server } from './helpers/sdk-v2-server.js';
+import { createTestCertificates, freePort, result, sendJson, startConnectProxy, startMcpServer, type Route } from './helpers/hardening-servers.js';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -20,8 +22,11 @@ function doctor(options: Record<string, unknown>, env: Record<string, string | u
 }
 const names = (report: DoctorReport) => report.checks.map((check) => check.name);
 const check = (report: DoctorReport, name: string) => report.checks.find((c) => c.name === name);
+/** The hardening server's default answer to tools/list is no tools/list result: this one is. */
+const listsNoTools: Route = ({ res, message }) => message?.method === 'tools/list' && (sendJson(res, 200, result(message.id, { tools: [] })), true);
 const serve = async (options: Parameters<typeof startMcpServer>[0] = {}) => {
-  const server = await startMcpServer(options);
+  const route = options.route;
+  const server = await startMcpServer({ ...options, route: async (context) => (route !== undefined && (await route(context))) || listsNoTools(context) });
   cleanups.push(() => server.close());
   return server;
 };
@@ -31,10 +36,10 @@ describe('runDoctor', () => {
     const demo = await startDemoServer({ token: 'demo-doctor-token' });
     cleanups.push(() => demo.close());
     const report = await doctor({ url: demo.url.href }, { FENBS_TOKEN: 'demo-doctor-token' });
-    expect(report).toMatchObject({ ok: true, era: 'legacy', url: demo.url.href });
+    expect(report).toMatchObject({ ok: true, revision: '2025-06-18', url: demo.url.href });
     expect(names(report)).toEqual(['url', 'tcp', 'token', 'protocol', 'tools', 'latency']);
     expect(check(report, 'token')!.detail).toBe('accepted (from env FENBS_TOKEN)');
-    expect(check(report, 'protocol')!.detail).toMatch(/^2025-06-18 \(legacy era, initialize handshake, with a session\)/);
+    expect(check(report, 'protocol')!.detail).toMatch(/^2025-06-18 \(initialize handshake, with a session\)/);
     expect(check(report, 'tools')!.detail).toBe('4 tools listed');
     expect(check(report, 'latency')!.detail).toMatch(/median [\d.]+ ms over 5 calls/);
     expect(report.checks.every((c) => c.hint === undefined)).toBe(true);
@@ -64,9 +69,9 @@ describe('runDoctor', () => {
     const server = await serve({ route: ({ res }) => (res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Welcome</body></html>'), true) });
     const report = await doctor({ url: server.url.href });
     expect(report.ok).toBe(false);
-    expect(report.era).toBe('legacy');
+    expect(report.revision).toBeUndefined();
     expect(check(report, 'token')!.detail).toBe('none set, and the server did not ask for one');
-    expect(check(report, 'protocol')).toMatchObject({ ok: false, detail: expect.stringMatching(/^neither server\/discover nor initialize worked/), hint: expect.stringMatching(/not be an MCP Streamable HTTP endpoint/) });
+    expect(check(report, 'protocol')).toMatchObject({ ok: false, detail: expect.stringMatching(/^neither server\/discover nor initialize worked/), hint: expect.stringMatching(/does not look like an MCP endpoint/) });
     expect(names(report)).not.toContain('tools');
   });
 
@@ -142,8 +147,8 @@ describe('runDoctor', () => {
       },
     });
     const report = await doctor({ url: server.url.href });
-    expect(report).toMatchObject({ ok: true, era: 'modern' });
-    expect(check(report, 'protocol')!.detail).toBe('2026-07-28 era; versions 2026-07-28; server modern-board 2.0.0; capabilities tools');
+    expect(report).toMatchObject({ ok: true, revision: '2026-07-28' });
+    expect(check(report, 'protocol')!.detail).toBe('2026-07-28 (server/discover, no handshake); versions 2026-07-28; server modern-board 2.0.0; capabilities tools');
     expect(check(report, 'tools')!.detail).toBe('1 tool listed');
     const lists = server.requests.filter((r) => r.message?.method === 'tools/list');
     expect(lists.length).toBeGreaterThan(0);
@@ -184,35 +189,168 @@ describe('runDoctor', () => {
   });
 });
 
-describe('runDoctor against servers that say little about themselves', () => {
+describe('runDoctor against servers that are MCP and servers that only look like it', () => {
+  it('fails a plain JSON echo server, which answers every request with the request as its result, with a hint that this is no MCP endpoint', async () => {
+    const server = await serve({ route: ({ res, message }) => (sendJson(res, 200, result(message?.id ?? null, message)), true) });
+    const report = await doctor({ url: server.url.href });
+    expect(report.ok).toBe(false);
+    expect(check(report, 'protocol')).toMatchObject({
+      ok: false,
+      detail: 'the initialize result has no protocolVersion, capabilities, serverInfo.name: not an MCP initialize result',
+      hint: expect.stringMatching(/^this URL does not look like an MCP endpoint/),
+    });
+    expect(names(report)).not.toContain('tools');
+  });
+
+  it('fails a server that echoes the request verbatim (no result) with the same hint', async () => {
+    const server = await serve({ route: ({ res, message }) => (sendJson(res, 200, message), true) });
+    const report = await doctor({ url: server.url.href });
+    expect(check(report, 'protocol')).toMatchObject({ ok: false, detail: expect.stringMatching(/^initialize failed: /), hint: expect.stringMatching(/does not look like an MCP endpoint/) });
+  });
+
+  it('fails the tools check when a tools/list result has no tools array', async () => {
+    const server = await serve({ route: ({ res, message }) => message?.method === 'tools/list' && (sendJson(res, 200, result(message.id, { items: [] })), true) });
+    const report = await doctor({ url: server.url.href });
+    expect(check(report, 'protocol')!.ok).toBe(true);
+    expect(check(report, 'tools')).toMatchObject({ ok: false, detail: 'the tools/list result has no tools array: not an MCP tools/list result', hint: expect.stringMatching(/does not look like an MCP endpoint/) });
+  });
+
+  it('does not take a server/discover result without supportedVersions for a 2026-07-28 server', async () => {
+    const server = await serve({ route: ({ res, message }) => message?.method === 'server/discover' && (sendJson(res, 200, result(message.id, { hello: 'world' })), true) });
+    const report = await doctor({ url: server.url.href });
+    expect(report).toMatchObject({ ok: true, revision: '2025-06-18' });
+  });
+
+  it('passes the official SDK v1 server (JSON replies and event streams), naming the revision and not an era', async () => {
+    for (const mode of ['json', 'sse'] as const) {
+      const server = await startSdkV1Server({ mode, token: 'sdk-v1-doctor-token' });
+      cleanups.push(() => server.close());
+      const report = await doctor({ url: server.url }, { FENBS_TOKEN: 'sdk-v1-doctor-token' });
+      expect(report, mode).toMatchObject({ ok: true, revision: '2025-06-18' });
+      expect(check(report, 'protocol')!.detail).toMatch(/^2025-06-18 \(initialize handshake, with a session\); server fenbs-mcp-test-v1 1\.0\.0/);
+      expect(check(report, 'tools')!.detail).toBe('3 tools listed');
+      expect(JSON.stringify(report)).not.toMatch(/legacy/i);
+    }
+  });
+
+  it('passes the official SDK v2 server', async () => {
+    const server = await startSdkV2Server({ token: 'sdk-v2-doctor-token' });
+    cleanups.push(() => server.close());
+    const report = await doctor({ url: server.url }, { FENBS_TOKEN: 'sdk-v2-doctor-token' });
+    expect(report.ok).toBe(true);
+    expect(check(report, 'protocol')!.detail).toMatch(/fenbs-mcp-test-v2 2\.0\.0/);
+    expect(check(report, 'tools')!.detail).toMatch(/^\d+ tools? listed$/);
+    expect(JSON.stringify(report)).not.toMatch(/legacy/i);
+  });
+
+  it('names where a redirect points, with its query values masked, and follows it nowhere', async () => {
+    const server = await serve({ route: ({ res }) => (res.writeHead(307, { location: 'https://elsewhere.example/mcp?sig=s3cr3t-signature' }).end(), true) });
+    const report = await doctor({ url: server.url.href });
+    expect(names(report)).toEqual(['url', 'tcp', 'connect']);
+    expect(check(report, 'connect')).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(/^the server redirected server\/discover \(307\) to https:\/\/elsewhere\.example\/mcp\?sig=\S+; doctor, like the bridge, does not follow redirects$/),
+      hint: expect.stringMatching(/pass it with --url/),
+    });
+    expect(JSON.stringify(report)).not.toContain('s3cr3t-signature');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('gives up on a server that takes the request and never answers at --request-timeout, naming the option', async () => {
+    const server = await serve({ route: () => true });
+    const started = performance.now();
+    const report = await doctor({ url: server.url.href, requestTimeout: '300' });
+    const elapsedMs = performance.now() - started;
+    expect(check(report, 'connect')).toMatchObject({ ok: false, detail: 'no answer to server/discover within 300 ms (--request-timeout)', hint: expect.stringMatching(/raise --request-timeout/) });
+    expect(elapsedMs).toBeLessThan(5_000);
+  });
+
+  it('reports each check as it starts and as it ends, in order', async () => {
+    const demo = await startDemoServer({ token: 'demo-progress-token' });
+    cleanups.push(() => demo.close());
+    const events: DoctorProgress[] = [];
+    const config = createConfig({ options: { url: demo.url.href }, env: { FENBS_TOKEN: 'demo-progress-token' }, readTextFile: () => '' });
+    await runDoctor(config, { FENBS_TOKEN: 'demo-progress-token' }, { onProgress: (event) => events.push(event) });
+    expect(events.map((event) => (event.kind === 'start' ? `start ${event.name}` : `done ${event.check.name}`))).toEqual([
+      'done url',
+      'start tcp',
+      'done tcp',
+      'start token',
+      'done token',
+      'start protocol',
+      'done protocol',
+      'start tools',
+      'done tools',
+      'start latency',
+      'done latency',
+    ]);
+  });
+});
+
+describe('reportDoctor', () => {
+  /** A stream stand-in that keeps what is written; `isTTY` as a terminal's stderr has it. */
+  const sink = (isTTY: boolean) => {
+    const chunks: string[] = [];
+    return { chunks, isTTY, write: (text: string) => chunks.push(text), text: () => chunks.join('') };
+  };
+  const run = async (json: boolean, tty: boolean, env: Record<string, string> = {}) => {
+    const demo = await startDemoServer({ token: 'demo-report-token' });
+    cleanups.push(() => demo.close());
+    const stdout = sink(false);
+    const stderr = sink(tty);
+    const fullEnv = { FENBS_TOKEN: 'demo-report-token', ...env };
+    const config = createConfig({ options: { url: demo.url.href }, env: fullEnv, readTextFile: () => '' });
+    const report = await reportDoctor(config, fullEnv, { stdout, stderr, json, redact: createRedactor(['demo-report-token']) });
+    return { report, stdout, stderr };
+  };
+
+  it('prints the text report on stdout one check at a time, and a plain line on stderr as each check starts when stderr is no terminal', async () => {
+    const { report, stdout, stderr } = await run(false, false);
+    expect(stdout.text()).toBe(formatReport(report));
+    expect(stdout.chunks.length).toBe(report.checks.length + 1);
+    expect(stderr.text()).toMatch(/^… tcp +connecting to 127\.0\.0\.1:\d+ \(--connect-timeout 10000 ms\)\n… token +POST server\/discover to http:\/\/127\.0\.0\.1:\d+\/mcp\n… protocol +initialize \(2025-06-18\)\n… tools +tools\/list\n… latency +timing 5 tools\/list round trips\n$/);
+    expect(stderr.text()).not.toContain('\x1b');
+  });
+
+  it('draws a spinner on a terminal and erases it before each check line', async () => {
+    const { stdout, stderr } = await run(false, true);
+    expect(stderr.text()).toMatch(new RegExp(`\r${String.fromCharCode(27)}\\[2K⠋ token +POST server/discover`));
+    expect(stderr.text().endsWith('\r\x1b[2K')).toBe(true);
+    expect(stdout.text()).toMatch(/^✓ latency /m);
+  });
+
+  it('prints only the final report as one JSON object with json, nothing on stderr', async () => {
+    const { report, stdout, stderr } = await run(true, true);
+    expect(stdout.chunks).toEqual([`${JSON.stringify(report)}\n`]);
+    expect(stderr.chunks).toEqual([]);
+    expect(report.ok).toBe(true);
+  });
+});
+
+describe('formatReport', () => {
+  it('writes one line per check with ✓ or ✗, the hint under a failure, and the verdict last', () => {
+    const text = formatReport({
+      ok: false,
+      url: 'https://example.com/mcp',
+      checks: [
+        { name: 'url', ok: true, detail: 'https://example.com/mcp' },
+        { name: 'tcp', ok: false, detail: 'example.com:443: ECONNREFUSED', hint: 'nothing is listening there' },
+      ],
+    });
+    expect(text).toBe('✓ url       https://example.com/mcp\n✗ tcp       example.com:443: ECONNREFUSED\n            hint: nothing is listening there\nfenbs-mcp cannot work with these settings yet: fix the first ✗ above.\n');
+  });
+
+  it('ends with the good verdict when every check passed', () => {
+    expect(formatReport({ ok: true, url: 'u', checks: [{ name: 'url', ok: true, detail: 'u' }] })).toBe('✓ url       u\nfenbs-mcp can bridge to this server.\n');
+  });
+});
+
+describe('runDoctor and redactReport, edge cases', () => {
   const fault = async () => {
     const server = await startFaultServer();
     cleanups.push(() => server.close());
     return server;
   };
-
-  it('describes a 2026-07-28 server with no serverInfo and no capabilities, and counts no tools when tools/list has no array', async () => {
-    const server = await fault();
-    server.every('server/discover', (request) => ({ kind: 'json', body: { jsonrpc: '2.0', id: request.id, result: { supportedVersions: ['2026-07-28'] } } }));
-    server.every('tools/list', (request) => ({ kind: 'json', body: { jsonrpc: '2.0', id: request.id, result: {} } }));
-    const report = await doctor({ url: server.url });
-    expect(report).toMatchObject({ ok: true, era: 'modern' });
-    expect(check(report, 'protocol')!.detail).toBe('2026-07-28 era; versions 2026-07-28; server unnamed; capabilities none');
-    expect(check(report, 'tools')!.detail).toBe('0 tools listed');
-  });
-
-  it('describes a 2025 server without a session or a protocolVersion, names one tool in the singular, and sends no DELETE', async () => {
-    const server = await fault();
-    server.every('server/discover', () => ({ kind: 'status', status: 400, body: '{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"Method not found"}}', contentType: 'application/json' }));
-    server.every('initialize', (request) => ({ kind: 'json', body: { jsonrpc: '2.0', id: request.id, result: { serverInfo: { name: 'terse' }, capabilities: { tools: {} } } } }));
-    server.every('tools/list', (request) => ({ kind: 'json', body: { jsonrpc: '2.0', id: request.id, result: { tools: [{ name: 'only', inputSchema: { type: 'object' } }] } } }));
-    const report = await doctor({ url: server.url });
-    expect(report).toMatchObject({ ok: true, era: 'legacy' });
-    // Without a protocolVersion in the result, the version the doctor asked for is assumed.
-    expect(check(report, 'protocol')!.detail).toMatch(/^2025-\d\d-\d\d \(legacy era, initialize handshake, no session\); server terse; capabilities tools$/);
-    expect(check(report, 'tools')!.detail).toBe('1 tool listed');
-    expect(server.requests.some((request) => request.method === 'DELETE')).toBe(false);
-  });
 
   it('connects directly when NO_PROXY names a domain suffix of the host', async () => {
     const server = await fault();
@@ -240,23 +378,5 @@ describe('redactReport', () => {
     expect(JSON.stringify(redacted)).not.toContain(secret);
     expect(redacted.checks[1]).toEqual({ name: 'url', ok: true, detail: 'fine' });
     expect(redacted.checks[0]!.hint).toMatch(/^set a valid one, not /);
-  });
-});
-
-describe('formatReport', () => {
-  it('writes one line per check with ✓ or ✗, the hint under a failure, and the verdict last', () => {
-    const text = formatReport({
-      ok: false,
-      url: 'https://example.com/mcp',
-      checks: [
-        { name: 'url', ok: true, detail: 'https://example.com/mcp' },
-        { name: 'tcp', ok: false, detail: 'example.com:443: ECONNREFUSED', hint: 'nothing is listening there' },
-      ],
-    });
-    expect(text).toBe('✓ url  https://example.com/mcp\n✗ tcp  example.com:443: ECONNREFUSED\n       hint: nothing is listening there\nfenbs-mcp cannot work with these settings yet: fix the first ✗ above.\n');
-  });
-
-  it('ends with the good verdict when every check passed', () => {
-    expect(formatReport({ ok: true, url: 'u', checks: [{ name: 'url', ok: true, detail: 'u' }] })).toBe('✓ url  u\nfenbs-mcp can bridge to this server.\n');
   });
 });

@@ -2,7 +2,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestCertificates, freePort, result, sendJson, startMcpServer, type McpServer } from '../helpers/hardening-servers.js';
+import { createTestCertificates, freePort, result, sendJson, startMcpServer, type McpServer, type Route } from '../helpers/hardening-servers.js';
 import { BIN } from '../helpers/spawn-bridge.js';
 
 const exec = promisify(execFile);
@@ -14,6 +14,9 @@ async function doctor(args: string[], env: Record<string, string> = {}): Promise
   );
 }
 
+/** The hardening server's default answer to tools/list is no tools/list result: this one is. */
+const listsNoTools: Route = ({ res, message }) => message?.method === 'tools/list' && (sendJson(res, 200, result(message.id, { tools: [] })), true);
+
 const servers: McpServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
@@ -24,7 +27,7 @@ describe('fenbs-mcp doctor', () => {
     const { code, stdout } = await doctor(['--demo']);
     expect(code).toBe(0);
     for (const check of ['url', 'tcp', 'token', 'protocol', 'tools', 'latency']) expect(stdout).toMatch(new RegExp(`^✓ ${check}`, 'm'));
-    expect(stdout).toMatch(/2025-06-18 \(legacy era/);
+    expect(stdout).toMatch(/2025-06-18 \(initialize handshake, with a session\)/);
     expect(stdout).toMatch(/4 tools listed/);
   });
 
@@ -32,7 +35,7 @@ describe('fenbs-mcp doctor', () => {
     const { code, stdout } = await doctor(['--demo', '--json']);
     expect(code).toBe(0);
     const report = JSON.parse(stdout);
-    expect(report).toMatchObject({ ok: true, era: 'legacy' });
+    expect(report).toMatchObject({ ok: true, revision: '2025-06-18' });
     expect(report.checks.map((check: { name: string }) => check.name)).toEqual(['url', 'tcp', 'token', 'protocol', 'tools', 'latency']);
   });
 
@@ -63,7 +66,7 @@ describe('fenbs-mcp doctor', () => {
 
   it('fails the TLS check on a certificate from an unknown CA, names --ca-file, and passes with it', async () => {
     const certificates = createTestCertificates();
-    const server = await startMcpServer({ tls: { key: certificates.key, cert: certificates.cert } });
+    const server = await startMcpServer({ tls: { key: certificates.key, cert: certificates.cert }, route: listsNoTools });
     servers.push(server);
     const untrusted = await doctor(['--url', server.url.href]);
     expect(untrusted.code).toBe(3);
@@ -91,20 +94,39 @@ describe('fenbs-mcp doctor', () => {
     });
     servers.push(server);
     const { code, stdout } = await doctor(['--url', server.url.href]);
-    expect(stdout).toMatch(/^✓ protocol +2026-07-28 era; versions 2026-07-28; server modern-board 2\.0\.0; capabilities tools/m);
+    expect(stdout).toMatch(/^✓ protocol +2026-07-28 \(server\/discover, no handshake\); versions 2026-07-28; server modern-board 2\.0\.0; capabilities tools/m);
     expect(stdout).toMatch(/^✓ tools +1 tool listed/m);
     expect(code).toBe(0);
     expect(server.requests.some((request) => request.method !== 'POST')).toBe(false);
   });
 
   it('leaves no probe session behind on a 2025 server: it sends DELETE with the session id', async () => {
-    const server = await startMcpServer({ sessions: true });
+    const server = await startMcpServer({ sessions: true, route: listsNoTools });
     servers.push(server);
     const { code } = await doctor(['--url', server.url.href]);
     expect(code).toBe(0);
     const deletes = server.requests.filter((request) => request.method === 'DELETE');
     expect(deletes).toHaveLength(1);
     expect(deletes[0]!.headers['mcp-session-id']).toBeDefined();
+  });
+
+  it('fails a plain JSON echo server with a hint that the URL is no MCP endpoint, exit 3', async () => {
+    const server = await startMcpServer({ route: ({ res, message }) => (sendJson(res, 200, result(message?.id ?? null, message)), true) });
+    servers.push(server);
+    const { code, stdout } = await doctor(['--url', server.url.href]);
+    expect(code).toBe(3);
+    expect(stdout).toMatch(/^✗ protocol +the initialize result has no protocolVersion, capabilities, serverInfo\.name/m);
+    expect(stdout).toMatch(/hint: this URL does not look like an MCP endpoint/);
+  });
+
+  it('gives up on a server that never answers at --request-timeout and says so', async () => {
+    const server = await startMcpServer({ route: () => true });
+    servers.push(server);
+    const started = performance.now();
+    const { code, stdout } = await doctor(['--url', server.url.href, '--request-timeout', '300']);
+    expect(code).toBe(3);
+    expect(stdout).toMatch(/^✗ connect +no answer to server\/discover within 300 ms \(--request-timeout\)/m);
+    expect(performance.now() - started).toBeLessThan(10_000);
   });
 
   it('exits 2 on a usage error without running any check', async () => {

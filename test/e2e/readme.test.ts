@@ -10,6 +10,7 @@ import { BIN } from '../helpers/spawn-bridge.js';
 const run = promisify(execFile);
 const root = new URL('../../', import.meta.url).pathname;
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const quietEnv = { ...process.env, FENBS_MCP_LOG_LEVEL: 'warn', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
 
 function blocks(language: string): string[] {
   const pattern = new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g');
@@ -60,7 +61,7 @@ describe('the README', () => {
     const config = JSON.parse(block);
     const servers = config.mcpServers ?? config.servers;
     const fenbs = servers.fenbs;
-    expect(fenbs.args).toContain('fenbs-mcp');
+    expect(fenbs.args).toContain('fenbs-mcp@0.1');
     expect(JSON.stringify(fenbs.args)).not.toMatch(/token|Bearer/i);
     expect(Object.keys(fenbs.env)).toEqual(['FENBS_TOKEN']);
   });
@@ -68,7 +69,67 @@ describe('the README', () => {
   it('has a Codex config with the token in env, not in args', () => {
     const [toml] = blocks('toml');
     expect(toml).toMatch(/^\[mcp_servers\.fenbs\]$/m);
-    expect(toml).toMatch(/^args = \["-y", "fenbs-mcp"\]$/m);
+    expect(toml).toMatch(/^args = \["-y", "fenbs-mcp@0.1"\]$/m);
     expect(toml).toMatch(/^env = \{ "FENBS_TOKEN" = /m);
   });
+
+  it('gives Codex the time a first npx download and a long tool call need, and says why', () => {
+    const [toml] = blocks('toml');
+    expect(toml).toMatch(/^startup_timeout_sec = \d+$/m);
+    expect(toml).toMatch(/^tool_timeout_sec = \d+$/m);
+    expect(readme).toMatch(/a first `npx` download can take longer/);
+    expect(readme).toMatch(/cuts a long call whatever the bridge's `--request-timeout` allows/);
+  });
+
+  it('explains "spawn npx ENOENT" from GUI apps with nvm on macOS, and both fixes', () => {
+    expect(readme).toContain('`spawn npx ENOENT`');
+    expect(readme).toMatch(/absolute path in the config/);
+    expect(readme).toMatch(/ln -s "\$\(which npx\)" \/usr\/local\/bin\/npx/);
+  });
+});
+
+/** An empty npm prefix, as a machine without fenbs-mcp installed: `<prefix>/bin` holds what `-g` installs. */
+function emptyPrefix(): string {
+  return mkdtempSync(join(tmpdir(), 'fenbs-prefix-'));
+}
+
+async function runsTheDemo(bin: string): Promise<void> {
+  const { stdout } = await run('sh', ['-c', `"${bin}" --demo < "${join(root, 'examples/session.jsonl')}"`], { env: quietEnv });
+  const ids = stdout.trim().split('\n').map((line) => JSON.parse(line)).filter((m) => !('method' in m)).map((m) => m.id);
+  expect(ids.sort()).toEqual([1, 2, 3, 4, 5, 6]);
+}
+
+describe('the README install paths, run in a temporary npm prefix', () => {
+  const install = blocks('bash');
+  const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+
+  it('says the package is not on the registry yet and pins the version in every registry snippet', () => {
+    expect(readme).toMatch(/not on the npm registry yet/);
+    expect(readme).not.toMatch(/"fenbs-mcp"\]/);
+    expect(readme).toContain('npx -y fenbs-mcp@0.1');
+  });
+
+  it('installs from a clone with `npm install -g .` (or `npm link`): the command prints its version and runs the demo', async () => {
+    expect(install[0]!.split('\n')).toEqual(['npm ci', 'npm install -g .', 'fenbs-mcp --version']);
+    expect(readme).toContain('`npm link`');
+    const prefix = emptyPrefix();
+    await run('npm', ['install', '-g', '--prefix', prefix, '.'], { cwd: root, env: quietEnv });
+    const bin = join(prefix, 'bin/fenbs-mcp');
+    expect((await run(bin, ['--version'], { env: quietEnv })).stdout.trim()).toBe(version);
+    await runsTheDemo(bin);
+  }, 120_000);
+
+  it('runs from a packed tarball with `npx -y ./fenbs-mcp-<version>.tgz`, and installs from it', async () => {
+    expect(install[1]!.split('\n')).toEqual(['npm pack', `npx -y ./fenbs-mcp-${version}.tgz --version`]);
+    const packDir = mkdtempSync(join(tmpdir(), 'fenbs-pack-'));
+    // dist/ is already built; scripts would only build it again.
+    await run('npm', ['pack', '--ignore-scripts', '--pack-destination', packDir], { cwd: root, env: quietEnv });
+    const npx = await run('npx', ['-y', `./fenbs-mcp-${version}.tgz`, '--version'], { cwd: packDir, env: { ...quietEnv, npm_config_cache: mkdtempSync(join(tmpdir(), 'fenbs-npx-cache-')) } });
+    expect(npx.stdout.trim()).toBe(version);
+    const prefix = emptyPrefix();
+    await run('npm', ['install', '-g', '--offline', '--prefix', prefix, join(packDir, `fenbs-mcp-${version}.tgz`)], { env: quietEnv });
+    const bin = join(prefix, 'bin/fenbs-mcp');
+    expect((await run(bin, ['--version'], { env: quietEnv })).stdout.trim()).toBe(version);
+    await runsTheDemo(bin);
+  }, 120_000);
 });

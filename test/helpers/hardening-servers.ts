@@ -108,6 +108,10 @@ function answerMcp(message: any, res: ServerResponse, sessionId: string | undefi
     sendJson(res, 200, result(message.id, value), headers);
     return;
   }
+  if (message.method === 'tools/list') {
+    sendJson(res, 200, result(message.id, { tools: [] }));
+    return;
+  }
   const name = typeof message.params?.name === 'string' ? message.params.name : undefined;
   sendJson(res, 200, result(message.id, { content: [{ type: 'text', text: `ok ${name ?? message.method}` }] }));
 }
