@@ -109,7 +109,7 @@ describe('the Claude Desktop bundle', () => {
     expect(await server.exited).toBe(0);
   });
 
-  it('bridges to fenbs when the URL setting is left at its default or cleared', async () => {
+  it('points the bridge at fenbs when the URL setting is left at its default or cleared', async () => {
     expect(manifest.user_config.url).toMatchObject({ type: 'string', required: false, default: DEFAULT_URL });
     expect((await serverConfig(manifest, unpacked, { token: TOKEN }))?.env?.FENBS_MCP_URL).toBe(DEFAULT_URL);
     // A cleared field reaches the bridge as an empty FENBS_MCP_URL, which means "the default".
