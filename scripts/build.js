@@ -4,10 +4,13 @@ import { build } from 'esbuild';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+// `node scripts/build.js [outdir]`: dist/ unless told otherwise (the bundle script builds into its
+// own staging folder, so packing never empties the dist/ that running tests start).
+const outdir = process.argv[2] ?? 'dist';
+rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   entryPoints: ['src/cli.ts'],
-  outdir: 'dist',
+  outdir,
   bundle: true,
   // Rarely used code (doctor, the demo server) stays in its own chunk, loaded only when asked for.
   splitting: true,
@@ -35,4 +38,4 @@ const sections = [...packages.keys()].sort().map((dir) => {
   const text = licenceFile === undefined ? `License: ${manifest.license}` : readFileSync(licenceFile, 'utf8').trim();
   return `${manifest.name}@${manifest.version} (${manifest.license})\n\n${text}\n`;
 });
-writeFileSync('dist/THIRD-PARTY-LICENSES.txt', `fenbs-mcp bundles these packages:\n\n${sections.join('\n---\n\n')}`);
+writeFileSync(join(outdir, 'THIRD-PARTY-LICENSES.txt'), `fenbs-mcp bundles these packages:\n\n${sections.join('\n---\n\n')}`);
