@@ -27,6 +27,9 @@ export const MAX_CA_FILE_BYTES = 16 * 1024 * 1024;
 /** How long shutdown work (session DELETE) may take before the process goes anyway. */
 export const SHUTDOWN_GRACE_MS = 800;
 
+/** The proxy variables undici's EnvHttpProxyAgent reads, in either case. */
+const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const;
+
 export const LOG_FORMATS = ['json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
@@ -306,6 +309,18 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
   }
 
   const allowHttp = options.allowHttp === true;
+  // A proxy URL undici cannot use would fail the start with "Invalid URL": refused here, naming
+  // the variable.
+  for (const name of PROXY_VARIABLES) {
+    const value = env[name];
+    if (value === undefined || value.trim() === '') continue;
+    const protocol = URL.canParse(value) ? new URL(value).protocol : undefined;
+    if (protocol !== 'http:' && protocol !== 'https:') {
+      // The value is not repeated: proxy settings often carry a password, in forms no masking can tell.
+      throw new UsageError(`${name} is not an http:// or https:// proxy URL`, `${name}=http://proxy.example.com:3128 (or unset it)`);
+    }
+  }
+
   // An empty variable is unset: a desktop config may pass an optional setting left blank.
   const envUrl = env.FENBS_MCP_URL?.trim() === '' ? undefined : env.FENBS_MCP_URL;
   const [rawUrl, urlSource] = options.url !== undefined ? [options.url, '--url'] : envUrl !== undefined ? [envUrl, 'FENBS_MCP_URL'] : [DEFAULT_URL, 'the default URL'];

@@ -192,3 +192,15 @@ describe('isLoopbackHost', () => {
     expect(isLoopbackHost(host)).toBe(expected);
   });
 });
+
+describe('proxy settings', () => {
+  it.each(['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'])('refuses %s that is not a URL, naming the variable and masking a password', (name) => {
+    const env = { FENBS_TOKEN: 'token-value-123', [name]: 'user:proxy-secret@not a proxy url' };
+    expect(() => createConfig({ options: { url: 'https://example.com/mcp' }, env, readTextFile: () => '' })).toThrow(new RegExp(`^${name} is not an http:// or https:// proxy URL$`));
+    try {
+      createConfig({ options: { url: 'https://example.com/mcp' }, env, readTextFile: () => '' });
+    } catch (error) {
+      expect((error as Error).message).not.toContain('proxy-secret');
+    }
+  });
+});
