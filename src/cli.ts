@@ -188,17 +188,17 @@ interface Prepared {
 }
 
 /** Options + environment → config, starting the demo server first when asked. A number is a usage exit. */
-async function prepare(options: CliOptions): Promise<Prepared | number> {
+async function prepare(options: CliOptions, report: (message: string, fix?: string) => number = usage): Promise<Prepared | number> {
   const env = process.env;
   if (options.demo !== true) {
     try {
       return { config: createConfig({ options, env, readTextFile: readBoundedTextFile }), env, demo: undefined };
     } catch (error) {
-      if (error instanceof UsageError) return usage(error.message, error.fix);
+      if (error instanceof UsageError) return report(error.message, error.fix);
       throw error;
     }
   }
-  if (options.url !== undefined) return usage('--demo and --url cannot be combined', 'fenbs-mcp --demo');
+  if (options.url !== undefined) return report('--demo and --url cannot be combined', 'fenbs-mcp --demo');
   // A throwaway token, so the demo shows the Authorization path without touching a real one.
   const demoToken = randomBytes(16).toString('hex');
   const { startDemoServer } = await import('./demo-server.js');
@@ -208,7 +208,7 @@ async function prepare(options: CliOptions): Promise<Prepared | number> {
     return { config: createConfig({ options: raw, env: { ...env, FENBS_MCP_DEMO_TOKEN: demoToken }, readTextFile: () => '' }), env, demo };
   } catch (error) {
     await demo.close();
-    if (error instanceof UsageError) return usage(error.message, error.fix);
+    if (error instanceof UsageError) return report(error.message, error.fix);
     throw error;
   }
 }
@@ -233,20 +233,36 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 async function doctorCommand(options: CliOptions): Promise<number> {
-  const prepared = await prepare(options);
+  // With --json a script reads stdout: a usage mistake is a JSON report there too.
+  const report = (message: string, fix?: string) => {
+    if (options.json === true) process.stdout.write(`${JSON.stringify({ ok: false, usage: { message, ...(fix === undefined ? {} : { fix }) }, checks: [] })}\n`);
+    return usage(message, fix);
+  };
+  const prepared = await prepare(options, report);
   if (typeof prepared === 'number') return prepared;
   const { reportDoctor } = await import('./doctor.js');
+  const { redact } = redactorFor(prepared.config, prepared.env);
+  let log: BridgeLog;
+  try {
+    log = createLogger({ level: prepared.config.logLevel, file: prepared.config.logFile, redact, formatStderr: await stderrFormatter(prepared.config) });
+  } catch (error) {
+    await prepared.demo?.close();
+    if (error instanceof LogFileError) return report(error.message, 'fenbs-mcp doctor --log-file ~/fenbs-mcp.log (a path you can write to)');
+    throw error;
+  }
   try {
     // Each check shows as it starts (a spinner on a terminal); what doctor prints is what users
     // paste into issues, so it goes through the same masking as the bridge's logs.
-    const report = await reportDoctor(prepared.config, prepared.env, {
+    const result = await reportDoctor(prepared.config, prepared.env, {
       stdout: process.stdout,
       stderr: process.stderr,
       json: options.json === true,
-      redact: redactorFor(prepared.config, prepared.env).redact,
+      redact,
+      log: log.logger,
     });
-    return report.ok ? EXIT.OK : EXIT.DOCTOR_FAILED;
+    return result.ok ? EXIT.OK : EXIT.DOCTOR_FAILED;
   } finally {
+    await log.close();
     await prepared.demo?.close();
   }
 }

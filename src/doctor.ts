@@ -12,6 +12,7 @@ import { headerValue, readErrorBody, readPrivateResponse } from './reply-reader.
 import type { HttpExchange } from './remote.js';
 import { createDispatcher, proxyFromEnv, redactUserinfo, trustedCas } from './remote.js';
 import { maskUrl, type Redactor } from './secrets.js';
+import type { Logger } from './logger.js';
 
 export interface Check {
   name: string;
@@ -425,6 +426,8 @@ export interface DoctorOutput {
   /** Only the final report, as one JSON object, and nothing on stderr. */
   json: boolean;
   redact: Redactor;
+  /** The run's logger (--log-level, --log-file): each check at debug, the verdict at info. */
+  log?: Logger | undefined;
 }
 
 /**
@@ -433,10 +436,19 @@ export interface DoctorOutput {
  * Everything printed is masked with `redact`. Returns the masked report.
  */
 export async function reportDoctor(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>, output: DoctorOutput): Promise<DoctorReport> {
-  const { stdout, stderr, redact } = output;
+  const { stdout, stderr, redact, log } = output;
+  const logProgress = (event: DoctorProgress) => {
+    if (event.kind === 'start') log?.debug({ check: event.name }, `doctor: ${event.doing}`);
+    else log?.debug({ check: event.check.name, ok: event.check.ok, detail: event.check.detail, hint: event.check.hint }, `doctor: ${event.check.name} ${event.check.ok ? 'passed' : 'failed'}`);
+  };
+  const logVerdict = (report: DoctorReport) => {
+    const failed = report.checks.find((check) => !check.ok);
+    log?.info({ ok: report.ok, checks: report.checks.length, failed: failed?.name }, report.ok ? 'doctor: every check passed' : `doctor: the ${failed?.name ?? ''} check failed`);
+  };
   if (output.json) {
-    const report = redactReport(await runDoctor(config, env), redact);
+    const report = redactReport(await runDoctor(config, env, { onProgress: logProgress }), redact);
     stdout.write(`${JSON.stringify(report)}\n`);
+    logVerdict(report);
     return report;
   }
   const spinner = stderr.isTTY === true;
@@ -448,6 +460,7 @@ export async function reportDoctor(config: BridgeConfig, env: Readonly<Record<st
     stderr.write(CLEAR_LINE);
   };
   const onProgress = (event: DoctorProgress) => {
+    logProgress(event);
     if (event.kind === 'done') {
       stop();
       stdout.write(redact(formatCheck(event.check)));
@@ -471,5 +484,6 @@ export async function reportDoctor(config: BridgeConfig, env: Readonly<Record<st
     stop();
   }
   stdout.write(formatVerdict(report));
+  logVerdict(report);
   return report;
 }

@@ -144,6 +144,24 @@ describe('a command line a newcomer might type', () => {
   });
 });
 
+describe('fenbs-mcp doctor, for scripts and logs', () => {
+  it('prints a JSON report for a usage error too with --json, and returns 2', async () => {
+    expect(await run('doctor', '--json', '--url', 'not a url')).toBe(EXIT.USAGE);
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ ok: false, usage: { message: expect.stringMatching(/invalid URL/), fix: expect.any(String) }, checks: [] });
+    expect(stderr).toMatch(/^fenbs-mcp: --url: invalid URL/m);
+  });
+
+  it('writes each check to --log-file at --log-level debug, and the verdict at info', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'fenbs-doctor-log-')), 'doctor.log');
+    expect(await run('doctor', '--demo', '--log-level', 'debug', '--log-file', path)).toBe(EXIT.OK);
+    const entries = readFileSync(path, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as { level: number; msg: string; check?: string });
+    expect(entries.filter((entry) => entry.level === 20 && entry.check === 'tools').map((entry) => entry.msg)).toEqual(['doctor: tools/list', 'doctor: tools passed']);
+    expect(entries.at(-1)).toMatchObject({ level: 30, msg: 'doctor: every check passed' });
+  });
+});
+
 describe('fenbs-mcp doctor', () => {
   it('passes every check against the demo server and returns 0', async () => {
     expect(await run('doctor', '--demo')).toBe(EXIT.OK);
