@@ -17,10 +17,10 @@ export default defineConfig({
       // `npm test` fails below these (measured in-process, rounded down a little so a timing-dependent
       // branch cannot flip the gate). Raise them when coverage rises; never lower them to pass.
       thresholds: {
-        branches: 88,
+        branches: 91,
         lines: 96,
-        functions: 89,
-        statements: 93,
+        functions: 92,
+        statements: 94,
       },
     },
   },
