@@ -1,14 +1,11 @@
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Backoff, followRequestStream, RECONNECT_DELAY_MAX_MS, RECONNECT_DELAY_MIN_MS } from '../src/event-stream.js';
 import { InFlight } from '../src/in-flight.js';
-import { createDispatcher, sendHttp, toBridgeError, type HttpExchange } from '../src/remote.js';
+import { toBridgeError, type HttpExchange } from '../src/remote.js';
 import type { StreamItem } from '../src/reply-reader.js';
-import type { Dispatcher } from '../src/undici-parts.js';
+import { useRouteServer, type Handler } from './helpers/route-server.js';
 
 // 2025-11-25 Streamable HTTP §Resumability: the client MUST respect a server's `retry`; the floor
 // keeps a server that ends every stream at once from turning reconnection into a busy loop.
@@ -51,30 +48,8 @@ describe('Backoff', () => {
 });
 
 describe('followRequestStream', () => {
-  type Handler = (req: IncomingMessage, res: ServerResponse) => void;
-  const routes = new Map<string, Handler>();
-  let server: Server;
-  let base: string;
-  let dispatcher: Dispatcher;
-  beforeAll(async () => {
-    server = createServer((req, res) => routes.get(req.url ?? '')?.(req, res) ?? res.writeHead(404).end());
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    dispatcher = createDispatcher({ connectTimeoutMs: 5_000, env: {} });
-  });
-  afterAll(async () => {
-    await dispatcher.close();
-    server.closeAllConnections();
-    server.close();
-  });
-
-  let paths = 0;
-  const open = (handler: Handler, signal: AbortSignal): Promise<HttpExchange> => {
-    const path = `/s${++paths}`;
-    routes.set(path, handler);
-    return sendHttp(dispatcher, { method: 'GET', url: new URL(path, base), headers: {}, signal });
-  };
+  const routes = useRouteServer();
+  const open = (handler: Handler, signal: AbortSignal): Promise<HttpExchange> => routes.exchange(handler, { method: 'GET', signal });
   const eventStream = (text: string): Handler => (_req, res) => res.writeHead(200, { 'content-type': 'text/event-stream' }).end(text);
 
   function recordingLogger() {
@@ -94,7 +69,7 @@ describe('followRequestStream', () => {
     const { logger, lines } = recordingLogger();
     const items: StreamItem[] = [];
     const resumes: string[] = [];
-    const url = new URL(base);
+    const url = new URL('http://127.0.0.1/');
     const run = followRequestStream({
       pending,
       first: await open(first, pending.signal),

@@ -1,9 +1,7 @@
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDispatcher, sendHttp, type HttpExchange } from '../src/remote.js';
+import type { ServerResponse } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import type { HttpExchange } from '../src/remote.js';
 import {
   ERROR_BODY_MAX_BYTES,
   excerptOf,
@@ -17,40 +15,11 @@ import {
   singleLineBytes,
   type StreamItem,
 } from '../src/reply-reader.js';
-import type { Dispatcher } from '../src/undici-parts.js';
+import { useRouteServer, type Handler } from './helpers/route-server.js';
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => void;
-
-/** One loopback server; each test picks its reply by path. */
-const routes = new Map<string, Handler>();
-let server: Server;
-let base: string;
-let dispatcher: Dispatcher;
-
-beforeAll(async () => {
-  server = createServer((req, res) => {
-    const handler = routes.get(req.url ?? '');
-    if (handler === undefined) res.writeHead(404).end('no route');
-    else handler(req, res);
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  dispatcher = createDispatcher({ connectTimeoutMs: 5_000, env: {} });
-});
-afterAll(async () => {
-  await dispatcher.close();
-  server.closeAllConnections();
-  server.close();
-});
-
-let routeIds = 0;
+const routes = useRouteServer();
 /** Registers `handler` under a fresh path and POSTs there. */
-function exchangeWith(handler: Handler, signal = new AbortController().signal): Promise<HttpExchange> {
-  const path = `/r${++routeIds}`;
-  routes.set(path, handler);
-  return sendHttp(dispatcher, { method: 'POST', url: new URL(path, base), headers: { 'content-type': 'application/json' }, body: '{}', signal });
-}
+const exchangeWith = (handler: Handler, signal?: AbortSignal): Promise<HttpExchange> => routes.exchange(handler, signal === undefined ? {} : { signal });
 
 const plain = { maxMessageBytes: 1024, signal: undefined };
 
