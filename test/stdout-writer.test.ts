@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createRedactor } from '../src/secrets.js';
-import { createMessageWriter } from '../src/stdout-writer.js';
+import { createMessageWriter, PROGRESS_RESPONSE_GAP_MS } from '../src/stdout-writer.js';
 
 /** A reader that takes nothing until `release()` is called: the client that stops reading stdout. */
 function stalledOutput(highWaterMark: number) {
@@ -136,5 +136,52 @@ describe('createMessageWriter', () => {
     await room;
     expect(closes).toEqual([undefined]);
     expect(writer.full).toBe(false);
+  });
+  // SDK v1 clients handle a notification a microtask after the read that carried it but a response
+  // at once: a progress notification read in the same chunk as its result is lost.
+  it('writes a response that follows a progress notification in the same turn in a separate write, PROGRESS_RESPONSE_GAP_MS later, keeping the order', async () => {
+    const writes: { at: number; text: string }[] = [];
+    const output = new Writable({
+      writev(chunks, callback) {
+        writes.push({ at: performance.now(), text: chunks.map(({ chunk }) => String(chunk)).join('') });
+        callback();
+      },
+      write(chunk: Buffer, _encoding, callback) {
+        writes.push({ at: performance.now(), text: String(chunk) });
+        callback();
+      },
+    });
+    const writer = createMessageWriter(output, () => undefined);
+    const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1, total: 1 } };
+    const done = Promise.all([writer.write(progress), writer.write({ jsonrpc: '2.0', id: 1, result: {} }), writer.write({ jsonrpc: '2.0', method: 'notifications/message', params: {} })]);
+    await done;
+    await new Promise((resolve) => setImmediate(resolve));
+    const texts = writes.map((write) => write.text);
+    const progressWrite = texts.findIndex((text) => text.includes('notifications/progress'));
+    const responseWrite = texts.findIndex((text) => text.includes('"id":1'));
+    expect(progressWrite).toBeGreaterThanOrEqual(0);
+    expect(responseWrite).toBeGreaterThan(progressWrite);
+    expect(texts[progressWrite]).not.toContain('"id":1');
+    expect(writes[responseWrite]!.at - writes[progressWrite]!.at).toBeGreaterThanOrEqual(PROGRESS_RESPONSE_GAP_MS - 0.5);
+    // A line written after the response waits behind it: the order on stdout never changes.
+    expect(texts.join('').indexOf('notifications/message')).toBeGreaterThan(texts.join('').indexOf('"id":1'));
+  });
+
+  it('writes a response with no progress before it in the same turn at once, in the same batch as other lines', async () => {
+    const writes: string[] = [];
+    const output = new Writable({
+      writev(chunks, callback) {
+        writes.push(chunks.map(({ chunk }) => String(chunk)).join(''));
+        callback();
+      },
+      write(chunk: Buffer, _encoding, callback) {
+        writes.push(String(chunk));
+        callback();
+      },
+    });
+    const writer = createMessageWriter(output, () => undefined);
+    await Promise.all([writer.write({ jsonrpc: '2.0', method: 'notifications/message', params: {} }), writer.write({ jsonrpc: '2.0', id: 2, result: {} })]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toHaveLength(1);
   });
 });
