@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startDemoServer } from '../src/demo-server.js';
 import { NOT_INITIALIZED_HINT } from '../src/status-errors.js';
 import { startMcpServer } from './helpers/hardening-servers.js';
-import { startInProcessBridge } from './helpers/in-process-bridge.js';
+import { startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
 import { initializedNotification, initializeRequest } from './helpers/spawn-bridge.js';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
@@ -13,13 +13,19 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/** An in-process bridge to a fresh demo board, both stopped after the test. */
+async function bridgeToDemo(): Promise<InProcessBridge> {
+  const token = randomUUID();
+  const demo = await startDemoServer({ token });
+  cleanups.push(() => demo.close());
+  const bridge = startInProcessBridge(['--url', demo.url.href], { FENBS_TOKEN: token });
+  cleanups.push(() => bridge.kill());
+  return bridge;
+}
+
 describe('runBridge in-process', () => {
   it('runs a 2025-06-18 session against the demo board and ends when stdin ends', async () => {
-    const token = randomUUID();
-    const demo = await startDemoServer({ token });
-    cleanups.push(() => demo.close());
-    const bridge = startInProcessBridge(['--url', demo.url.href], { FENBS_TOKEN: token });
-    cleanups.push(() => bridge.kill());
+    const bridge = await bridgeToDemo();
     bridge.send(initializeRequest('init'));
     expect((await bridge.reply('init')).result.protocolVersion).toBe('2025-06-18');
     bridge.send(initializedNotification);
@@ -30,11 +36,7 @@ describe('runBridge in-process', () => {
     expect((await bridge.exited).exit).toBe('input-ended');
   });
   it('answers a stdin line that is not UTF-8 with -32700, posts nothing, and answers the next request', async () => {
-    const token = randomUUID();
-    const demo = await startDemoServer({ token });
-    cleanups.push(() => demo.close());
-    const bridge = startInProcessBridge(['--url', demo.url.href], { FENBS_TOKEN: token });
-    cleanups.push(() => bridge.kill());
+    const bridge = await bridgeToDemo();
     bridge.sendRaw(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"bad","method":"initialize","params":{"x":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}\n')]));
     const rejected = await bridge.waitFor((m) => m.error?.code === -32700);
     expect(rejected).toMatchObject({ id: null, error: { data: { bridgeCode: 'PARSE_ERROR' } } });
@@ -46,11 +48,7 @@ describe('runBridge in-process', () => {
     expect(bridge.lines).toHaveLength(2);
   });
   it('tells a client whose first request is not initialize to send initialize first', async () => {
-    const token = randomUUID();
-    const demo = await startDemoServer({ token });
-    cleanups.push(() => demo.close());
-    const bridge = startInProcessBridge(['--url', demo.url.href], { FENBS_TOKEN: token });
-    cleanups.push(() => bridge.kill());
+    const bridge = await bridgeToDemo();
     bridge.send({ jsonrpc: '2.0', id: 'early', method: 'tools/list' });
     const reply = await bridge.reply('early');
     expect(reply.error).toMatchObject({ code: -31001, data: { bridgeCode: 'REMOTE_HTTP_STATUS', status: 400, hint: NOT_INITIALIZED_HINT } });
@@ -61,11 +59,7 @@ describe('runBridge in-process', () => {
   });
 
   it('answers server/discover refused by a 2025 server with -32601, so the client falls back at once, and logs no warning', async () => {
-    const token = randomUUID();
-    const demo = await startDemoServer({ token });
-    cleanups.push(() => demo.close());
-    const bridge = startInProcessBridge(['--url', demo.url.href], { FENBS_TOKEN: token });
-    cleanups.push(() => bridge.kill());
+    const bridge = await bridgeToDemo();
     const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
     bridge.send({ jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: { _meta: meta } });
     const reply = await bridge.reply('probe');
