@@ -16,6 +16,7 @@ import type { Logger } from './logger.js';
 import { createDispatcher } from './remote.js';
 import type { Redactor } from './secrets.js';
 import { createMessageWriter } from './stdout-writer.js';
+import { ToolFilter } from './tool-filter.js';
 import { ToolHeaderRegistry } from './tool-headers.js';
 
 /** Messages posted and not yet finished before the bridge stops reading stdin for a while. */
@@ -51,7 +52,8 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   // While stdout is full, replies are not read further: TCP flow control then holds the server back.
   const room = () => (writer.full ? writer.room() : undefined);
   const inFlight = new InFlight({ write, requestTimeoutMs: config.requestTimeoutMs });
-  const router = new Router({ inFlight, write, logger });
+  const toolFilter = ToolFilter.from(config);
+  const router = new Router({ inFlight, write, logger, toolFilter });
   const legacy = new LegacySession({
     endpoint,
     logger,
@@ -59,8 +61,8 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     onServerMessage: (message, serialised) => router.route(message, serialised),
     room,
   });
-  const modern = new ModernEra({ endpoint, tools: new ToolHeaderRegistry(), logger, maxMessageBytes: config.maxMessageBytes });
-  const forwarder = new Forwarder({ config, endpoint, legacy, modern, inFlight, router, write, room, logger, redact: options.redact });
+  const modern = new ModernEra({ endpoint, tools: new ToolHeaderRegistry(toolFilter), logger, maxMessageBytes: config.maxMessageBytes });
+  const forwarder = new Forwarder({ config, endpoint, legacy, modern, inFlight, router, write, room, logger, redact: options.redact, toolFilter });
 
   const debug = logger.isLevelEnabled('debug');
   const tasks = new Set<Promise<unknown>>();

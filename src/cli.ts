@@ -58,6 +58,9 @@ function packageVersion(): string {
   return (JSON.parse(text) as { version: string }).version;
 }
 
+/** Gathers a repeatable option's values in order. */
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
 /** The options that say where and how to connect; shared by the bridge and `doctor`. */
 function addConnectionOptions(command: Command): Command {
   return command
@@ -75,6 +78,8 @@ function addConnectionOptions(command: Command): Command {
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (env FENBS_MCP_LOG_LEVEL, default info)'))
     .option('--log-format <format>', 'json or pretty: how stderr shows the logs (default: pretty on a terminal, json otherwise)')
     .option('--log-file <path>', 'also append the logs to this file (always JSON)')
+    .option('--allow-tools <patterns>', 'show only tools whose names match these comma-separated globs (* and ?; repeatable)', collect)
+    .option('--deny-tools <patterns>', 'hide tools whose names match these comma-separated globs (* and ?; repeatable); wins over --allow-tools', collect)
     .option('--demo', 'use an embedded demo MCP server (a small task board) instead of --url');
 }
 

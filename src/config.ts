@@ -4,6 +4,7 @@ import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { LOG_LEVELS } from './logger.js';
 import { maskUrl } from './secrets.js';
+import { parseToolPatterns, type ToolFilterOption } from './tool-filter.js';
 import type { LevelWithSilent } from 'pino';
 
 export const DEFAULT_URL = 'https://fenbs.ai/api/mcp';
@@ -51,6 +52,9 @@ export interface BridgeConfig {
   /** How stderr shows the logs; undefined = readable lines on a terminal, JSON otherwise. */
   readonly logFormat: LogFormat | undefined;
   readonly logFile: string | undefined;
+  /** --allow-tools / --deny-tools globs; empty = no such filter (see tool-filter.ts). */
+  readonly allowTools: readonly string[];
+  readonly denyTools: readonly string[];
 }
 
 /** What commander hands over: every value still a string or a flag. */
@@ -69,6 +73,9 @@ export interface RawOptions {
   logLevel?: string | undefined;
   logFormat?: string | undefined;
   logFile?: string | undefined;
+  /** Each given once or more; every value a comma-separated list. */
+  allowTools?: string[] | undefined;
+  denyTools?: string[] | undefined;
 }
 
 /** Thrown by a `readTextFile` when the file holds more than the bytes the caller allows. */
@@ -277,6 +284,13 @@ function countCertificates(pem: string): number {
   return loaded;
 }
 
+function parseToolOption(values: readonly string[] | undefined, option: ToolFilterOption): readonly string[] {
+  if (values === undefined) return Object.freeze([]);
+  const parsed = parseToolPatterns(values, option);
+  if (typeof parsed === 'string') throw new UsageError(parsed, `fenbs-mcp ${option} 'tasks_*,search'`);
+  return Object.freeze(parsed);
+}
+
 export function createConfig({ options, env, readTextFile }: ConfigInputs): BridgeConfig {
   const tokenEnv = options.tokenEnv ?? DEFAULT_TOKEN_ENV;
   if (!TOKEN_CHARS.test(tokenEnv)) throw new UsageError(`--token-env expects a variable name, got "${tokenEnv}"`);
@@ -353,5 +367,7 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     logLevel: logLevel as LevelWithSilent,
     logFormat: logFormat as LogFormat | undefined,
     logFile: options.logFile,
+    allowTools: parseToolOption(options.allowTools, '--allow-tools'),
+    denyTools: parseToolOption(options.denyTools, '--deny-tools'),
   });
 }

@@ -8,13 +8,15 @@
  * (2026-07-28 basic §Error Codes). Only the two line checks use the standard -32700 / -32600,
  * because they are exactly JSON-RPC's "Parse error" and "Invalid Request", and METHOD_NOT_FOUND uses
  * -32601 because a client probing with server/discover must read it as "Method not found" to fall
- * back to initialize at once.
+ * back to initialize at once, and TOOL_FILTERED uses -32602 because that is what a server answers
+ * for a tool it does not have (2025-06-18 server/tools §Error Handling).
  */
 export const BRIDGE_ERRORS = {
   PARSE_ERROR: { rpcCode: -32700, summary: 'the line is not valid JSON' },
   INVALID_REQUEST: { rpcCode: -32600, summary: 'the line is not a single JSON-RPC 2.0 message' },
   LINE_TOO_LONG: { rpcCode: -32600, summary: 'the line is longer than the configured limit' },
   METHOD_NOT_FOUND: { rpcCode: -32601, summary: 'the server does not offer this method (server/discover on a 2025-era server)' },
+  TOOL_FILTERED: { rpcCode: -32602, summary: 'the tool is hidden by --allow-tools / --deny-tools; the call was not sent' },
   REMOTE_HTTP_STATUS: { rpcCode: -31001, summary: 'the server answered with an HTTP error status' },
   REMOTE_AUTH: { rpcCode: -31002, summary: 'the server rejected the credentials' },
   REMOTE_UNREACHABLE: { rpcCode: -31003, summary: 'the server could not be reached' },
@@ -25,7 +27,7 @@ export const BRIDGE_ERRORS = {
   REQUEST_TIMEOUT: { rpcCode: -31008, summary: 'the request deadline passed' },
   STREAM_IDLE_TIMEOUT: { rpcCode: -31009, summary: "the server's stream stayed silent longer than allowed" },
   REPLY_TOO_LARGE: { rpcCode: -31010, summary: 'the reply is larger than the configured limit' },
-  REDIRECT_REFUSED: { rpcCode: -31011, summary: 'the server redirected the request; the bridge does not follow redirects' },
+  REDIRECT_REFUSED: { rpcCode: -31011, summary: 'the server redirected the request other than by a 307/308 to the same origin, or in a loop' },
   SESSION_LOST: { rpcCode: -31012, summary: 'the session expired and could not be re-established' },
   PROXY_FAILED: { rpcCode: -31013, summary: 'the HTTP proxy refused or failed the connection' },
   SHUTTING_DOWN: { rpcCode: -31014, summary: 'the bridge is shutting down' },

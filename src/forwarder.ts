@@ -17,6 +17,7 @@ import { excerptOf, mediaTypeOf, readReply, retryAfterMs, singleLineBytes, type 
 import { malformedResponse, type Router } from './router.js';
 import { maskUrl, type Redactor } from './secrets.js';
 import { statusError } from './status-errors.js';
+import type { ToolFilter } from './tool-filter.js';
 
 /** Retries of a request that provably never left (connection refused, DNS), and their delays. */
 export const NEVER_SENT_RETRY_DELAYS_MS = [200, 800] as const;
@@ -38,6 +39,8 @@ export interface ForwarderDeps {
   room: () => Promise<void> | undefined;
   logger: Logger;
   redact: Redactor;
+  /** --allow-tools / --deny-tools: a call to a hidden tool is answered here, never posted. */
+  toolFilter?: ToolFilter | undefined;
 }
 
 /** A protocol version may only be sent as given; one that cannot be a header value is refused locally. */
@@ -69,6 +72,12 @@ export class Forwarder {
     const modernVersion = modernVersionOf(message);
     if (modernVersion !== undefined && !SAFE_VERSION.test(modernVersion)) {
       await pending.settle(errorReply(id, -32600, 'Invalid Request: the protocol version in _meta is not a valid header value', { bridgeCode: 'INVALID_REQUEST' }));
+      return;
+    }
+    const hidden = this.#d.toolFilter?.refusal(method, message);
+    if (hidden !== undefined) {
+      logger.info({ id, tool: hidden.context.tool, filter: hidden.context.filter }, 'tools/call to a filtered tool answered by the bridge');
+      await pending.fail(hidden);
       return;
     }
     const debug = logger.isLevelEnabled('debug');

@@ -6,11 +6,14 @@ import type { InFlight, PendingRequest } from './in-flight.js';
 import { classifyServerMessage, type JsonObject } from './json-rpc.js';
 import type { Logger } from './logger.js';
 import type { HttpExchange } from './remote.js';
+import type { ToolFilter } from './tool-filter.js';
 
 export interface RouterOptions {
   inFlight: InFlight;
   write: (message: JsonObject, serialised?: string | Buffer) => Promise<boolean>;
   logger: Logger;
+  /** --allow-tools / --deny-tools: hidden tools are taken out of every tools/list response. */
+  toolFilter?: ToolFilter | undefined;
 }
 
 export class Router {
@@ -26,7 +29,8 @@ export class Router {
    * text, used as is unless the bookkeeping changed the message.
    */
   async deliver(pending: PendingRequest, message: JsonObject, era: EraProtocol, exchange: HttpExchange | undefined, serialised?: string | Buffer): Promise<void> {
-    const reply = era.onResponse(pending.method, message, exchange);
+    // Filtered first, so the era's bookkeeping (x-mcp-header schemas) never holds a hidden tool.
+    const reply = era.onResponse(pending.method, this.#shown(pending, message), exchange);
     await pending.settle(reply, reply === message ? serialised : undefined);
   }
 
@@ -45,7 +49,10 @@ export class Router {
       const target = this.#options.inFlight.get(routed.id);
       if (target !== undefined && !target.done) {
         if (routed.kind === 'malformed-response') await target.fail(malformedResponse());
-        else await target.settle(routed.message, serialised);
+        else {
+          const shown = this.#shown(target, routed.message);
+          await target.settle(shown, shown === routed.message ? serialised : undefined);
+        }
         return;
       }
       this.#options.logger.warn({ id: routed.id }, 'the server sent a response for no outstanding request; dropped');
@@ -55,6 +62,12 @@ export class Router {
     // after a cancel "nothing more is written for that request id".
     if (owner?.done === true) return;
     await this.#options.write(routed.message, serialised);
+  }
+
+  /** The response as the client may see it: a tools/list without the tools the filters hide. */
+  #shown(pending: PendingRequest, message: JsonObject): JsonObject {
+    const filter = this.#options.toolFilter;
+    return filter === undefined || pending.method !== 'tools/list' ? message : filter.filterListResponse(message);
   }
 }
 

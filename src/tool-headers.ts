@@ -1,6 +1,7 @@
 // Turns x-mcp-header annotations from tools/list results into Mcp-Param-* headers for tools/call.
 
 import { encodeHeaderValue } from './headers.js';
+import type { ToolFilter } from './tool-filter.js';
 
 /** A tool dropped from a tools/list result, and why (logged as a warning by the caller). */
 export interface InvalidTool {
@@ -187,6 +188,12 @@ function toHeaderText(value: unknown, type: HeaderType): string | undefined {
  */
 export class ToolHeaderRegistry {
   readonly #bindingsByTool = new Map<string, readonly HeaderBinding[]>();
+  readonly #filter: Pick<ToolFilter, 'hiddenBy'> | undefined;
+
+  /** Tools `filter` hides are never remembered: no call to them is sent, so they need no headers. */
+  constructor(filter?: Pick<ToolFilter, 'hiddenBy'>) {
+    this.#filter = filter;
+  }
 
   /**
    * Validates every tool's annotations, remembers the valid ones (later pages add to what is
@@ -201,6 +208,10 @@ export class ToolHeaderRegistry {
     const kept: unknown[] = [];
     for (const tool of result.tools as unknown[]) {
       const name = isRecord(tool) && typeof tool.name === 'string' ? tool.name : undefined;
+      if (name !== undefined && this.#filter?.hiddenBy(name) !== undefined) {
+        this.#bindingsByTool.delete(name);
+        continue;
+      }
       const scan = scanInputSchema(isRecord(tool) ? tool.inputSchema : undefined);
       if (scan.kind === 'invalid') {
         invalid.push({ name: name ?? '(unnamed tool)', reason: scan.reason });

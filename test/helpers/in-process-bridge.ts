@@ -24,7 +24,7 @@ export interface InProcessBridge extends BridgeHandle {
 }
 
 /** Long options that take a value, as the CLI spells them; `-H` is `--header`. */
-const VALUE_OPTIONS = new Set(['url', 'token-env', 'token-file', 'header', 'request-timeout', 'connect-timeout', 'stream-idle-timeout', 'max-line-bytes', 'max-message-bytes', 'ca-file', 'log-level', 'log-file']);
+const VALUE_OPTIONS = new Set(['url', 'token-env', 'token-file', 'header', 'request-timeout', 'connect-timeout', 'stream-idle-timeout', 'max-line-bytes', 'max-message-bytes', 'ca-file', 'log-level', 'log-file', 'allow-tools', 'deny-tools']);
 
 /** The CLI's argv (the subset the bridge takes) as the options commander would hand over. */
 export function toRawOptions(args: readonly string[]): RawOptions {
@@ -38,7 +38,8 @@ export function toRawOptions(args: readonly string[]): RawOptions {
     } else if (VALUE_OPTIONS.has(name)) {
       const value = args[++i];
       if (value === undefined) throw new Error(`${arg} needs a value`);
-      options[key] = name === 'header' ? [...((options.header as string[] | undefined) ?? []), value] : value;
+      const repeatable = name === 'header' || name === 'allow-tools' || name === 'deny-tools';
+      options[key] = repeatable ? [...((options[key] as string[] | undefined) ?? []), value] : value;
     } else {
       throw new Error(`the in-process bridge does not take ${arg}`);
     }
