@@ -47,7 +47,7 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     outputClosed();
   }, options.redact);
   const dispatcher = options.dispatcher ?? createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env: options.env });
-  const endpoint = new Endpoint(config, dispatcher, options.env);
+  const endpoint = new Endpoint(config, dispatcher, options.env, { logger, redact: options.redact });
   const write = (message: JsonObject, serialised?: string | Buffer) => writer.write(message, serialised);
   // While stdout is full, replies are not read further: TCP flow control then holds the server back.
   const room = () => (writer.full ? writer.room() : undefined);

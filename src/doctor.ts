@@ -8,6 +8,7 @@ import { Endpoint } from './endpoint.js';
 import { REQUEST_TIMEOUT_MS } from './config.js';
 import { BridgeError, isBridgeError } from './errors.js';
 import { isJsonObject, MODERN_VERSION_META_KEY, type JsonObject } from './json-rpc.js';
+import { REDIRECT_HINT } from './redirects.js';
 import { headerValue, readErrorBody, readPrivateResponse } from './reply-reader.js';
 import type { HttpExchange } from './remote.js';
 import { createDispatcher, proxyFromEnv, redactUserinfo, trustedCas } from './remote.js';
@@ -154,15 +155,15 @@ async function exchangeOnce(probe: Probe, message: JsonObject & { id: string }, 
   return { response, headers: exchange.headers };
 }
 
-/** A 3xx is not followed, as by the bridge; the failure names where it pointed (masked). */
+/** A 3xx the endpoint did not follow is refused, as by the bridge; the failure names where it pointed (masked). */
 async function refuseRedirect(endpoint: Endpoint, exchange: HttpExchange, method: string): Promise<void> {
   if (exchange.status < 300 || exchange.status >= 400) return;
   await readErrorBody(exchange).catch(() => undefined);
   const raw = headerValue(exchange.headers, 'location');
   const location = raw === undefined ? '(no Location)' : maskUrl(URL.canParse(raw, endpoint.url.href) ? new URL(raw, endpoint.url) : raw);
   throw new CheckFailure(
-    `the server redirected ${method} (${exchange.status}) to ${location}; doctor, like the bridge, does not follow redirects`,
-    'so the token never reaches another address, redirects are not followed: if the new address is right, pass it with --url',
+    `the server redirected ${method} (${exchange.status}) to ${location}; doctor, like the bridge, follows only a 307 or 308 to the same origin`,
+    REDIRECT_HINT,
   );
 }
 
@@ -198,6 +199,10 @@ async function probe(endpoint: Endpoint, config: BridgeConfig, report: DoctorRep
     return;
   }
   add({ name: 'token', ok: true, detail: config.token === undefined ? 'none set, and the server did not ask for one' : `accepted (from ${config.tokenSource})` });
+  if (endpoint.url.href !== config.url.href) {
+    // The endpoint followed a same-origin 307/308, as the bridge does: said, so --url can skip the hop.
+    add({ name: 'redirect', ok: true, detail: `the server moved ${maskUrl(config.url)} to ${maskUrl(endpoint.url)} (same origin: followed, as the bridge does); --url ${maskUrl(endpoint.url)} saves the extra round trip` });
+  }
 
   let discovered: JsonObject | undefined;
   try {

@@ -1,20 +1,39 @@
-// The one MCP endpoint: sends POST/GET/DELETE there with the headers every request carries.
+// The one MCP endpoint: sends POST/GET/DELETE there with the headers every request carries, where it is now.
 
 import type { Dispatcher } from './undici-parts.js';
 import type { BridgeConfig } from './config.js';
+import { CookieJar } from './cookie-jar.js';
+import { BridgeError } from './errors.js';
+import type { Logger } from './logger.js';
+import { MAX_REDIRECT_HOPS, sameOriginTarget } from './redirects.js';
 import { proxyFor, sendHttp, toBridgeError, type HttpExchange, type HttpMethod } from './remote.js';
-import type { BridgeError } from './errors.js';
+import { headerValue, readErrorBody } from './reply-reader.js';
+import { maskUrl, type Redactor } from './secrets.js';
 
 export const ACCEPT_BOTH = 'application/json, text/event-stream';
 
+/** What the endpoint tells about itself: a move after a redirect (info), cookies (debug, names only). */
+export interface EndpointOptions {
+  logger?: Logger | undefined;
+  /** Cookie values join it, so logs (and stdout) mask them as they mask the token. */
+  redact?: Pick<Redactor, 'add'> | undefined;
+}
+
 export class Endpoint {
-  readonly url: URL;
+  /** Where requests go: the configured URL, or where a same-origin 307/308 moved it for the run. */
+  #url: URL;
+  /** Cookies the endpoint's origin set, for this run only: never written anywhere. */
+  readonly #cookies: CookieJar;
+  readonly #logger: Logger | undefined;
   readonly #dispatcher: Dispatcher;
   readonly #baseHeaders: Record<string, string>;
   readonly #proxy: string | undefined;
 
-  constructor(config: BridgeConfig, dispatcher: Dispatcher, env: Readonly<Record<string, string | undefined>>) {
-    this.url = config.url;
+  constructor(config: BridgeConfig, dispatcher: Dispatcher, env: Readonly<Record<string, string | undefined>>, options: EndpointOptions = {}) {
+    this.#url = config.url;
+    this.#logger = options.logger;
+    const { redact } = options;
+    this.#cookies = new CookieJar({ origin: config.url.origin, logger: options.logger, onSecret: redact === undefined ? undefined : (value) => void redact.add(value) });
     this.#dispatcher = dispatcher;
     this.#proxy = proxyFor(config.url, env);
     const headers: Record<string, string> = {};
@@ -26,16 +45,61 @@ export class Endpoint {
 
   /** POSTs one JSON-RPC message (its serialised text) with the protocol headers given. */
   post(body: string, protocolHeaders: Record<string, string>, signal: AbortSignal): Promise<HttpExchange> {
-    return this.#send('POST', { ...protocolHeaders, 'content-type': 'application/json', accept: ACCEPT_BOTH }, signal, body);
+    return this.#follow('POST', { ...protocolHeaders, 'content-type': 'application/json', accept: ACCEPT_BOTH }, signal, body);
   }
 
   /** Opens a GET event stream (legacy listen stream, or resumption with Last-Event-ID). */
   get(protocolHeaders: Record<string, string>, signal: AbortSignal): Promise<HttpExchange> {
-    return this.#send('GET', { ...protocolHeaders, accept: 'text/event-stream' }, signal);
+    return this.#follow('GET', { ...protocolHeaders, accept: 'text/event-stream' }, signal);
   }
 
   delete(protocolHeaders: Record<string, string>, signal: AbortSignal): Promise<HttpExchange> {
-    return this.#send('DELETE', protocolHeaders, signal);
+    return this.#follow('DELETE', protocolHeaders, signal);
+  }
+
+  get url(): URL {
+    return this.#url;
+  }
+
+  /**
+   * Sends one request with the origin's cookies, keeps the cookies its reply sets, and follows a
+   * 307/308 to the same origin (the body re-sent unchanged), MAX_REDIRECT_HOPS at most. The URL a
+   * followed chain ends at is where every later request goes. Any other redirect is returned as
+   * it came, for the reply reader to refuse.
+   */
+  async #follow(method: HttpMethod, headers: Record<string, string>, signal: AbortSignal, body?: string): Promise<HttpExchange> {
+    const start = this.#url;
+    let url = start;
+    let redirectStatus = 0;
+    for (let hops = 0; ; hops++) {
+      const cookie = this.#cookies.header(url);
+      const exchange = await this.#send(method, url, cookie === undefined ? headers : { ...headers, cookie }, signal, body);
+      this.#cookies.store(url, exchange.headers['set-cookie']);
+      const target = sameOriginTarget(url, exchange.status, headerValue(exchange.headers, 'location'));
+      if (target === undefined) {
+        // A chain that ends in an answer (not in a redirect the reader refuses) is remembered.
+        if (url !== start && (exchange.status < 300 || exchange.status >= 400)) this.#moveTo(url, redirectStatus);
+        return exchange;
+      }
+      await readErrorBody(exchange);
+      if (hops === MAX_REDIRECT_HOPS) {
+        throw new BridgeError('REDIRECT_REFUSED', `the server redirected ${method} more than ${MAX_REDIRECT_HOPS} times (last to ${maskUrl(target)}): a redirect loop`, {
+          status: exchange.status,
+          location: maskUrl(target),
+          hint: "the server's redirects go round in a circle: check its routing, or pass the address that answers with --url",
+        });
+      }
+      url = target;
+      redirectStatus = exchange.status;
+    }
+  }
+
+  /** Every later request goes to `url`; said once, by the request that moved it first. */
+  #moveTo(url: URL, status: number): void {
+    if (this.#url.href === url.href) return;
+    const from = this.#url;
+    this.#url = url;
+    this.#logger?.info({ from: maskUrl(from), to: maskUrl(url), status }, 'the server moved the endpoint (same-origin redirect): later requests go straight to the new URL');
   }
 
   /** Classifies a failure seen while reading a reply, with the proxy named where one is used. */
@@ -43,8 +107,8 @@ export class Endpoint {
     return toBridgeError(error, signal, { url: this.url, proxy: this.#proxy });
   }
 
-  async #send(method: HttpMethod, headers: Record<string, string>, signal: AbortSignal, body?: string): Promise<HttpExchange> {
-    const options = { method, url: this.url, headers: { ...this.#baseHeaders, ...headers }, signal };
+  async #send(method: HttpMethod, url: URL, headers: Record<string, string>, signal: AbortSignal, body?: string): Promise<HttpExchange> {
+    const options = { method, url, headers: { ...this.#baseHeaders, ...headers }, signal };
     try {
       return await sendHttp(this.#dispatcher, body === undefined ? options : { ...options, body });
     } catch (error) {

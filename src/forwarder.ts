@@ -15,6 +15,7 @@ import { HEADER_MISMATCH, type ModernEra } from './modern-era.js';
 import type { HttpExchange } from './remote.js';
 import { excerptOf, mediaTypeOf, readReply, retryAfterMs, singleLineBytes, type Reply, type StreamItem } from './reply-reader.js';
 import { malformedResponse, type Router } from './router.js';
+import { REDIRECT_HINT } from './redirects.js';
 import { maskUrl, type Redactor } from './secrets.js';
 import { statusError } from './status-errors.js';
 import type { ToolFilter } from './tool-filter.js';
@@ -326,10 +327,10 @@ export class Forwarder {
       case 'redirect': {
         // A Location may carry a signed query or credentials: shown with its values masked.
         const location = reply.location === undefined ? undefined : maskUrl(URL.canParse(reply.location, this.#d.endpoint.url.href) ? new URL(reply.location, this.#d.endpoint.url) : reply.location);
-        return new BridgeError('REDIRECT_REFUSED', `the server redirected ${method} (${status}) to ${location ?? '(no Location)'}; the bridge does not follow redirects`, {
+        return new BridgeError('REDIRECT_REFUSED', `the server redirected ${method} (${status}) to ${location ?? '(no Location)'}; the bridge follows only a 307 or 308 to the same origin`, {
           status,
           ...(location === undefined ? {} : { location }),
-          hint: 'so the token never reaches another address, redirects are not followed: if the new address is right, pass it with --url',
+          hint: REDIRECT_HINT,
         });
       }
       case 'unexpected-type':

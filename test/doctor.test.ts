@@ -249,7 +249,7 @@ describe('runDoctor against servers that are MCP and servers that only look like
     expect(names(report)).toEqual(['url', 'tcp', 'connect']);
     expect(check(report, 'connect')).toMatchObject({
       ok: false,
-      detail: expect.stringMatching(/^the server redirected server\/discover \(307\) to https:\/\/elsewhere\.example\/mcp\?sig=\S+; doctor, like the bridge, does not follow redirects$/),
+      detail: expect.stringMatching(/^the server redirected server\/discover \(307\) to https:\/\/elsewhere\.example\/mcp\?sig=\S+; doctor, like the bridge, follows only a 307 or 308 to the same origin$/),
       hint: expect.stringMatching(/pass it with --url/),
     });
     expect(JSON.stringify(report)).not.toContain('s3cr3t-signature');
