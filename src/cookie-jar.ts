@@ -12,9 +12,11 @@ export const MAX_COOKIE_BYTES = 4096;
  * reply would otherwise grow the masking work of every log line for the whole run.
  */
 export const MAX_MASKED_COOKIE_VALUES = 256;
+/** Longest lifetime a cookie gets, whatever Max-Age or Expires say (RFC 6265bis §5.6.1, §5.6.2: 400 days). */
+export const MAX_COOKIE_LIFETIME_MS = 400 * 24 * 60 * 60 * 1000;
 
 /**
- * Whether a cookie name or value holds what it may not (RFC 6265bis §5.6 step 2: control
+ * Whether a cookie name or value holds what it may not (RFC 6265bis §5.6 step 1: control
  * characters but HTAB) or what a header cannot carry (a character above U+00FF).
  */
 function unsendable(text: string): boolean {
@@ -144,7 +146,8 @@ export class CookieJar {
     if ((lowerName.startsWith('__secure-') || lowerName.startsWith('__host-')) && !secure) return { name, reason: 'a __Secure- or __Host- name without Secure' };
     if (lowerName.startsWith('__host-') && (domain !== undefined || path !== '/')) return { name, reason: 'a __Host- name with a Domain or a Path other than /' };
 
-    const cookie: StoredCookie = { name, value, path: path ?? defaultPath(url), secure, expiresAt: maxAgeAt ?? expiresAt, created: now, lastUsed: now };
+    const expiry = maxAgeAt ?? expiresAt;
+    const cookie: StoredCookie = { name, value, path: path ?? defaultPath(url), secure, expiresAt: expiry === undefined ? undefined : Math.min(expiry, now + MAX_COOKIE_LIFETIME_MS), created: now, lastUsed: now };
     const key = `${cookie.name}\n${cookie.path}`;
     const old = this.#cookies.get(key);
     // An expiry in the past is how a server deletes a cookie (§5.3 step 11).
@@ -155,7 +158,7 @@ export class CookieJar {
     }
     if (old !== undefined) cookie.created = old.created;
     this.#cookies.set(key, cookie);
-    if (old === undefined) this.#options.logger?.debug({ cookie: name, path: cookie.path, session: cookie.expiresAt === undefined }, 'cookie stored for this run');
+    if (old === undefined) this.#options.logger?.debug({ cookie: name, path: cookie.path, until: cookie.expiresAt === undefined ? 'the end of the run' : new Date(cookie.expiresAt).toISOString() }, 'cookie stored for this run');
     this.#mask(value);
     this.#evict(now);
     return undefined;

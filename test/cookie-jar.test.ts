@@ -3,7 +3,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { CookieJar, MAX_COOKIE_BYTES, MAX_COOKIES, MAX_MASKED_COOKIE_VALUES } from '../src/cookie-jar.js';
+import { CookieJar, MAX_COOKIE_BYTES, MAX_COOKIE_LIFETIME_MS, MAX_COOKIES, MAX_MASKED_COOKIE_VALUES } from '../src/cookie-jar.js';
 import { useRouteServer } from './helpers/route-server.js';
 
 const ORIGIN = 'http://127.0.0.1:8080';
@@ -66,6 +66,15 @@ describe('CookieJar', () => {
     jar.store(at('/'), ['badage=gone; Max-Age=0', `baddate=gone; Expires=${new Date(now() - 1000).toUTCString()}`]);
     expect(jar.header(at('/'))).toBe('dated=2');
     advance(60_000);
+    expect(jar.header(at('/'))).toBeUndefined();
+  });
+
+  it('gives a cookie 400 days at most, however far Max-Age or Expires reach', () => {
+    const { jar, advance } = jarFor();
+    jar.store(at('/'), ['far=1; Max-Age=99999999999999999999999', 'later=2; Expires=Fri, 31 Dec 9999 23:59:59 GMT']);
+    advance(MAX_COOKIE_LIFETIME_MS - 1);
+    expect(jar.header(at('/'))).toBe('far=1; later=2');
+    advance(1);
     expect(jar.header(at('/'))).toBeUndefined();
   });
 
