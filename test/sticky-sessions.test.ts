@@ -1,53 +1,12 @@
 // Sticky sessions: cookies from the endpoint's origin go back to it for the run, so a cookie-pinning load balancer keeps a session on one instance.
 
-import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { openSession, sendJson, serversForFile, type McpServer, type Route } from './helpers/hardening-servers.js';
+import { openSession, sendJson, serversForFile, type Route } from './helpers/hardening-servers.js';
+import { BALANCER_COOKIE as COOKIE, startBalancer } from './helpers/sticky-balancer.js';
 import { startInProcessBridge, waitForLog, type InProcessBridge } from './helpers/in-process-bridge.js';
 
 const { serve, track } = serversForFile();
 const TOKEN = 'sticky-test-token-0123456789';
-const COOKIE = 'lb_route';
-
-interface Balancer {
-  url: URL;
-  /** The Cookie header of each request it took, and the instance it sent the request to. */
-  seen: { cookie: string | undefined; instance: number }[];
-  /** The cookie value that pins to each instance. */
-  values: string[];
-}
-
-/**
- * A load balancer on loopback in front of `instances`: a request whose cookie names an instance
- * goes there; any other goes to the next instance in turn and gets a cookie pinning it there. The
- * instances keep their own sessions, so a request that lands on the wrong one is refused (404).
- */
-async function startBalancer(instances: McpServer[]): Promise<Balancer> {
-  const values = instances.map((_, i) => `instance-${i}.${randomBytes(12).toString('hex')}`);
-  const seen: Balancer['seen'] = [];
-  let next = 0;
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const cookie = req.headers.cookie;
-    const pinned = values.findIndex((value) => cookie?.split(/;\s*/).includes(`${COOKIE}=${value}`));
-    const instance = pinned === -1 ? next++ % instances.length : pinned;
-    seen.push({ cookie, instance });
-    const upstream = request({ host: '127.0.0.1', port: instances[instance]!.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      const headers = { ...answer.headers };
-      if (pinned === -1) headers['set-cookie'] = [`${COOKIE}=${values[instance]}; Path=/; HttpOnly; SameSite=Lax`];
-      res.writeHead(answer.statusCode ?? 502, headers);
-      answer.pipe(res);
-    });
-    upstream.on('error', () => res.destroy());
-    req.pipe(upstream);
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  track(() => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))));
-  return { url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`), seen, values };
-}
 
 function bridgeTo(url: URL, level = 'info'): InProcessBridge {
   const bridge = startInProcessBridge(['--url', url.href], { FENBS_TOKEN: TOKEN, FENBS_MCP_LOG_LEVEL: level });
@@ -59,7 +18,7 @@ const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { prot
 
 describe('a cookie-pinning load balancer in front of two instances', () => {
   it('fails a session that is not pinned: without the cookie, the second request lands on the other instance', async () => {
-    const balancer = await startBalancer([await serve({ sessions: true }), await serve({ sessions: true })]);
+    const balancer = await startBalancer([await serve({ sessions: true }), await serve({ sessions: true })], track);
     const post = (body: unknown, headers: Record<string, string> = {}) =>
       fetch(balancer.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
     const first = await post(initialize);
@@ -73,7 +32,7 @@ describe('a cookie-pinning load balancer in front of two instances', () => {
 
   it('works through the bridge: every request after the first carries the cookie and reaches the same instance', async () => {
     const instances = [await serve({ sessions: true }), await serve({ sessions: true })];
-    const balancer = await startBalancer(instances);
+    const balancer = await startBalancer(instances, track);
     const bridge = bridgeTo(balancer.url);
     await openSession(bridge, instances[0]!);
     for (const id of [2, 3, 4, 5]) bridge.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: `t${id}`, arguments: {} } });
@@ -95,7 +54,7 @@ describe('a cookie-pinning load balancer in front of two instances', () => {
       return true;
     };
     const instances = [await serve({ sessions: true, route: echo }), await serve({ sessions: true, route: echo })];
-    const balancer = await startBalancer(instances);
+    const balancer = await startBalancer(instances, track);
     const bridge = bridgeTo(balancer.url, 'debug');
     await openSession(bridge, instances[0]!);
     bridge.send({ jsonrpc: '2.0', id: 'leak', method: 'tools/call', params: { name: 'leak', arguments: {} } });
