@@ -41,7 +41,7 @@ describe('a cookie-pinning load balancer in front of two instances', () => {
     await bridge.exited;
     expect(balancer.seen[0]).toEqual({ cookie: undefined, instance: 0 });
     const later = balancer.seen.slice(1);
-    expect(later.length).toBeGreaterThanOrEqual(6); // initialized, four calls, the DELETE at the end
+    expect(later.length).toBeGreaterThanOrEqual(5); // initialized and four calls (and the DELETE at the end)
     for (const request of later) expect(request).toEqual({ cookie: `${COOKIE}=${balancer.values[0]}`, instance: 0 });
     expect(instances[1]!.requests).toEqual([]);
   });
