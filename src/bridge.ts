@@ -143,6 +143,8 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   // Whatever ended the run, no request leaves without its one answer: what is still outstanding
   // (nothing, after a clean drain) is answered here, and its exchange stopped.
   await inFlight.failAll(new BridgeError('SHUTTING_DOWN', 'the bridge is shutting down; the request was abandoned'));
+  // A response held back a few milliseconds behind its progress is already answered: write it.
+  await writer.flushed();
   await legacy.close(config.shutdownGraceMs);
   void dispatcher.destroy().catch(() => undefined);
   return exit;
