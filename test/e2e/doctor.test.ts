@@ -26,7 +26,7 @@ describe('fenbs-mcp doctor', () => {
   it('passes every check against the demo and exits 0', async () => {
     const { code, stdout } = await doctor(['--demo']);
     expect(code).toBe(0);
-    for (const check of ['url', 'tcp', 'token', 'protocol', 'tools', 'latency']) expect(stdout).toMatch(new RegExp(`^✓ ${check}`, 'm'));
+    for (const check of ['url', 'credential', 'tcp', 'token', 'protocol', 'tools', 'latency']) expect(stdout).toMatch(new RegExp(`^✓ ${check}`, 'm'));
     expect(stdout).toMatch(/2025-06-18 \(initialize handshake, with a session\)/);
     expect(stdout).toMatch(/4 tools listed/);
   });
@@ -36,7 +36,7 @@ describe('fenbs-mcp doctor', () => {
     expect(code).toBe(0);
     const report = JSON.parse(stdout);
     expect(report).toMatchObject({ ok: true, revision: '2025-06-18' });
-    expect(report.checks.map((check: { name: string }) => check.name)).toEqual(['url', 'tcp', 'token', 'protocol', 'tools', 'latency']);
+    expect(report.checks.map((check: { name: string }) => check.name)).toEqual(['url', 'credential', 'tcp', 'token', 'protocol', 'tools', 'latency']);
   });
 
   it('fails the token check on a 401, shows the challenge and names the variable to fix, exit 3', async () => {
