@@ -59,6 +59,32 @@ describe('runDoctor', () => {
     expect(JSON.stringify(report)).not.toContain('expired-token-1234');
   });
 
+  it('names the credential it would use by its source, never its value', async () => {
+    const demo = await startDemoServer({ token: 'demo-credential-token' });
+    cleanups.push(() => demo.close());
+    const fromEnv = await doctor({ url: demo.url.href }, { FENBS_TOKEN: 'demo-credential-token' });
+    expect(check(fromEnv, 'credential')).toEqual({ name: 'credential', ok: true, detail: 'env FENBS_TOKEN' });
+    const fromCommand = await doctor({ url: demo.url.href, tokenCommand: 'printf demo-credential-token' });
+    expect(fromCommand.ok).toBe(true);
+    expect(check(fromCommand, 'credential')!.detail).toBe('--token-command (ran, and printed a token)');
+    expect(check(fromCommand, 'token')!.detail).toBe('accepted (from --token-command)');
+    const fromHeader = await doctor({ url: demo.url.href, header: ['Authorization: Bearer ${DEMO_SECRET}'] }, { DEMO_SECRET: 'demo-credential-token' });
+    expect(check(fromHeader, 'credential')!.detail).toBe('-H Authorization from $DEMO_SECRET');
+    expect(check(fromHeader, 'token')!.detail).toBe('accepted (from -H Authorization from $DEMO_SECRET)');
+    const none = await doctor({ url: demo.url.href });
+    expect(check(none, 'credential')!.detail).toBe('none set: requests go without Authorization');
+    for (const report of [fromEnv, fromCommand, fromHeader]) expect(JSON.stringify(report)).not.toContain('demo-credential-token');
+  });
+
+  it('fails the credential check when --token-command fails, with its exit code and stderr, and goes on to the server', async () => {
+    const demo = await startDemoServer({ token: 'demo-unreached-token' });
+    cleanups.push(() => demo.close());
+    const report = await doctor({ url: demo.url.href, tokenCommand: 'echo "not signed in" >&2; exit 4' });
+    expect(report.ok).toBe(false);
+    expect(check(report, 'credential')).toMatchObject({ ok: false, detail: '--token-command exited with code 4: not signed in', hint: expect.stringMatching(/run the command in a terminal/) });
+    expect(check(report, 'token')).toMatchObject({ ok: false, detail: expect.stringMatching(/^401 and no token is set/), hint: expect.stringMatching(/check what --token-command prints/) });
+  });
+
   it('says no token is set on a 403 without one, and hints at the missing permission', async () => {
     const server = await serve({ route: ({ res }) => (sendJson(res, 403, { error: 'forbidden' }), true) });
     const report = await doctor({ url: server.url.href });
