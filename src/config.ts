@@ -256,8 +256,11 @@ export function withLikelyScheme(raw: string): string | undefined {
   return isLoopbackHost(url.hostname) ? candidate : `https://${text}`;
 }
 
-/** `source` names where the URL came from (`--url`, `FENBS_MCP_URL`), so the message points at it. */
-function parseUrl(raw: string, source: string, allowHttp: boolean, hasToken: boolean): URL {
+/**
+ * `source` names where the URL came from (`--url`, `FENBS_MCP_URL`), so the message points at it;
+ * `secret` names what plain http:// would expose, when there is something.
+ */
+function parseUrl(raw: string, source: string, allowHttp: boolean, secret: string | undefined): URL {
   const likely = withLikelyScheme(raw);
   const fix = likely === undefined ? 'fenbs-mcp --url https://example.com/mcp' : source === '--url' ? `fenbs-mcp --url ${maskUrl(likely)}` : `${source}=${maskUrl(likely)}`;
   let url: URL;
@@ -273,9 +276,9 @@ function parseUrl(raw: string, source: string, allowHttp: boolean, hasToken: boo
   if (url.username !== '' || url.password !== '') {
     throw new UsageError(`${source}: the URL must not carry a user name or password; give the token through the environment`);
   }
-  if (url.protocol === 'http:' && hasToken && !allowHttp && !isLoopbackHost(url.hostname)) {
+  if (url.protocol === 'http:' && secret !== undefined && !allowHttp && !isLoopbackHost(url.hostname)) {
     throw new UsageError(
-      `refusing to send the token over plain http:// to ${url.host}: anyone on the network path could read it`,
+      `refusing to send ${secret} over plain http:// to ${url.host}: anyone on the network path could read it`,
       'use an https:// URL, or pass --allow-http if this network is trusted',
     );
   }
@@ -392,7 +395,8 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
   // An empty variable is unset: a desktop config may pass an optional setting left blank.
   const envUrl = env.FENBS_MCP_URL?.trim() === '' ? undefined : env.FENBS_MCP_URL;
   const [rawUrl, urlSource] = options.url !== undefined ? [options.url, '--url'] : envUrl !== undefined ? [envUrl, 'FENBS_MCP_URL'] : [DEFAULT_URL, 'the default URL'];
-  const url = parseUrl(rawUrl, urlSource, allowHttp, credential.kind !== 'none');
+  const secret = credential.kind !== 'none' ? 'the token' : headers.some((header) => header.secrets.length > 0) ? 'the -H values taken from the environment' : undefined;
+  const url = parseUrl(rawUrl, urlSource, allowHttp, secret);
 
   const envLevel = env.FENBS_MCP_LOG_LEVEL?.trim() === '' ? undefined : env.FENBS_MCP_LOG_LEVEL;
   const levelSource = options.logLevel !== undefined ? '--log-level' : 'FENBS_MCP_LOG_LEVEL';

@@ -65,6 +65,7 @@ export function runTokenCommand(command: string, options: TokenCommandOptions): 
     const kill = () => {
       try {
         if (group && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+        /* c8 ignore next -- Windows has no process groups; the tests run on POSIX */
         else child.kill('SIGKILL');
       } catch {
         // Already gone.

@@ -72,9 +72,11 @@ describe('createConfig', () => {
     expect(config.headerSecrets).toEqual(['gh-value']);
   });
 
-  it('refuses to send a credential from -H or --token-command over plain http to a remote host', () => {
+  it('refuses to send a credential or a -H secret from the environment over plain http to a remote host', () => {
     expect(() => make({ url: 'http://example.invalid/mcp', tokenCommand: 'op read x' })).toThrow(/plain http/);
     expect(() => make({ url: 'http://example.invalid/mcp', header: ['Authorization: Bearer ${T}'] }, { T: 'tok' })).toThrow(/plain http/);
+    expect(() => make({ url: 'http://example.invalid/mcp', header: ['X-Api-Key: ${K}'] }, { K: 'key' })).toThrow(/refusing to send the -H values taken from the environment over plain http/);
+    expect(make({ url: 'http://example.invalid/mcp', header: ['X-Team: platform'] }).url.protocol).toBe('http:');
   });
 
   it('treats an empty token as none', () => {
