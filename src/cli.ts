@@ -42,6 +42,10 @@ Examples:
   # Another server, an extra header, a longer deadline
   fenbs-mcp --url https://example.com/mcp -H "X-Team: platform" --request-timeout 3600000
 
+  # A token a command prints (run again after a 401), or a header secret kept in the environment
+  fenbs-mcp --url https://example.com/mcp --token-command 'op read op://Private/example/token'
+  EXAMPLE_KEY=... fenbs-mcp --url https://example.com/mcp -H 'X-Api-Key: \${EXAMPLE_KEY}'
+
   # See it work with no account: an embedded demo server
   fenbs-mcp --demo < examples/session.jsonl
 

@@ -69,7 +69,8 @@ export async function createCredential(config: BridgeConfig, deps: CredentialDep
       });
     case 'none':
       // OAuth sign-in goes here: when no credential is set, the server's 401 with
-      // `WWW-Authenticate: Bearer` starts it (authorization §Authorization Server Discovery).
+      // `WWW-Authenticate: Bearer` starts it (authorization §Error Handling, §Protected Resource
+      // Metadata Discovery); its credential registers every token it learns with deps.redact.add.
       return noCredential();
   }
 }
