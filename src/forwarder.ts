@@ -145,7 +145,7 @@ export class Forwarder {
         }
         if (!renewed && reply.kind === 'http-error' && refusesCredential(reply)) {
           renewed = true;
-          if (await this.#renew(reply, sent, signal)) continue;
+          if (await untilAborted(this.#renew(reply, sent, signal), signal)) continue;
         }
         if (reply.kind === 'accepted') {
           era.onAccepted(method);

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { result, sendJson, serversForFile, stdoutProblems, type McpServer, type RouteContext } from '../helpers/hardening-servers.js';
 import type { BridgeMode, RunningBridge } from '../helpers/bridge-mode.js';
+import { initializedNotification, initializeRequest } from '../helpers/spawn-bridge.js';
 
 const call = (id: string, name = id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
 const okText = (name: string) => ({ content: [{ type: 'text', text: `ok ${name}` }] });
@@ -132,6 +133,34 @@ export function defineCredentialsSuite(mode: BridgeMode): void {
       running.send(call('write'));
       expect((await running.reply('write')).result).toEqual(okText('write'));
       expect(rotating.server.postsFor('write')).toHaveLength(2);
+    });
+
+    // Every HTTP request carries the credential, GET and DELETE of the session too (authorization §Token Requirements).
+    it('sends the current token on the session GET and DELETE as well, the renewed one after a renewal', async () => {
+      let accepted = 'session-token-one-1414';
+      const server = await serve({
+        sessions: true,
+        route: ({ req, res }) => {
+          if (req.headers.authorization === `Bearer ${accepted}`) return false;
+          sendJson(res, 401, { error: 'invalid_token' }, { 'www-authenticate': 'Bearer error="invalid_token"' });
+          return true;
+        },
+      });
+      const command = tokenCommand('session-token-one-1414');
+      const running = bridge(['--url', server.url.href, ...command.args], command.env);
+      running.send(initializeRequest(1));
+      await running.reply(1);
+      running.send(initializedNotification);
+      const listen = await server.waitForRequest((r) => r.method === 'GET');
+      expect(listen.headers.authorization).toBe('Bearer session-token-one-1414');
+      accepted = 'session-token-two-1515';
+      command.rotate('session-token-two-1515');
+      running.send(call('renewed'));
+      expect((await running.reply('renewed')).result).toEqual(okText('renewed'));
+      running.end();
+      const ended = await server.waitForRequest((r) => r.method === 'DELETE');
+      expect(ended.headers.authorization).toBe('Bearer session-token-two-1515');
+      expect(await running.exitCode).toBe(0);
     });
 
     it('answers REMOTE_AUTH without a second send when the command prints the refused token again', async () => {
