@@ -46,6 +46,9 @@ export type CredentialSpec =
   | { readonly kind: 'command'; readonly source: string; readonly command: string; readonly ignored: readonly string[] }
   | { readonly kind: 'none'; readonly source: string; readonly ignored: readonly string[] };
 
+/** A credential that is set, before the ones it shadows are known. */
+type SetCredential = { [Kind in CredentialSpec['kind']]: Omit<Extract<CredentialSpec, { kind: Kind }>, 'ignored'> }['static' | 'command'];
+
 export interface BridgeConfig {
   readonly url: URL;
   /** The bearer token from the environment or --token-file, when that is the credential. */
@@ -346,25 +349,22 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     throw new UsageError('-H Authorization is given more than once: a request carries one credential');
   }
   // Which credential, in order; the ones after the first set are named in a warning.
-  const candidates: { source: string; spec: (ignored: readonly string[]) => CredentialSpec }[] = [];
-  if (envToken !== undefined) candidates.push({ source: `env ${tokenEnv}`, spec: (ignored) => ({ kind: 'static', source: `env ${tokenEnv}`, authorization: `Bearer ${envToken}`, ignored }) });
-  if (fileToken !== undefined) {
-    const source = `file ${options.tokenFile ?? ''}`;
-    candidates.push({ source, spec: (ignored) => ({ kind: 'static', source, authorization: `Bearer ${fileToken}`, ignored }) });
-  }
-  if (tokenCommand !== undefined) candidates.push({ source: '--token-command', spec: (ignored) => ({ kind: 'command', source: '--token-command', command: tokenCommand, ignored }) });
+  const envSource = `env ${tokenEnv}`;
+  const fileSource = `file ${options.tokenFile ?? ''}`;
+  const found: SetCredential[] = [];
+  if (envToken !== undefined) found.push({ kind: 'static', source: envSource, authorization: `Bearer ${envToken}` });
+  if (fileToken !== undefined) found.push({ kind: 'static', source: fileSource, authorization: `Bearer ${fileToken}` });
+  if (tokenCommand !== undefined) found.push({ kind: 'command', source: '--token-command', command: tokenCommand });
   if (authorizationHeader !== undefined) {
     // Two credentials in one run would leave the user guessing which one the server saw.
-    if (candidates.length > 0) {
-      throw new UsageError(`-H Authorization cannot be combined with ${candidates.map((c) => c.source).join(' or ')}: a run sends one credential`, 'keep one of them');
-    }
-    const source = `-H Authorization from ${authorizationHeader.variables.map((v) => `$${v}`).join('')}`;
-    candidates.push({ source, spec: (ignored) => ({ kind: 'static', source, authorization: authorizationHeader.value, ignored }) });
+    if (found.length > 0) throw new UsageError(`-H Authorization cannot be combined with ${found.map((c) => c.source).join(' or ')}: a run sends one credential`, 'keep one of them');
+    const variables = authorizationHeader.variables.map((name) => `$${name}`).join('');
+    found.push({ kind: 'static', source: `-H Authorization from ${variables}`, authorization: authorizationHeader.value });
   }
-  const [chosen, ...ignored] = candidates;
-  const credential = chosen?.spec(ignored.map((c) => c.source)) ?? { kind: 'none', source: 'none', ignored: [] };
-  const token = chosen?.source === `env ${tokenEnv}` ? envToken : chosen?.source.startsWith('file ') === true ? fileToken : undefined;
-  const tokenSource = chosen?.source.startsWith('file ') === true ? chosen.source : `env ${tokenEnv}`;
+  const [chosen, ...unused] = found;
+  const credential: CredentialSpec = chosen === undefined ? { kind: 'none', source: 'none', ignored: [] } : { ...chosen, ignored: unused.map((c) => c.source) };
+  const token = chosen?.source === envSource ? envToken : chosen?.source === fileSource ? fileToken : undefined;
+  const tokenSource = chosen?.source === fileSource ? fileSource : envSource;
 
   if (options.caFile !== undefined) {
     // Checked here, like --token-file: a missing or wrong file is a usage mistake (exit 2), not a
