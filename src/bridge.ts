@@ -3,6 +3,8 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Dispatcher } from './undici-parts.js';
 import type { BridgeConfig } from './config.js';
+import type { Credential } from './credential.js';
+import { createCredential } from './credentials.js';
 import { Endpoint } from './endpoint.js';
 import { BridgeError } from './errors.js';
 import { Forwarder } from './forwarder.js';
@@ -32,6 +34,8 @@ export interface BridgeOptions {
   signal: AbortSignal;
   /** Injected for tests; created from the config otherwise. */
   dispatcher?: Dispatcher;
+  /** The run's credential; created from the config (and closed at the end) otherwise. */
+  credential?: Credential;
 }
 
 /** Why the bridge stopped; the CLI turns it into an exit code. */
@@ -39,6 +43,8 @@ export type BridgeExit = 'input-ended' | 'signal' | 'output-closed' | 'input-fai
 
 export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   const { config, logger } = options;
+  // Before the first line is read: a token command runs once here, so requests go with its token.
+  const credential = options.credential ?? (await createCredential(config, { env: options.env, logger, redact: options.redact }));
   let outputClosed: () => void = () => undefined;
   const outputGone = new Promise<void>((resolve) => (outputClosed = resolve));
   const writer = createMessageWriter(options.output, (error) => {
@@ -46,7 +52,7 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     outputClosed();
   }, options.redact);
   const dispatcher = options.dispatcher ?? createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env: options.env });
-  const endpoint = new Endpoint(config, dispatcher, options.env);
+  const endpoint = new Endpoint(config, dispatcher, options.env, credential);
   const write = (message: JsonObject, serialised?: string | Buffer) => writer.write(message, serialised);
   // While stdout is full, replies are not read further: TCP flow control then holds the server back.
   const room = () => (writer.full ? writer.room() : undefined);
@@ -146,6 +152,7 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   // A response held back a few milliseconds behind its progress is already answered: write it.
   await writer.flushed();
   await legacy.close(config.shutdownGraceMs);
+  if (options.credential === undefined) await credential.close?.();
   void dispatcher.destroy().catch(() => undefined);
   return exit;
 }

@@ -7,7 +7,7 @@ import { runBridge, type BridgeExit } from './bridge.js';
 import { createConfig, DEFAULT_URL, FileTooLargeError, UsageError, type BridgeConfig, type RawOptions } from './config.js';
 import { createLogger, LogFileError, type BridgeLog } from './logger.js';
 import { proxyFromEnv, redactUserinfo } from './remote.js';
-import { createRedactor, maskUrl, MIN_MASKABLE_SECRET_CHARS, type Redactor } from './secrets.js';
+import { createRedactor, maskUrl, type Redactor } from './secrets.js';
 
 /** Exit codes; documented in the README's table. */
 export const EXIT = {
@@ -42,11 +42,16 @@ Examples:
   # Another server, an extra header, a longer deadline
   fenbs-mcp --url https://example.com/mcp -H "X-Team: platform" --request-timeout 3600000
 
+  # A token a command prints (run again after a 401), or a header secret kept in the environment
+  fenbs-mcp --url https://example.com/mcp --token-command 'op read op://Private/example/token'
+  EXAMPLE_KEY=... fenbs-mcp --url https://example.com/mcp -H 'X-Api-Key: \${EXAMPLE_KEY}'
+
   # See it work with no account: an embedded demo server
   fenbs-mcp --demo < examples/session.jsonl
 
 Environment:
-  FENBS_TOKEN            bearer token (or the variable named by --token-env)
+  FENBS_TOKEN            bearer token (or the variable named by --token-env); comes before
+                         --token-file, --token-command and -H 'Authorization: Bearer \${VAR}'
   FENBS_MCP_URL          endpoint when --url is not given (default ${DEFAULT_URL})
   FENBS_MCP_LOG_LEVEL    log level when --log-level is not given
   HTTPS_PROXY, HTTP_PROXY, NO_PROXY   proxy settings (either case), honoured by default
@@ -64,7 +69,8 @@ function addConnectionOptions(command: Command): Command {
     .option('--url <url>', `MCP endpoint (env FENBS_MCP_URL, default ${DEFAULT_URL})`)
     .option('--token-env <name>', 'environment variable that holds the bearer token', 'FENBS_TOKEN')
     .option('--token-file <path>', 'read the bearer token from this file instead')
-    .option('-H, --header <header>', 'extra request header "Name: value" (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--token-command <cmd>', 'run this shell command for the bearer token (its trimmed stdout); run again after a 401')
+    .option('-H, --header <header>', 'extra request header "Name: value" (repeatable); ${VAR} takes a value from the environment', (value: string, previous: string[] = []) => [...previous, value])
     .option('--request-timeout <ms>', 'deadline per request in ms, 0 = none (default 1800000 = 30 min)')
     .option('--connect-timeout <ms>', 'TCP/TLS connect timeout in ms (default 10000)')
     .option('--stream-idle-timeout <ms>', 'give up an event stream silent this long, in ms, 0 = never (default 0)')
@@ -173,7 +179,7 @@ const CREDENTIAL_NAME = /key|token|secret|pass|auth|sig|session|credential/i;
 function redactorFor(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>): { redact: Redactor; proxy: string | undefined } {
   const proxy = proxyFromEnv(env, config.url.protocol);
   const named = [...config.url.searchParams, ...config.extraHeaders].filter(([name]) => CREDENTIAL_NAME.test(name)).map(([, value]) => value);
-  return { redact: createRedactor([config.token, proxyPassword(proxy), ...named]), proxy };
+  return { redact: createRedactor([config.token, proxyPassword(proxy), ...named, ...config.headerSecrets]), proxy };
 }
 
 interface CliOptions extends RawOptions {
@@ -203,7 +209,7 @@ async function prepare(options: CliOptions, report: (message: string, fix?: stri
   const demoToken = randomBytes(16).toString('hex');
   const { startDemoServer } = await import('./demo-server.js');
   const demo = await startDemoServer({ token: demoToken });
-  const raw: RawOptions = { ...options, url: demo.url.href, tokenEnv: 'FENBS_MCP_DEMO_TOKEN', tokenFile: undefined };
+  const raw: RawOptions = { ...options, url: demo.url.href, tokenEnv: 'FENBS_MCP_DEMO_TOKEN', tokenFile: undefined, tokenCommand: undefined };
   try {
     return { config: createConfig({ options: raw, env: { ...env, FENBS_MCP_DEMO_TOKEN: demoToken }, readTextFile: () => '' }), env, demo };
   } catch (error) {
@@ -284,13 +290,11 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
   const { logger } = log;
 
   logger.info(
-    { url: maskUrl(config.url), version, node: process.versions.node, credentials: config.token === undefined ? 'none' : `token from ${config.tokenSource}`, proxy: proxy === undefined || proxy === '' ? undefined : redactUserinfo(proxy), demo: demo !== undefined || undefined },
+    { url: maskUrl(config.url), version, node: process.versions.node, credentials: config.credential.kind === 'none' ? 'none' : config.credential.kind === 'command' ? 'token from --token-command' : config.token === undefined ? config.credential.source : `token from ${config.tokenSource}`, proxy: proxy === undefined || proxy === '' ? undefined : redactUserinfo(proxy), demo: demo !== undefined || undefined },
     'fenbs-mcp started',
   );
-  if (config.token === undefined) {
+  if (config.credential.kind === 'none') {
     logger.warn(`no token: ${config.tokenSource} is not set, so requests go without Authorization`);
-  } else if (config.token.length < MIN_MASKABLE_SECRET_CHARS) {
-    logger.warn(`the token from ${config.tokenSource} is shorter than ${MIN_MASKABLE_SECRET_CHARS} characters: too short to tell apart from ordinary text, so it cannot be masked in server replies on stdout`);
   }
   if (config.url.protocol === 'http:' && config.allowHttp) {
     logger.warn('--allow-http: the token travels unencrypted over plain http://');

@@ -2,6 +2,8 @@
 
 import type { Dispatcher } from './undici-parts.js';
 import type { BridgeConfig } from './config.js';
+import type { Credential } from './credential.js';
+import { fixedCredential } from './credentials.js';
 import { proxyFor, sendHttp, toBridgeError, type HttpExchange, type HttpMethod } from './remote.js';
 import type { BridgeError } from './errors.js';
 
@@ -9,18 +11,20 @@ export const ACCEPT_BOTH = 'application/json, text/event-stream';
 
 export class Endpoint {
   readonly url: URL;
+  /** Read for every request, so a renewed credential applies to the next send. */
+  readonly credential: Credential;
   readonly #dispatcher: Dispatcher;
   readonly #baseHeaders: Record<string, string>;
   readonly #proxy: string | undefined;
 
-  constructor(config: BridgeConfig, dispatcher: Dispatcher, env: Readonly<Record<string, string | undefined>>) {
+  /** `credential` defaults to the fixed one the config names (a token command needs createCredential). */
+  constructor(config: BridgeConfig, dispatcher: Dispatcher, env: Readonly<Record<string, string | undefined>>, credential: Credential = fixedCredential(config)) {
     this.url = config.url;
+    this.credential = credential;
     this.#dispatcher = dispatcher;
     this.#proxy = proxyFor(config.url, env);
     const headers: Record<string, string> = {};
     for (const [name, value] of config.extraHeaders) headers[name.toLowerCase()] = value;
-    // Bearer on every HTTP request, POST, GET and DELETE alike (authorization §Token Requirements).
-    if (config.token !== undefined) headers.authorization = `Bearer ${config.token}`;
     this.#baseHeaders = headers;
   }
 
@@ -44,9 +48,16 @@ export class Endpoint {
   }
 
   async #send(method: HttpMethod, headers: Record<string, string>, signal: AbortSignal, body?: string): Promise<HttpExchange> {
-    const options = { method, url: this.url, headers: { ...this.#baseHeaders, ...headers }, signal };
+    const all = { ...this.#baseHeaders, ...headers };
+    // On every HTTP request, POST, GET and DELETE alike (authorization §Token Requirements), read
+    // now: a credential renewed after a 401 applies from the next send on.
+    const authorization = this.credential.authorization();
+    if (authorization !== undefined) all.authorization = authorization;
+    const options = { method, url: this.url, headers: all, signal };
     try {
-      return await sendHttp(this.#dispatcher, body === undefined ? options : { ...options, body });
+      const exchange = await sendHttp(this.#dispatcher, body === undefined ? options : { ...options, body });
+      exchange.sentAuthorization = authorization;
+      return exchange;
     } catch (error) {
       throw this.failure(error, signal);
     }

@@ -29,6 +29,7 @@ export const BRIDGE_ERRORS = {
   SESSION_LOST: { rpcCode: -31012, summary: 'the session expired and could not be re-established' },
   PROXY_FAILED: { rpcCode: -31013, summary: 'the HTTP proxy refused or failed the connection' },
   SHUTTING_DOWN: { rpcCode: -31014, summary: 'the bridge is shutting down' },
+  TOKEN_COMMAND_FAILED: { rpcCode: -31020, summary: 'the --token-command failed, printed nothing, or took too long' },
   INTERNAL: { rpcCode: -31099, summary: 'the bridge failed unexpectedly' },
 } as const;
 

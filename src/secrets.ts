@@ -26,6 +26,12 @@ export interface Redactor {
   maskMessageLine(line: string | Buffer): string | Buffer;
   /** How many of the secrets given are too short to be masked on stdout. */
   readonly unmaskable: number;
+  /**
+   * Adds a secret learned at run time (a token a command printed, an OAuth token): every later
+   * log line and stdout line masks it too. Returns false when it is too short to mask on stdout
+   * (see MIN_MASKABLE_SECRET_CHARS). Adding a known or empty secret changes nothing.
+   */
+  add(secret: string): boolean;
 }
 
 /** The forms a secret takes in a serialised JSON line. */
@@ -48,38 +54,65 @@ function byLength(values: Iterable<string>): string[] {
   return [...new Set(values)].sort((a, b) => b.length - a.length);
 }
 
+/** The needles derived from a set of secrets; rebuilt only when a secret is added. */
+interface Needles {
+  log: string[];
+  /** Inside a decoded JSON string a secret appears raw or URL-encoded. */
+  decoded: string[];
+  line: string[];
+  lineBytes: Buffer[];
+  unmaskable: number;
+}
+
+function needlesFor(given: readonly string[]): Needles {
+  const maskable = given.filter((s) => s.length >= MIN_MASKABLE_SECRET_CHARS);
+  const line = byLength(maskable.flatMap(encodedForms));
+  return {
+    log: byLength(given.filter((s) => s.length >= MIN_LOG_SECRET_CHARS).flatMap(encodedForms)),
+    decoded: byLength(maskable.flatMap((s) => [s, encodeURIComponent(s)])),
+    line,
+    lineBytes: line.map((needle) => Buffer.from(needle, 'utf8')),
+    unmaskable: given.length - maskable.length,
+  };
+}
+
 /**
  * Returns a redactor for these secrets (undefined entries are skipped). Log text masks secrets of
- * 4 characters or more; stdout lines only those of `MIN_MASKABLE_SECRET_CHARS` or more.
+ * 4 characters or more; stdout lines only those of `MIN_MASKABLE_SECRET_CHARS` or more. Secrets
+ * learned later join through `add`; the masking paths read the current needles on each call, so
+ * an added secret costs nothing until it is added.
  */
 export function createRedactor(secrets: readonly (string | undefined)[]): Redactor {
-  const given = secrets.filter((secret): secret is string => secret !== undefined && secret !== '');
-  const logNeedles = byLength(given.filter((s) => s.length >= MIN_LOG_SECRET_CHARS).flatMap(encodedForms));
-  const maskable = given.filter((s) => s.length >= MIN_MASKABLE_SECRET_CHARS);
-  // Inside a decoded JSON string a secret appears raw or URL-encoded.
-  const decodedNeedles = byLength(maskable.flatMap((s) => [s, encodeURIComponent(s)]));
-  const lineNeedles = byLength(maskable.flatMap(encodedForms));
-  const lineByteNeedles = lineNeedles.map((needle) => Buffer.from(needle, 'utf8'));
+  const given = new Set(secrets.filter((secret): secret is string => secret !== undefined && secret !== ''));
+  let needles = needlesFor([...given]);
 
   const mayHold = (line: string | Buffer) =>
-    Buffer.isBuffer(line) ? lineByteNeedles.some((needle) => line.includes(needle)) : lineNeedles.some((needle) => line.includes(needle));
+    Buffer.isBuffer(line) ? needles.lineBytes.some((needle) => line.includes(needle)) : needles.line.some((needle) => line.includes(needle));
 
   const maskMessageLine = (line: string | Buffer): string | Buffer => {
-    if (lineNeedles.length === 0 || !mayHold(line)) return line;
+    if (needles.line.length === 0 || !mayHold(line)) return line;
     const text = Buffer.isBuffer(line) ? line.toString('utf8') : line;
     try {
       JSON.parse(text);
     } catch {
-      return replaceAll(text, lineNeedles); // not JSON after all: mask the text itself
+      return replaceAll(text, needles.line); // not JSON after all: mask the text itself
     }
-    const masked = maskJsonStrings(text, decodedNeedles);
+    const masked = maskJsonStrings(text, needles.decoded);
     return masked === text ? line : masked;
   };
 
-  return Object.assign((text: string) => replaceAll(text, logNeedles), {
-    maskMessageLine,
-    unmaskable: given.length - maskable.length,
-  });
+  const add = (secret: string): boolean => {
+    if (secret !== '' && !given.has(secret)) {
+      given.add(secret);
+      needles = needlesFor([...given]);
+    }
+    return secret.length >= MIN_MASKABLE_SECRET_CHARS;
+  };
+
+  const redact = (text: string) => replaceAll(text, needles.log);
+  return Object.defineProperties(Object.assign(redact, { maskMessageLine, add }), {
+    unmaskable: { get: () => needles.unmaskable, enumerable: true },
+  }) as Redactor;
 }
 
 const QUOTE = 0x22;

@@ -96,3 +96,36 @@ describe('maskUrl', () => {
     expect(maskUrl('https://exa mple.com/mcp#frag')).toBe('https://exa mple.com/mcp#***');
   });
 });
+
+describe('createRedactor: secrets learned at run time', () => {
+  it('masks a secret added later in log text and in stdout lines, from then on', () => {
+    const redact = createRedactor([]);
+    const learned = 'learned-at-run-time-token';
+    const line = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { text: `got ${learned}` } });
+    expect(redact.maskMessageLine(line)).toBe(line);
+    expect(redact.add(learned)).toBe(true);
+    expect(redact(`log ${learned}`)).toBe('log [REDACTED]');
+    expect(JSON.parse(String(redact.maskMessageLine(Buffer.from(line)))).result.text).toBe('got [REDACTED]');
+  });
+
+  it('keeps the secrets it had, and masks a longer added secret whole', () => {
+    const redact = createRedactor([TOKEN]);
+    redact.add(`${TOKEN}-rotated`);
+    expect(redact(`a ${TOKEN} b ${TOKEN}-rotated`)).toBe('a [REDACTED] b [REDACTED]');
+  });
+
+  it(`says when an added secret is shorter than ${MIN_MASKABLE_SECRET_CHARS} characters, and counts it as unmaskable`, () => {
+    const redact = createRedactor([]);
+    expect(redact.add('short')).toBe(false);
+    expect(redact.unmaskable).toBe(1);
+    expect(redact('a short b')).toBe('a [REDACTED] b'); // still masked in logs
+  });
+
+  it('changes nothing when the secret is known already or empty', () => {
+    const redact = createRedactor([TOKEN]);
+    expect(redact.add(TOKEN)).toBe(true);
+    expect(redact.add('')).toBe(false);
+    expect(redact.unmaskable).toBe(0);
+    expect(redact('nothing secret here')).toBe('nothing secret here');
+  });
+});
