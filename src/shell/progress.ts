@@ -96,7 +96,8 @@ class TerminalProgress implements ProgressView {
       line = `${FILLED.repeat(filled)}${EMPTY.repeat(BAR_WIDTH_CHARS - filled)} ${describeProgress(progress)}`;
     }
     // One character short of the width: a line that fills it wraps on some terminals and cannot be erased.
-    const columns = this.target.columns ?? DEFAULT_COLUMNS;
+    // A pseudo-terminal without a size says 0 columns: that is "unknown", not "no room".
+    const columns = this.target.columns !== undefined && this.target.columns > 0 ? this.target.columns : DEFAULT_COLUMNS;
     this.target.write(`${CLEAR_LINE}${[...line].slice(0, Math.max(1, columns - 1)).join('')}`);
     this.#drawn = true;
   }
