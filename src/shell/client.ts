@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream';
 import { runBridge, type BridgeExit, type BridgeOptions } from '../bridge.js';
 import { BRIDGE_ERRORS } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { errorReply, isJsonObject, MODERN_VERSION_META_KEY, type JsonObject } from '../json-rpc.js';
+import { errorReply, isJsonObject, MODERN_VERSION_META_KEY, type JsonObject, type JsonRpcId } from '../json-rpc.js';
 
 /** The revision the client asks for with `server/discover` (2026-07-28 basic §Request `_meta`). */
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
@@ -53,7 +53,7 @@ export interface RequestOptions {
   /** Asks for progress (a progress token in `_meta`) and receives each `notifications/progress`. */
   onProgress?: (progress: Progress) => void;
   /** Aborting it cancels the request: the bridge posts `notifications/cancelled` (2025) or closes the stream (2026-07-28). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export interface ClientOptions extends Omit<BridgeOptions, 'input' | 'output' | 'signal'> {
@@ -95,7 +95,8 @@ export class ShellClient {
     this.#output.setEncoding('utf8');
     this.#output.on('data', (chunk: string) => this.#onData(chunk));
     this.#exited = runBridge({ ...options, input: this.#input, output: this.#output, signal: this.#stop.signal }).finally(() => {
-      // Whatever is still waiting gets an answer: the bridge answers every request before it returns, so this is a guard.
+      // Whatever is still waiting gets an answer, so no command can hang on a request the bridge dropped.
+      /* c8 ignore next 4 -- the bridge answers every request before it returns; this guards against a bug there */
       for (const [id, pending] of this.#pending) {
         this.#pending.delete(id);
         pending.reject(new RpcError(pending.method, BRIDGE_ERRORS.SHUTTING_DOWN.rpcCode, 'the bridge stopped before answering', { bridgeCode: 'SHUTTING_DOWN' }));
@@ -115,7 +116,7 @@ export class ShellClient {
   async open(signal?: AbortSignal): Promise<void> {
     try {
       this.#era = 'modern';
-      const discovered = await this.request('server/discover', {}, signal === undefined ? {} : { signal });
+      const discovered = await this.request('server/discover', {}, { signal });
       const versions = discovered.supportedVersions;
       if (Array.isArray(versions) && versions.includes(MODERN_PROTOCOL_VERSION)) {
         this.capabilities = isJsonObject(discovered.capabilities) ? discovered.capabilities : {};
@@ -128,7 +129,7 @@ export class ShellClient {
     const initialized = await this.request(
       'initialize',
       { protocolVersion: LEGACY_PROTOCOL_VERSION, capabilities: {}, clientInfo: this.#options.clientInfo },
-      signal === undefined ? {} : { signal },
+      { signal },
     );
     this.capabilities = isJsonObject(initialized.capabilities) ? initialized.capabilities : {};
     this.notify('notifications/initialized');
@@ -137,7 +138,7 @@ export class ShellClient {
   /** Sends a request; resolves with its result, rejects with RpcError (an error answer) or Interrupted. */
   request(method: string, params: JsonObject = {}, options: RequestOptions = {}): Promise<JsonObject> {
     const id = ++this.#nextId;
-    const meta: JsonObject = isJsonObject(params._meta) ? { ...params._meta } : {};
+    const meta: JsonObject = {};
     if (this.#era === 'modern') {
       // 2026-07-28 basic §Request `_meta`: every request names its version and capabilities, no handshake.
       meta[MODERN_VERSION_META_KEY] = MODERN_PROTOCOL_VERSION;
@@ -192,31 +193,27 @@ export class ShellClient {
 
   #onData(chunk: string): void {
     const lines = (this.#buffer + chunk).split('\n');
-    this.#buffer = lines.pop() ?? '';
+    this.#buffer = lines.pop()!; // split always returns at least one element
     for (const line of lines) {
-      let message: unknown;
-      try {
-        message = JSON.parse(line);
-      } catch {
-        continue; // the bridge writes only JSON-RPC lines; nothing else is expected here
-      }
-      if (isJsonObject(message)) this.#onMessage(message);
+      // The bridge writes only JSON-RPC objects, one per line (it builds or checks each one).
+      this.#onMessage(JSON.parse(line) as JsonObject);
     }
   }
 
   #onMessage(message: JsonObject): void {
     const { id, method, params } = message;
     if (typeof method === 'string') {
-      if (id !== undefined) return this.#answerServerRequest(id, method);
+      // The bridge passes on only requests whose id is a string or a number.
+      if (id !== undefined) return this.#answerServerRequest(id as JsonRpcId, method);
       if (method === 'notifications/progress' && isJsonObject(params)) return this.#onProgress(params);
       if (method === 'notifications/message' && isJsonObject(params)) this.#options.onServerLog?.(String(params.level), params.data);
       return undefined;
     }
-    const pending = typeof id === 'number' ? this.#pending.get(id) : undefined;
+    const pending = this.#pending.get(id as number);
     if (pending === undefined) return undefined;
     if (isJsonObject(message.error)) {
       const { code, message: text, data } = message.error;
-      pending.reject(new RpcError(pending.method, typeof code === 'number' ? code : 0, typeof text === 'string' ? text : 'error without a message', data));
+      pending.reject(new RpcError(pending.method, Number(code), String(text), data));
     } else {
       pending.resolve(isJsonObject(message.result) ? message.result : {});
     }
@@ -225,14 +222,13 @@ export class ShellClient {
 
   #onProgress(params: JsonObject): void {
     const { progressToken, progress, total, message } = params;
-    const handler = typeof progressToken === 'string' ? this.#progress.get(progressToken) : undefined;
+    const handler = this.#progress.get(String(progressToken));
     if (handler === undefined || typeof progress !== 'number') return;
     handler({ progress, total: typeof total === 'number' ? total : undefined, message: typeof message === 'string' ? message : undefined });
   }
 
   /** A 2025 server may ask the client things; a shell command offers nothing but `ping` (2025 basic utilities §Ping). */
-  #answerServerRequest(id: unknown, method: string): void {
-    if (typeof id !== 'string' && typeof id !== 'number') return;
+  #answerServerRequest(id: JsonRpcId, method: string): void {
     if (method === 'ping') this.#send({ jsonrpc: '2.0', id, result: {} });
     else this.#send(errorReply(id, -32601, `Method not found: fenbs-mcp shell commands do not offer ${method}`));
   }

@@ -26,6 +26,8 @@ export interface ShellRunOptions {
   /** Aborted as Ctrl-C would; `onStderr`/`onLog` see output as it comes, to decide when. */
   interrupt?: AbortController;
   onLog?: (log: string) => void;
+  /** Receives the server's log notifications. */
+  onServerLog?: (level: string, data: unknown) => void;
 }
 
 /** Runs `command` with the bridge options `args` (as the CLI spells them). */
@@ -57,7 +59,7 @@ export async function runShell(command: ShellCommand, args: string[], options: S
   };
   const code = await runShellCommand(
     command,
-    { config, logger, redact, env, clientInfo: { name: 'fenbs-mcp-tests', version: '1.0.0' } },
+    { config, logger, redact, env, clientInfo: { name: 'fenbs-mcp-tests', version: '1.0.0' }, ...(options.onServerLog === undefined ? {} : { onServerLog: options.onServerLog }) },
     { stdout: out, stderr: err, readStdin: () => Promise.resolve(options.stdin ?? ''), json: options.json === true, interrupt: (options.interrupt ?? new AbortController()).signal },
   );
   return { code, stdout, stderr, log };

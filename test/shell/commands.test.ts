@@ -128,6 +128,14 @@ describe('shell commands against the demo server', () => {
     expect(unknown.stderr).toContain('the server has no prompt "nope"; it has: summarize_board, plan_task');
   });
 
+  it('sends prompt arguments as strings, whatever JSON they were given as', async () => {
+    const run = await runShell({ kind: 'prompt', name: 'plan_task', assignments: ['style:="short"'], args: '{"ref": 2}' }, args, { env });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('no task 2 on the board');
+    const forced = await runShell({ kind: 'prompt', name: 'plan_task', assignments: ['ref=T-1', 'style:=7'] }, args, { env });
+    expect(forced.stdout).toMatch(/^user: Write a 7 step-by-step plan/);
+  });
+
   it('exits 1 with the server message when the server answers with a JSON-RPC error', async () => {
     const run = await runShell({ kind: 'read', uri: 'demo://nowhere' }, args, { env });
     expect(run.code).toBe(1);
@@ -248,6 +256,7 @@ describe('shell commands against scripted servers', () => {
       'tools/call': (params) => ({
         stream: (id) => [
           { jsonrpc: '2.0', id: 'srv-1', method: 'ping' },
+          { jsonrpc: '2.0', id: 'srv-2', method: 'roots/list' },
           { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: params._meta.progressToken, progress: 1, message: 'focusing' } },
           { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'hello' } },
           {
@@ -272,13 +281,17 @@ describe('shell commands against scripted servers', () => {
       expect(schema.code).toBe(2);
       expect(schema.stderr).toContain('argument "size[1]" must be integer, got string "x"');
       expect(schema.stderr).toContain('unknown argument "zoom" (known: size)');
-      const run = await runShell({ kind: 'call', name: 'shot', assignments: ['size:=[1,2]'] }, ['--url', server.url], { env, terminalColumns: 40 });
+      const serverLogs: unknown[] = [];
+      const run = await runShell({ kind: 'call', name: 'shot', assignments: ['size:=[1,2]'] }, ['--url', server.url], { env, terminalColumns: 40, onServerLog: (level, data) => serverLogs.push([level, data]) });
+      expect(serverLogs).toEqual([['info', 'hello']]);
       expect(run.code).toBe(0);
       expect(run.stdout).toBe(
         '[image image/png, 2.0 KiB]\n[audio audio/wav, 10 bytes]\n[link file:///a.png (a.png)]\nembedded text\n[binary file:///c.bin, 3 bytes; --json shows the data]\n[hologram content]\n',
       );
       expect(run.stderr).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] focusing \(1\)/);
       expect(server.received).toContainEqual({ jsonrpc: '2.0', id: 'srv-1', result: {} });
+      // A shell command offers the server nothing but ping: anything else is Method not found.
+      expect(server.received).toContainEqual(expect.objectContaining({ id: 'srv-2', error: expect.objectContaining({ code: -32601 }) }));
     } finally {
       await server.close();
     }
@@ -300,5 +313,44 @@ describe('shell commands against scripted servers', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('describe what a tool takes when the arguments do not fit, and say when a server has no tools or prompts', async () => {
+    const server = await startScriptedMcpServer({
+      'tools/list': (params) =>
+        params.cursor === undefined
+          ? { result: { tools: [{ name: 'typed', inputSchema: { type: 'object', properties: { a: { type: ['string', 'null'] }, b: {} }, required: ['c'] } }], nextCursor: 'p2' } }
+          : { result: { tools: [{ name: 'bare', inputSchema: { required: ['x'] } }, { name: 'quiet', inputSchema: { type: 'object' } }] } },
+      'tools/call': () => ({ result: { content: [] } }),
+    });
+    try {
+      const typed = await runShell({ kind: 'call', name: 'typed', assignments: [] }, ['--url', server.url], { env });
+      expect(typed.stderr).toContain('typed takes: a (string|null), b (any), nothing was sent'.replace(', nothing', '\n  nothing'));
+      const bare = await runShell({ kind: 'call', name: 'bare', assignments: [] }, ['--url', server.url], { env });
+      expect(bare.stderr).toContain('bare takes: no arguments');
+      const quiet = await runShell({ kind: 'call', name: 'quiet', assignments: [] }, ['--url', server.url], { env });
+      expect(quiet).toMatchObject({ code: 0, stdout: '' });
+      const prompts = await runShell({ kind: 'prompt', name: 'any', assignments: [] }, ['--url', server.url], { env });
+      expect(prompts.code).toBe(1);
+      expect(prompts.stderr).toContain('prompts/list failed: Method not found: prompts/list (JSON-RPC error -32601)');
+    } finally {
+      await server.close();
+    }
+    const empty = await startScriptedMcpServer({ 'tools/list': () => ({ result: { tools: [] } }), 'prompts/list': () => ({ result: { prompts: [] } }) });
+    try {
+      expect((await runShell({ kind: 'call', name: 'x', assignments: [] }, ['--url', empty.url], { env })).stderr).toContain('the server has no tool "x"\n');
+      expect((await runShell({ kind: 'prompt', name: 'y', assignments: [] }, ['--url', empty.url], { env })).stderr).toContain('the server has no prompt "y"\n');
+    } finally {
+      await empty.close();
+    }
+  });
+});
+
+describe('shell commands interrupted before they start', () => {
+  it('send nothing and exit 130', async () => {
+    const interrupt = new AbortController();
+    interrupt.abort();
+    const run = await runShell({ kind: 'tools' }, ['--url', 'http://127.0.0.1:1/mcp'], { env, interrupt });
+    expect(run.code).toBe(130);
   });
 });
