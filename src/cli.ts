@@ -8,6 +8,7 @@ import { createConfig, DEFAULT_URL, FileTooLargeError, UsageError, type BridgeCo
 import { createLogger, LogFileError, type BridgeLog } from './logger.js';
 import { proxyFromEnv, redactUserinfo } from './remote.js';
 import { addShellCommands, SHELL_COMMANDS } from './shell/command-line.js';
+import { CLEAR_LINE } from './shell/progress.js';
 import type { ShellCommand } from './shell/commands.js';
 import { createRedactor, maskUrl, MIN_MASKABLE_SECRET_CHARS, type Redactor } from './secrets.js';
 
@@ -38,6 +39,10 @@ Examples:
       "fenbs": { "command": "npx", "args": ["-y", "fenbs-mcp"], "env": { "FENBS_TOKEN": "<your token>" } }
     }
   }
+
+  # Without writing JSON-RPC: list the tools, call one with key=value arguments (--json for scripts)
+  fenbs-mcp tools --demo
+  fenbs-mcp call tasks_get ref=T-1 --demo
 
   # In a shell pipeline
   printf '%s\\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \\
@@ -346,12 +351,15 @@ async function shellCommand(command: ShellCommand, options: CliOptions, version:
   if (typeof prepared === 'number') return prepared;
   const { config, env, demo } = prepared;
   const { redact } = redactorFor(config, env);
+  const format = await stderrFormatter(config);
+  // On a terminal a log line first erases the progress bar it would run into; the next report redraws the bar.
+  const formatStderr = process.stderr.isTTY === true ? (line: string) => `${CLEAR_LINE}${format === undefined ? line : format(line)}` : format;
   let log: BridgeLog;
   try {
-    log = createLogger({ level: config.logLevel, file: config.logFile, redact, formatStderr: await stderrFormatter(config) });
+    log = createLogger({ level: config.logLevel, file: config.logFile, redact, formatStderr });
   } catch (error) {
     await demo?.close();
-    if (error instanceof LogFileError) return usage(error.message, 'fenbs-mcp --log-file ~/fenbs-mcp.log (a path you can write to)');
+    if (error instanceof LogFileError) return usage(error.message, 'fenbs-mcp tools --log-file ~/fenbs-mcp.log (a path you can write to)');
     throw error;
   }
   const { logger } = log;
