@@ -64,6 +64,9 @@ export async function runShellCommand(command: ShellCommand, client: ClientOptio
   }
   if (io.interrupt.aborted) return SHELL_EXIT.INTERRUPTED;
   const connection = new ShellClient(client);
+  // A reader of stdout that goes away early is no failure of the command: its EPIPE is not thrown.
+  const ignore = () => undefined;
+  io.stdout.on('error', ignore);
   try {
     await connection.open(io.interrupt);
     switch (command.kind) {
@@ -101,6 +104,7 @@ export async function runShellCommand(command: ShellCommand, client: ClientOptio
     return SHELL_EXIT.FAILED;
   } finally {
     await connection.close();
+    io.stdout.off('error', ignore);
   }
 }
 
@@ -110,10 +114,18 @@ function usageFailure(stderr: ProgressTarget, error: ArgumentError): number {
 }
 
 async function print(io: ShellIo, text: string): Promise<void> {
-  if (text === '') return;
+  if (text === '' || io.stdout.destroyed) return;
   const line = text.endsWith('\n') ? text : `${text}\n`;
-  // Back-pressure: a slow reader of stdout (a pager) is waited for, not buffered without bound.
-  if (!io.stdout.write(line)) await new Promise<void>((resolve) => io.stdout.once('drain', resolve));
+  // Back-pressure: a slow reader of stdout (a pager) is waited for, not buffered without bound; a
+  // reader that went away (`| head -1`, EPIPE) ends the wait, and the error, which is not ours to report.
+  if (io.stdout.write(line)) return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      io.stdout.off('drain', done).off('close', done).off('error', done);
+      resolve();
+    };
+    io.stdout.on('drain', done).on('close', done).on('error', done);
+  });
 }
 
 /** Every page of a list (2025-06-18 server/utilities §Pagination), bounded by MAX_LIST_PAGES. */

@@ -1,7 +1,7 @@
 // Runs a shell command (tools, call…) in this process through the in-process bridge, capturing what it prints.
 
 import { readFileSync } from 'node:fs';
-import { PassThrough } from 'node:stream';
+import { PassThrough, type Writable } from 'node:stream';
 import { pino } from 'pino';
 import { createConfig } from '../../src/config.js';
 import { createRedactor } from '../../src/secrets.js';
@@ -26,6 +26,8 @@ export interface ShellRunOptions {
   /** Aborted as Ctrl-C would; `onStderr`/`onLog` see output as it comes, to decide when. */
   interrupt?: AbortController;
   onLog?: (log: string) => void;
+  /** Where the command prints, instead of a collecting stream (then `stdout` of the run is empty). */
+  stdout?: Writable;
   /** Receives the server's log notifications. */
   onServerLog?: (level: string, data: unknown) => void;
 }
@@ -60,7 +62,7 @@ export async function runShell(command: ShellCommand, args: string[], options: S
   const code = await runShellCommand(
     command,
     { config, logger, redact, env, clientInfo: { name: 'fenbs-mcp-tests', version: '1.0.0' }, ...(options.onServerLog === undefined ? {} : { onServerLog: options.onServerLog }) },
-    { stdout: out, stderr: err, readStdin: () => Promise.resolve(options.stdin ?? ''), json: options.json === true, interrupt: (options.interrupt ?? new AbortController()).signal },
+    { stdout: options.stdout ?? out, stderr: err, readStdin: () => Promise.resolve(options.stdin ?? ''), json: options.json === true, interrupt: (options.interrupt ?? new AbortController()).signal },
   );
   return { code, stdout, stderr, log };
 }

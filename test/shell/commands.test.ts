@@ -1,6 +1,7 @@
 // Shell commands in-process against real servers on loopback: the demo, the SDK v1 (2025-06-18) and v2 (2026-07-28) servers, scripted ones.
 
 import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoServer, type DemoServer } from '../../src/demo-server.js';
 import { MAX_LIST_PAGES, SHELL_EXIT } from '../../src/shell/commands.js';
@@ -146,6 +147,32 @@ describe('shell commands against the demo server', () => {
     const run = await runShell({ kind: 'tools' }, args, { env: { FENBS_TOKEN: 'wrong-token-0123456789' } });
     expect(run.code).toBe(SHELL_EXIT.UNREACHABLE);
     expect(run.stderr).toContain('fenbs-mcp doctor');
+  });
+
+  it('waits for a slow reader of stdout before it finishes', async () => {
+    const written: string[] = [];
+    // Takes one chunk at a time, each a turn of the event loop later: every write past the first says "wait".
+    const slow = new Writable({
+      highWaterMark: 1,
+      write(chunk: Buffer, _encoding, callback) {
+        written.push(chunk.toString('utf8'));
+        setImmediate(callback);
+      },
+    });
+    const run = await runShell({ kind: 'tools' }, args, { env, stdout: slow });
+    expect(run.code).toBe(0);
+    expect(written.join('')).toMatch(/^tasks_list .*\ntasks_import +Import tasks\n$/s);
+  });
+
+  it('finishes with exit 0 when the reader of stdout has gone away', async () => {
+    const gone = new Writable({
+      highWaterMark: 1,
+      write(_chunk, _encoding, callback) {
+        callback(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+      },
+    });
+    const run = await runShell({ kind: 'tools' }, args, { env, stdout: gone });
+    expect(run.code).toBe(0);
   });
 
   it('uses the exit codes of the CLI table', () => {
