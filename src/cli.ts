@@ -30,6 +30,8 @@ const COMMANDS = ['doctor', 'help', ...SHELL_COMMANDS] as const;
 
 /** SIGTERM/SIGINT/SIGHUP end the process within a second: a client that sent one waits for the exit. */
 const SIGNAL_EXIT_DEADLINE_MS = 900;
+/** A shell command interrupted by Ctrl-C has this long to tell the server (a cancellation, a DELETE) before it exits anyway. */
+const CANCEL_EXIT_DEADLINE_MS = 3_000;
 
 const EXAMPLES = `
 Examples:
@@ -370,7 +372,7 @@ async function shellCommand(command: ShellCommand, options: CliOptions, version:
   const interrupt = new AbortController();
   const onSigint = () => {
     interrupt.abort();
-    setTimeout(() => process.exit(EXIT.INTERRUPTED), SIGNAL_EXIT_DEADLINE_MS).unref();
+    setTimeout(() => process.exit(EXIT.INTERRUPTED), CANCEL_EXIT_DEADLINE_MS).unref();
   };
   process.once('SIGINT', onSigint);
   const { runShellCommand } = await import('./shell/commands.js');
