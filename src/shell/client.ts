@@ -79,7 +79,6 @@ interface Pending {
 export class ShellClient {
   readonly #input = new PassThrough();
   readonly #output = new PassThrough();
-  readonly #stop = new AbortController();
   readonly #pending = new Map<number, Pending>();
   readonly #progress = new Map<string, (progress: Progress) => void>();
   readonly #options: ClientOptions;
@@ -94,7 +93,8 @@ export class ShellClient {
     this.#options = options;
     this.#output.setEncoding('utf8');
     this.#output.on('data', (chunk: string) => this.#onData(chunk));
-    this.#exited = runBridge({ ...options, input: this.#input, output: this.#output, signal: this.#stop.signal }).finally(() => {
+    // The bridge stops when its input ends (close()), so its own stop signal is never needed here.
+    this.#exited = runBridge({ ...options, input: this.#input, output: this.#output, signal: new AbortController().signal }).finally(() => {
       // Whatever is still waiting gets an answer, so no command can hang on a request the bridge dropped.
       /* c8 ignore next 4 -- the bridge answers every request before it returns; this guards against a bug there */
       for (const [id, pending] of this.#pending) {
@@ -159,7 +159,8 @@ export class ShellClient {
         settle();
         // The bridge turns this into the era's cancellation: a POSTed notification (2025 basic
         // utilities §Cancellation) or the closed response stream (2026-07-28 transports §Cancellation).
-        this.notify('notifications/cancelled', { requestId: id, reason: 'interrupted by the user (Ctrl-C)' });
+        // 2025-06-18 basic/utilities/cancellation: initialize MUST NOT be cancelled; its answer is simply not awaited.
+        if (method !== 'initialize') this.notify('notifications/cancelled', { requestId: id, reason: 'interrupted by the user (Ctrl-C)' });
         reject(new Interrupted(`${method} was cancelled`));
       };
       if (signal?.aborted === true) {
