@@ -7,6 +7,9 @@ import { runBridge, type BridgeExit } from './bridge.js';
 import { createConfig, DEFAULT_URL, FileTooLargeError, UsageError, type BridgeConfig, type RawOptions } from './config.js';
 import { createLogger, LogFileError, type BridgeLog } from './logger.js';
 import { proxyFromEnv, redactUserinfo } from './remote.js';
+import { addShellCommands, SHELL_COMMANDS } from './shell/command-line.js';
+import { CLEAR_LINE } from './shell/progress.js';
+import type { ShellCommand } from './shell/commands.js';
 import { createRedactor, maskUrl, type Redactor } from './secrets.js';
 
 /** Exit codes; documented in the README's table. */
@@ -16,15 +19,19 @@ export const EXIT = {
   USAGE: 2,
   /** doctor: a check failed, so the bridge cannot work with these settings. */
   DOCTOR_FAILED: 3,
+  /** Shell commands (tools, call…): the server could not be reached or answered unusably, what doctor checks. */
+  UNREACHABLE: 3,
   /** Stopped by Ctrl-C (SIGINT): 128 + 2, what shells expect of a program they interrupted. */
   INTERRUPTED: 130,
 } as const;
 
 /** The subcommands, for suggestions when a word on the command line is none of them. */
-const COMMANDS = ['doctor', 'help'] as const;
+const COMMANDS = ['doctor', 'help', ...SHELL_COMMANDS] as const;
 
 /** SIGTERM/SIGINT/SIGHUP end the process within a second: a client that sent one waits for the exit. */
 const SIGNAL_EXIT_DEADLINE_MS = 900;
+/** A shell command interrupted by Ctrl-C has this long to tell the server (a cancellation, a DELETE) before it exits anyway. */
+const CANCEL_EXIT_DEADLINE_MS = 3_000;
 
 const EXAMPLES = `
 Examples:
@@ -34,6 +41,10 @@ Examples:
       "fenbs": { "command": "npx", "args": ["-y", "fenbs-mcp"], "env": { "FENBS_TOKEN": "<your token>" } }
     }
   }
+
+  # Without writing JSON-RPC: list the tools, call one with key=value arguments (--json for scripts)
+  fenbs-mcp tools --demo
+  fenbs-mcp call tasks_get ref=T-1 --demo
 
   # In a shell pipeline
   printf '%s\\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \\
@@ -84,7 +95,10 @@ function addConnectionOptions(command: Command): Command {
     .option('--demo', 'use an embedded demo MCP server (a small task board) instead of --url');
 }
 
-function buildProgram(version: string, actions: { bridge: (options: CliOptions) => Promise<number>; doctor: (options: CliOptions) => Promise<number> }): { program: Command; result: () => number } {
+function buildProgram(
+  version: string,
+  actions: { bridge: (options: CliOptions) => Promise<number>; doctor: (options: CliOptions) => Promise<number>; shell: (command: ShellCommand, options: CliOptions) => Promise<number> },
+): { program: Command; result: () => number } {
   let exitCode: number = EXIT.OK;
   const program = addConnectionOptions(
     new Command('fenbs-mcp')
@@ -108,6 +122,9 @@ function buildProgram(version: string, actions: { bridge: (options: CliOptions) 
     .action(async (options: CliOptions) => {
       exitCode = await actions.doctor(options);
     });
+  addShellCommands(program, addConnectionOptions, async (command, options) => {
+    exitCode = await actions.shell(command, options);
+  });
   const output = {
     writeOut: (text: string) => process.stdout.write(text),
     writeErr: (text: string) => process.stderr.write(text),
@@ -182,9 +199,10 @@ function redactorFor(config: BridgeConfig, env: Readonly<Record<string, string |
   return { redact: createRedactor([config.token, proxyPassword(proxy), ...named, ...config.headerSecrets]), proxy };
 }
 
-interface CliOptions extends RawOptions {
+export interface CliOptions extends RawOptions {
   demo?: boolean;
   json?: boolean;
+  args?: string;
 }
 
 interface Prepared {
@@ -225,6 +243,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const { program, result } = buildProgram(version, {
     bridge: (options) => bridgeCommand(options, version),
     doctor: (options) => doctorCommand(options),
+    shell: (command, options) => shellCommand(command, options, version),
   });
   try {
     await program.parseAsync(argv);
@@ -329,6 +348,58 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
   await log.close();
   if (exit === 'input-failed') return EXIT.FAILURE;
   return exit === 'signal' ? stopCode : EXIT.OK;
+}
+
+/** tools, call, resources, read, prompts, prompt: one MCP exchange through an in-process bridge, printed for people or scripts. */
+async function shellCommand(command: ShellCommand, options: CliOptions, version: string): Promise<number> {
+  // A person or a script reads stderr here, not a desktop host: readable lines unless told otherwise.
+  const prepared = await prepare({ ...options, logFormat: options.logFormat ?? 'pretty' });
+  if (typeof prepared === 'number') return prepared;
+  const { config, env, demo } = prepared;
+  const { redact } = redactorFor(config, env);
+  const format = await stderrFormatter(config);
+  // On a terminal a log line first erases the progress bar it would run into; the next report redraws the bar.
+  const formatStderr = process.stderr.isTTY === true ? (line: string) => `${CLEAR_LINE}${format === undefined ? line : format(line)}` : format;
+  let log: BridgeLog;
+  try {
+    log = createLogger({ level: config.logLevel, file: config.logFile, redact, formatStderr });
+  } catch (error) {
+    await demo?.close();
+    if (error instanceof LogFileError) return usage(error.message, 'fenbs-mcp tools --log-file ~/fenbs-mcp.log (a path you can write to)');
+    throw error;
+  }
+  const { logger } = log;
+  // A shell command reports its own failure in one sentence; the bridge's per-request warnings
+  // would say it twice, so they show only when a log level was asked for.
+  const bridgeLogger = options.logLevel === undefined && env.FENBS_MCP_LOG_LEVEL === undefined ? logger.child({}, { level: 'error' }) : logger;
+  // Ctrl-C cancels the request in flight and exits 130; a second Ctrl-C ends the process at once.
+  const interrupt = new AbortController();
+  const onSigint = () => {
+    interrupt.abort();
+    setTimeout(() => process.exit(EXIT.INTERRUPTED), CANCEL_EXIT_DEADLINE_MS).unref();
+  };
+  process.once('SIGINT', onSigint);
+  const { runShellCommand } = await import('./shell/commands.js');
+  const { readAll, MAX_STDIN_ARGS_BYTES } = await import('./shell/arguments.js');
+  try {
+    return await runShellCommand(
+      command,
+      {
+        config,
+        logger: bridgeLogger,
+        progressLogger: logger,
+        redact,
+        env,
+        clientInfo: { name: 'fenbs-mcp', version },
+        onServerLog: (level, data) => logger.info({ serverLevel: level, data }, 'server log'),
+      },
+      { stdout: process.stdout, stderr: process.stderr, readStdin: () => readAll(process.stdin, MAX_STDIN_ARGS_BYTES), json: options.json === true, interrupt: interrupt.signal },
+    );
+  } finally {
+    process.off('SIGINT', onSigint);
+    await log.close();
+    await demo?.close();
+  }
 }
 
 /**
