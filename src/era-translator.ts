@@ -168,8 +168,12 @@ export class EraTranslator {
       this.#initialize = undefined;
       return this.#decide(message, serialised, initialize);
     }
-    // The first message of a listen stream acknowledges the bridge's own subscription (2026-07-28 subscriptions §Listen).
-    if (this.#state === 'translating' && message.method === 'notifications/subscriptions/acknowledged') return Promise.resolve(true);
+    // The first message of a listen stream acknowledges the bridge's own subscription (2026-07-28
+    // subscriptions §Listen); a 2025 client has no such notification.
+    if (this.#state === 'translating' && message.method === 'notifications/subscriptions/acknowledged') {
+      this.#d.logger.info('list-change subscription open: the list changes the server declared reach the client');
+      return Promise.resolve(true);
+    }
     return this.#d.write(message, serialised);
   };
 
