@@ -81,10 +81,6 @@ export class EraTranslator {
     this.#d = deps;
   }
 
-  get translating(): boolean {
-    return this.#state === 'translating';
-  }
-
   /**
    * Takes a request from stdin when translation handles it; undefined when it goes to the server
    * as it is (a 2025 server, a 2026-07-28 client, or anything before the era is known).
@@ -199,14 +195,11 @@ export class EraTranslator {
       if ('result' in reply) this.#state = 'legacy';
       return this.#d.write(reply, serialised);
     }
-    const t = this.#open(initialize.id, 'initialize');
-    if (t === undefined) return this.#d.write(reply, serialised);
+    // Nothing else is outstanding before the era is known, so the record is the only one with this id.
+    const t = this.#record(initialize.id, 'initialize');
     try {
-      const translated = await this.#handshake(t, initialize.profile, reply);
-      if (!translated) await this.#answer(t, reply, serialised);
-    } catch (error) {
-      this.#d.logger.debug({ err: (error as Error).message }, 'server/discover after a refused initialize failed');
-      await this.#answer(t, reply, serialised);
+      // The bridge's own requests never throw: a failed server/discover is a reply, and the refusal stands.
+      if (!(await this.#handshake(t, initialize.profile, reply))) await this.#answer(t, reply, serialised);
     } finally {
       this.#requests.delete(idKey(t.id));
     }
@@ -318,11 +311,14 @@ export class EraTranslator {
     }
   }
 
+  /** A record for a client request; undefined when its id is still outstanding (ids must be unique, 2025-06-18 basic §Requests). */
   #open(id: JsonRpcId, method: string): Translated | undefined {
-    const key = idKey(id);
-    if (this.#requests.has(key)) return undefined;
+    return this.#requests.has(idKey(id)) ? undefined : this.#record(id, method);
+  }
+
+  #record(id: JsonRpcId, method: string): Translated {
     const t: Translated = { id, method, answered: false, cancelled: false, current: undefined, waits: new Map() };
-    this.#requests.set(key, t);
+    this.#requests.set(idKey(id), t);
     return t;
   }
 

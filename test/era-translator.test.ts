@@ -189,6 +189,17 @@ describe('the era translator against the SDK v2 server (legacy: reject)', () => 
     expect((await bridge.reply(18)).error.code).toBe(-32600);
   });
 
+  it('ignores a cancel for an id that is not outstanding, for initialize, or without a usable id', async () => {
+    await start();
+    bridge.send(cancelled('nothing-like-it'));
+    bridge.send(cancelled(0));
+    bridge.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: { odd: true } } });
+    bridge.send({ jsonrpc: '2.0', method: 'notifications/cancelled' });
+    bridge.send({ jsonrpc: '2.0', id: 'after', method: 'ping' });
+    expect(await bridge.reply('after')).toEqual({ jsonrpc: '2.0', id: 'after', result: {} });
+    expect(posts('notifications/cancelled')).toEqual([]);
+  });
+
   it('answers a second initialize from server/discover again, and drops notifications and answers it has no use for', async () => {
     await start();
     bridge.send({ jsonrpc: '2.0', method: 'notifications/roots/list_changed' });
@@ -258,6 +269,18 @@ describe('deciding whether to translate', () => {
     bridge = startInProcessBridge(['--url', scripted.url], { FENBS_TOKEN: TOKEN });
     bridge.send(initialize(1));
     expect((await bridge.reply(1)).result).toEqual({ protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'unknown', version: '0' } });
+  });
+
+  it('never translates a server that answers initialize, and never asks it server/discover', async () => {
+    const answer = JSON.stringify({ jsonrpc: '2.0', id: 'ID', result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'old', version: '1' } } });
+    scripted = await startScripted({ initialize: [200, answer], discover: [200, discoverResult(['2026-07-28'])] });
+    bridge = startInProcessBridge(['--url', scripted.url], { FENBS_TOKEN: TOKEN });
+    bridge.send(initialize(5));
+    expect((await bridge.reply(5)).result.serverInfo).toEqual({ name: 'old', version: '1' });
+    bridge.send(initialized);
+    bridge.send({ jsonrpc: '2.0', id: 6, method: 'ping' });
+    await bridge.reply(6);
+    expect(scripted.methods).toEqual(['initialize', 'notifications/initialized', 'ping']);
   });
 
   it('forwards the refusal when server/discover lists a 2025 version too', async () => {
