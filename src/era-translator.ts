@@ -20,7 +20,7 @@ import {
 
 /**
  * `input_required` rounds one request may take before the bridge gives up on it: MRTR has the
- * client retry until the result is complete (2026-07-28 basic/patterns/mrtr §Client Requirements)
+ * client retry until the result is complete (2026-07-28 basic/patterns/mrtr §Client Requirements (Basic Workflow))
  * and sets no bound, so a server that never completes would otherwise hold the request forever.
  */
 export const MAX_INPUT_ROUNDS = 16;
@@ -187,8 +187,10 @@ export class EraTranslator {
 
   /**
    * The client's initialize was answered. A server that answers it is a 2025 (or dual-era) server
-   * and is never translated. A refusal is translated only when server/discover shows a server that
-   * speaks only 2026-07-28; otherwise the refusal is the client's answer, unchanged.
+   * and is never translated ("Legacy | Dual-era: Works", 2026-07-28 versioning §Compatibility
+   * Matrix). A refusal is translated only when server/discover shows a server that speaks only
+   * 2026-07-28, the case the matrix says fails because "legacy clients have no fall-forward
+   * mechanism"; otherwise the refusal is the client's answer, unchanged.
    */
   async #decide(reply: JsonObject, serialised: string | Buffer | undefined, initialize: { id: JsonRpcId; profile: ClientProfile }): Promise<boolean> {
     if (!isInitializeRefusal(reply)) {
@@ -415,7 +417,7 @@ export class EraTranslator {
 
   /**
    * Opens `subscriptions/listen` for the list changes the server declared, so its
-   * `notifications/*\/list_changed` reach the client (2026-07-28 subscriptions §Listen). It stays
+   * `notifications/*\/list_changed` reach the client (2026-07-28 basic/patterns/subscriptions). It stays
    * open until the server ends it or the bridge stops.
    */
   async #listen(filter: JsonObject): Promise<void> {

@@ -86,7 +86,7 @@ function toLegacyCapabilities(value: unknown): JsonObject {
 
 /**
  * The `notifications` filter of the `subscriptions/listen` that brings the list changes the server
- * declared (2026-07-28 subscriptions §Listen); undefined when it declared none.
+ * declared (2026-07-28 basic/patterns/subscriptions); undefined when it declared none.
  */
 export function listenFilterFor(capabilities: unknown): JsonObject | undefined {
   const c = isJsonObject(capabilities) ? capabilities : {};
@@ -119,7 +119,7 @@ export function toModernParams(params: unknown, profile: ClientProfile, logLevel
 /**
  * The params of an MRTR retry: the original params plus the client's answers and the exact
  * `requestState`, omitted when the server gave none; these fields belong to this retry only
- * (2026-07-28 basic/patterns/mrtr §Client Requirements).
+ * (2026-07-28 basic/patterns/mrtr §Client Requirements (Basic Workflow)).
  */
 export function toRetryParams(params: JsonObject, inputResponses: JsonObject, requestState: string | undefined): JsonObject {
   const retry: JsonObject = { ...params, inputResponses };
