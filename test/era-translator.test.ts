@@ -174,11 +174,20 @@ describe('the era translator against the SDK v2 server (legacy: reject)', () => 
   });
 
   it('answers with a deadline error when the client does not answer the input request in time', async () => {
-    await start(['--request-timeout', '200']);
+    await start(['--request-timeout', '1500']); // room for the handshake on a busy machine
     bridge.send(call(17, CONFIRM_TOOL, { ref: 'T-1' }));
     const ask = await bridge.waitFor(isBridgeRequest('elicitation/create'));
     expect((await bridge.reply(17)).error).toMatchObject({ data: { bridgeCode: 'REQUEST_TIMEOUT' } });
     expect((await bridge.waitFor((m) => m.method === 'notifications/cancelled')).params.requestId).toBe(ask.id);
+  });
+
+  it('answers a call whose round outlives the request deadline with the deadline error, under the client id', async () => {
+    await start(['--request-timeout', '1500']); // room for the handshake on a busy machine
+    bridge.send(call(19, 'slow_task', { ms: 60_000 }));
+    expect((await bridge.reply(19)).error).toMatchObject({ code: -31008, data: { bridgeCode: 'REQUEST_TIMEOUT' } });
+    const exchange = await server.until(() => posts('tools/call')[0]);
+    await exchange.closed;
+    expect(exchange.completed).toBe(false);
   });
 
   it('refuses a second request with an id that is still outstanding', async () => {
