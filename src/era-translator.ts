@@ -1,6 +1,7 @@
 // Speaks 2026-07-28 to a server that speaks nothing else, on behalf of a 2025-era client on stdin.
 
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BridgeError, isBridgeError } from './errors.js';
 import { bridgeErrorReply, errorReply, idKey, isJsonObject, modernVersionOf, type IncomingMessage, type JsonObject, type JsonRpcId } from './json-rpc.js';
 import type { Logger } from './logger.js';
@@ -24,6 +25,12 @@ import {
  * and sets no bound, so a server that never completes would otherwise hold the request forever.
  */
 export const MAX_INPUT_ROUNDS = 16;
+
+/**
+ * Waits before reopening the list-change subscription after it ended, one per attempt; past the
+ * last the bridge gives up. An attempt that got the server's acknowledgement starts the count again.
+ */
+export const LISTEN_REOPEN_DELAYS_MS = [1_000, 5_000, 30_000] as const;
 
 /** The 2025 logging levels (2025-06-18 server/utilities/logging §Log Levels), the values `logging/setLevel` takes. */
 const LOG_LEVELS = new Set(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
@@ -71,6 +78,10 @@ export class EraTranslator {
   #profile: ClientProfile = { protocolVersion: MODERN_VERSION, capabilities: {}, clientInfo: undefined };
   #listenFilter: JsonObject | undefined;
   #logLevel: string | undefined;
+  /** Aborted when stdin ends or the bridge stops: the subscription is not reopened after that. */
+  readonly #stopping = new AbortController();
+  /** Set when the server acknowledges the subscription: the attempt was real progress. */
+  #listenAcknowledged = false;
   /** Requests the bridge sent, by id: receives the reply instead of the client. */
   readonly #calls = new Map<string, (reply: JsonObject) => void>();
   readonly #requests = new Map<string, Translated>();
@@ -167,6 +178,7 @@ export class EraTranslator {
     // The first message of a listen stream acknowledges the bridge's own subscription (2026-07-28
     // subscriptions §Listen); a 2025 client has no such notification.
     if (this.#state === 'translating' && message.method === 'notifications/subscriptions/acknowledged') {
+      this.#listenAcknowledged = true;
       this.#d.logger.info('list-change subscription open: the list changes the server declared reach the client');
       return Promise.resolve(true);
     }
@@ -175,11 +187,13 @@ export class EraTranslator {
 
   /** Stdin ended: the client can no longer answer input requests, so the requests waiting on one end. */
   inputEnded(error: BridgeError): void {
+    this.#stopping.abort();
     for (const t of this.#requests.values()) void this.#abandon(t, error);
   }
 
   /** Shutdown: every request still without its reply gets `error`. */
   async close(error: BridgeError): Promise<void> {
+    this.#stopping.abort();
     const open = [...this.#requests.values()];
     await Promise.all(open.map((t) => this.#abandon(t, error)));
     await Promise.all(open.filter((t) => !t.cancelled).map((t) => this.#answer(t, bridgeErrorReply(t.id, error))));
@@ -417,14 +431,30 @@ export class EraTranslator {
 
   /**
    * Opens `subscriptions/listen` for the list changes the server declared, so its
-   * `notifications/*\/list_changed` reach the client (2026-07-28 basic/patterns/subscriptions). It stays
-   * open until the server ends it or the bridge stops.
+   * `notifications/*\/list_changed` reach the client (2026-07-28 basic/patterns/subscriptions). It
+   * stays open until the bridge stops; when the server ends it or it breaks (a modern stream cannot
+   * be resumed, so it is opened anew), it is reopened after a delay, a bounded number of times.
    */
   async #listen(filter: JsonObject): Promise<void> {
-    const reply = await this.#call('subscriptions/listen', { ...this.#discoverParams(this.#profile), notifications: filter }, undefined);
-    const error = reply !== undefined && isJsonObject(reply.error) ? reply.error : undefined;
-    if (error !== undefined && !(isJsonObject(error.data) && error.data.bridgeCode === 'SHUTTING_DOWN')) {
-      this.#d.logger.warn({ code: error.code }, `the list-change subscription failed: ${String(error.message)}; list changes will not reach the client`);
+    for (let attempt = 0; ; attempt++) {
+      this.#listenAcknowledged = false;
+      const reply = await this.#call('subscriptions/listen', { ...this.#discoverParams(this.#profile), notifications: filter }, undefined);
+      if (this.#stopping.signal.aborted) return;
+      if (this.#listenAcknowledged) attempt = 0;
+      const error = reply !== undefined && isJsonObject(reply.error) ? reply.error : undefined;
+      const why = error === undefined ? 'the server ended it' : String(error.message);
+      // A server without the method will not grow it: asking again is pointless.
+      const delayMs = error?.code === -32601 ? undefined : LISTEN_REOPEN_DELAYS_MS[attempt];
+      if (delayMs === undefined) {
+        this.#d.logger.warn({ attempts: attempt }, `the list-change subscription ended (${why}) and could not be reopened; list changes no longer reach the client`);
+        return;
+      }
+      this.#d.logger.info({ delayMs }, `the list-change subscription ended (${why}); reopening it`);
+      try {
+        await sleep(delayMs, undefined, { signal: this.#stopping.signal });
+      } catch {
+        return; // stopping
+      }
     }
   }
 }

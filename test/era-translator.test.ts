@@ -1,11 +1,11 @@
 // In-process: a 2025-era client on stdin, a 2026-07-28-only server, and the translation between them.
 
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_INPUT_ROUNDS } from '../src/era-translator.js';
-import { startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
+import { LISTEN_REOPEN_DELAYS_MS, MAX_INPUT_ROUNDS } from '../src/era-translator.js';
+import { startInProcessBridge, waitForLog, type InProcessBridge } from './helpers/in-process-bridge.js';
 import { CONFIRM_STATE, CONFIRM_TOOL, startSdkV2Server, type SdkV2Server } from './helpers/sdk-v2-server.js';
 
 const TOKEN = 'era-translator-token';
@@ -236,16 +236,18 @@ describe('the era translator against the SDK v2 server (legacy: reject)', () => 
   });
 });
 
-/** A scripted server: initialize and server/discover get the given answers, anything else 404. */
-async function startScripted(answers: { initialize: [number, string]; discover: [number, string] }): Promise<{ url: string; methods: string[]; close: () => Promise<void> }> {
+/** A scripted server: each method gets its scripted answer (status, body; "ID" becomes the request id), anything else 404. */
+async function startScripted(answers: Record<string, [number, string]>): Promise<{ url: string; methods: string[]; until: (count: number) => Promise<void>; close: () => Promise<void> }> {
   const methods: string[] = [];
+  const arrived = new EventEmitter();
   const http: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: unknown; method: string };
       methods.push(body.method);
-      const [status, text] = body.method === 'initialize' ? answers.initialize : body.method === 'server/discover' ? answers.discover : [404, ''];
+      arrived.emit('request');
+      const [status, text] = answers[body.method] ?? [404, ''];
       res.writeHead(status, { 'content-type': text.startsWith('{') ? 'application/json' : 'text/plain' }).end(text.replace('"ID"', JSON.stringify(body.id)));
     });
   });
@@ -254,6 +256,17 @@ async function startScripted(answers: { initialize: [number, string]; discover: 
   return {
     url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
     methods,
+    /** Resolves once `count` requests have arrived. */
+    until: (count) =>
+      new Promise((resolve) => {
+        const check = () => {
+          if (methods.length < count) return;
+          arrived.off('request', check);
+          resolve();
+        };
+        arrived.on('request', check);
+        check();
+      }),
     close: async () => {
       http.closeAllConnections();
       http.close();
@@ -262,7 +275,8 @@ async function startScripted(answers: { initialize: [number, string]; discover: 
   };
 }
 
-const discoverResult = (versions: string[]) => JSON.stringify({ jsonrpc: '2.0', id: 'ID', result: { supportedVersions: versions, capabilities: {}, resultType: 'complete', ttlMs: 0, cacheScope: 'private' } });
+const discoverResult = (versions: string[], capabilities: Record<string, unknown> = {}) =>
+  JSON.stringify({ jsonrpc: '2.0', id: 'ID', result: { supportedVersions: versions, capabilities, resultType: 'complete', ttlMs: 0, cacheScope: 'private' } });
 
 describe('deciding whether to translate', () => {
   let scripted: Awaited<ReturnType<typeof startScripted>>;
@@ -274,7 +288,7 @@ describe('deciding whether to translate', () => {
   });
 
   it('translates after a plain 404 to initialize when server/discover lists only 2026-07-28', async () => {
-    scripted = await startScripted({ initialize: [404, 'Not Found'], discover: [200, discoverResult(['2026-07-28'])] });
+    scripted = await startScripted({ initialize: [404, 'Not Found'], 'server/discover': [200, discoverResult(['2026-07-28'])] });
     bridge = startInProcessBridge(['--url', scripted.url], { FENBS_TOKEN: TOKEN });
     bridge.send(initialize(1));
     expect((await bridge.reply(1)).result).toEqual({ protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'unknown', version: '0' } });
@@ -282,7 +296,7 @@ describe('deciding whether to translate', () => {
 
   it('never translates a server that answers initialize, and never asks it server/discover', async () => {
     const answer = JSON.stringify({ jsonrpc: '2.0', id: 'ID', result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'old', version: '1' } } });
-    scripted = await startScripted({ initialize: [200, answer], discover: [200, discoverResult(['2026-07-28'])] });
+    scripted = await startScripted({ initialize: [200, answer], 'server/discover': [200, discoverResult(['2026-07-28'])] });
     bridge = startInProcessBridge(['--url', scripted.url], { FENBS_TOKEN: TOKEN });
     bridge.send(initialize(5));
     expect((await bridge.reply(5)).result.serverInfo).toEqual({ name: 'old', version: '1' });
@@ -294,7 +308,7 @@ describe('deciding whether to translate', () => {
 
   it('forwards the refusal when server/discover lists a 2025 version too', async () => {
     const refusal = JSON.stringify({ jsonrpc: '2.0', id: 'ID', error: { code: -32022, message: 'Unsupported protocol version' } });
-    scripted = await startScripted({ initialize: [400, refusal], discover: [200, discoverResult(['2025-11-25', '2026-07-28'])] });
+    scripted = await startScripted({ initialize: [400, refusal], 'server/discover': [200, discoverResult(['2025-11-25', '2026-07-28'])] });
     bridge = startInProcessBridge(['--url', scripted.url], { FENBS_TOKEN: TOKEN });
     bridge.send(initialize(2));
     expect((await bridge.reply(2)).error).toEqual({ code: -32022, message: 'Unsupported protocol version' });
@@ -302,17 +316,49 @@ describe('deciding whether to translate', () => {
   });
 
   it('forwards the refusal when server/discover fails too', async () => {
-    scripted = await startScripted({ initialize: [404, 'Not Found'], discover: [404, 'Not Found'] });
+    scripted = await startScripted({ initialize: [404, 'Not Found'], 'server/discover': [404, 'Not Found'] });
     bridge = startInProcessBridge(['--url', scripted.url], { FENBS_TOKEN: TOKEN });
     bridge.send(initialize(3));
     expect((await bridge.reply(3)).error.data).toMatchObject({ bridgeCode: 'REMOTE_HTTP_STATUS', status: 404 });
   });
 
   it('never probes server/discover after an initialize refused for another reason', async () => {
-    scripted = await startScripted({ initialize: [500, 'boom'], discover: [200, discoverResult(['2026-07-28'])] });
+    scripted = await startScripted({ initialize: [500, 'boom'], 'server/discover': [200, discoverResult(['2026-07-28'])] });
     bridge = startInProcessBridge(['--url', scripted.url], { FENBS_TOKEN: TOKEN });
     bridge.send(initialize(4));
     expect((await bridge.reply(4)).error.data).toMatchObject({ status: 500 });
     expect(scripted.methods).toEqual(['initialize']);
+  });
+});
+
+describe('the list-change subscription', () => {
+  let scripted: Awaited<ReturnType<typeof startScripted>>;
+  let bridge: InProcessBridge;
+  const discover = discoverResult(['2026-07-28'], { prompts: { listChanged: true } });
+  const listens = () => scripted.methods.filter((method) => method === 'subscriptions/listen').length;
+  afterEach(async () => {
+    bridge.kill();
+    await bridge.exited;
+    await scripted.close();
+  });
+
+  const connect = async (listen: [number, string]) => {
+    scripted = await startScripted({ initialize: [404, 'Not Found'], 'server/discover': [200, discover], 'subscriptions/listen': listen });
+    bridge = startInProcessBridge(['--url', scripted.url], { FENBS_TOKEN: TOKEN });
+    bridge.send(initialize(1));
+    await bridge.reply(1);
+    bridge.send(initialized);
+  };
+
+  it(`is reopened after ${LISTEN_REOPEN_DELAYS_MS[0]} ms when the server ends it`, async () => {
+    await connect([200, JSON.stringify({ jsonrpc: '2.0', id: 'ID', result: {} })]);
+    await scripted.until(4); // initialize, server/discover, listen, listen again
+    expect(scripted.methods).toEqual(['initialize', 'server/discover', 'subscriptions/listen', 'subscriptions/listen']);
+  });
+
+  it('is not reopened when the server does not have subscriptions/listen', async () => {
+    await connect([404, JSON.stringify({ jsonrpc: '2.0', id: 'ID', error: { code: -32601, message: 'Method not found' } })]);
+    await waitForLog(bridge, /could not be reopened/);
+    expect(listens()).toBe(1);
   });
 });
