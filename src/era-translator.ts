@@ -176,7 +176,7 @@ export class EraTranslator {
       return this.#decide(message, serialised, initialize);
     }
     // The first message of a listen stream acknowledges the bridge's own subscription (2026-07-28
-    // subscriptions §Listen); a 2025 client has no such notification.
+    // basic/patterns/subscriptions); a 2025 client has no such notification.
     if (this.#state === 'translating' && message.method === 'notifications/subscriptions/acknowledged') {
       this.#listenAcknowledged = true;
       this.#d.logger.info('list-change subscription open: the list changes the server declared reach the client');
