@@ -122,6 +122,15 @@ describe('the era translator against the SDK v2 server (legacy: reject)', () => 
     expect((await bridge.reply(11)).result.content).toEqual([{ type: 'text', text: 'file:///work' }]);
   });
 
+  it('asks a client that declared sampling for sampling/createMessage and sends its answer in the retry', async () => {
+    await start([], { sampling: {} });
+    bridge.send(call(20, 'tasks_ask_sampling'));
+    const ask = await bridge.waitFor(isBridgeRequest('sampling/createMessage'));
+    expect(ask.params).toMatchObject({ maxTokens: 50, messages: [{ role: 'user', content: { type: 'text', text: 'Summarise T-1' } }] });
+    bridge.send({ jsonrpc: '2.0', id: ask.id, result: { role: 'assistant', content: { type: 'text', text: 'Draft notes' }, model: 'm', stopReason: 'endTurn' } });
+    expect((await bridge.reply(20)).result.content).toEqual([{ type: 'text', text: 'summary: {"type":"text","text":"Draft notes"}' }]);
+  });
+
   it(`gives up after ${MAX_INPUT_ROUNDS} input_required rounds, each sent under a new id`, async () => {
     await start();
     bridge.send(call(12, 'tasks_ask_forever'));

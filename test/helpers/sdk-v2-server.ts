@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { acceptedContent, createMcpHandler, fromJsonSchema, inputRequired, McpServer, type JsonSchemaType, type ServerNotifier } from '@modelcontextprotocol/server';
+import { acceptedContent, createMcpHandler, fromJsonSchema, inputRequired, inputResponse, McpServer, type JsonSchemaType, type ServerNotifier } from '@modelcontextprotocol/server';
 import { BIN } from './spawn-bridge.js';
 
 /** The task board `tasks_get` reads from. */
@@ -102,6 +102,15 @@ function createTaskServer(onSlowCall: () => void): McpServer {
   server.registerTool('tasks_ask_url', { description: 'Asks for a URL-mode elicitation' }, () =>
     inputRequired({ inputRequests: { visit: inputRequired.elicitUrl({ message: 'Sign in', url: 'https://example.com/sign-in' }) } }),
   );
+  server.registerTool('tasks_ask_sampling', { description: 'Asks the client model for a summary' }, (ctx) => {
+    const view = inputResponse(ctx.mcpReq.inputResponses, 'summary');
+    if (view.kind !== 'sampling') {
+      return inputRequired({
+        inputRequests: { summary: inputRequired.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'Summarise T-1' } }], maxTokens: 50 }) },
+      });
+    }
+    return { content: [{ type: 'text', text: `summary: ${JSON.stringify(view.result.content)}` }] };
+  });
   server.registerTool('tasks_ask_roots', { description: 'Asks for the client roots' }, (ctx) => {
     const roots = ctx.mcpReq.inputResponses?.roots as { roots?: { uri: string }[] } | undefined;
     if (roots === undefined) return inputRequired({ inputRequests: { roots: inputRequired.listRoots() } });
