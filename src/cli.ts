@@ -92,6 +92,7 @@ function addConnectionOptions(command: Command): Command {
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (env FENBS_MCP_LOG_LEVEL, default info)'))
     .option('--log-format <format>', 'json or pretty: how stderr shows the logs (default: pretty on a terminal, json otherwise)')
     .option('--log-file <path>', 'also append the logs to this file (always JSON)')
+    .option('--protocol <mode>', 'auto: translate a 2025-era client for a 2026-07-28-only server; passthrough: never translate (default auto)')
     .option('--demo', 'use an embedded demo MCP server (a small task board) instead of --url');
 }
 

@@ -33,6 +33,9 @@ const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY
 
 export const LOG_FORMATS = ['json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
+/** auto: a 2025-era client meeting a 2026-07-28-only server is translated; passthrough: never. */
+export const PROTOCOL_MODES = ['auto', 'passthrough'] as const;
+export type ProtocolMode = (typeof PROTOCOL_MODES)[number];
 
 /**
  * The credential the run uses, without its value in any message: the first one set of env
@@ -72,6 +75,8 @@ export interface BridgeConfig {
   /** How stderr shows the logs; undefined = readable lines on a terminal, JSON otherwise. */
   readonly logFormat: LogFormat | undefined;
   readonly logFile: string | undefined;
+  /** Whether the bridge may translate between protocol eras (see era-translator.ts). */
+  readonly protocol: ProtocolMode;
 }
 
 /** What commander hands over: every value still a string or a flag. */
@@ -91,6 +96,7 @@ export interface RawOptions {
   logLevel?: string | undefined;
   logFormat?: string | undefined;
   logFile?: string | undefined;
+  protocol?: string | undefined;
 }
 
 /** Thrown by a `readTextFile` when the file holds more than the bytes the caller allows. */
@@ -409,6 +415,11 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     throw new UsageError(`--log-format must be json or pretty, got "${logFormat}"`);
   }
 
+  const protocol = (options.protocol ?? 'auto').toLowerCase();
+  if (!(PROTOCOL_MODES as readonly string[]).includes(protocol)) {
+    throw new UsageError(`--protocol must be auto or passthrough, got "${options.protocol}"`);
+  }
+
   return Object.freeze({
     url,
     token,
@@ -427,5 +438,6 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     logLevel: logLevel as LevelWithSilent,
     logFormat: logFormat as LogFormat | undefined,
     logFile: options.logFile,
+    protocol: protocol as ProtocolMode,
   });
 }
