@@ -158,6 +158,20 @@ function createTaskServer(onSlowCall: () => void): McpServer {
     () => ({ content: [{ type: 'text', text: 'estimated' }] }),
   );
   server.registerTool(
+    'tasks_import',
+    {
+      description: 'Imports count tasks, one progress notification per task and the result right behind the last one',
+      inputSchema: fromJsonSchema<{ count: number }>({ type: 'object', properties: { count: { type: 'integer', minimum: 1, maximum: 100 } }, required: ['count'] }),
+    },
+    async ({ count }, ctx) => {
+      const progressToken = ctx.mcpReq._meta?.progressToken;
+      for (let done = 1; done <= count; done++) {
+        if (progressToken !== undefined) await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: done, total: count } });
+      }
+      return { content: [{ type: 'text', text: `imported ${count} tasks` }] };
+    },
+  );
+  server.registerTool(
     'slow_task',
     {
       description: 'Works for ms milliseconds (progress first when asked), or until the call is cancelled',
