@@ -3,7 +3,10 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Dispatcher } from './undici-parts.js';
 import type { BridgeConfig } from './config.js';
+import type { Credential } from './credential.js';
+import { createCredential } from './credentials.js';
 import { Endpoint } from './endpoint.js';
+import { EraTranslator } from './era-translator.js';
 import { BridgeError } from './errors.js';
 import { Forwarder } from './forwarder.js';
 import { InFlight } from './in-flight.js';
@@ -33,6 +36,8 @@ export interface BridgeOptions {
   signal: AbortSignal;
   /** Injected for tests; created from the config otherwise. */
   dispatcher?: Dispatcher;
+  /** The run's credential; created from the config (and closed at the end) otherwise. */
+  credential?: Credential;
 }
 
 /** Why the bridge stopped; the CLI turns it into an exit code. */
@@ -40,6 +45,8 @@ export type BridgeExit = 'input-ended' | 'signal' | 'output-closed' | 'input-fai
 
 export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   const { config, logger } = options;
+  // Before the first line is read: a token command runs once here, so requests go with its token.
+  const credential = options.credential ?? (await createCredential(config, { env: options.env, logger, redact: options.redact }));
   let outputClosed: () => void = () => undefined;
   const outputGone = new Promise<void>((resolve) => (outputClosed = resolve));
   const writer = createMessageWriter(options.output, (error) => {
@@ -47,8 +54,22 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     outputClosed();
   }, options.redact);
   const dispatcher = options.dispatcher ?? createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env: options.env });
-  const endpoint = new Endpoint(config, dispatcher, options.env, { logger, redact: options.redact });
-  const write = (message: JsonObject, serialised?: string | Buffer) => writer.write(message, serialised);
+  const endpoint = new Endpoint(config, dispatcher, options.env, credential, { logger, redact: options.redact });
+  const toStdout = (message: JsonObject, serialised?: string | Buffer) => writer.write(message, serialised);
+  // --protocol auto: a 2025-era client meeting a 2026-07-28-only server is translated; the
+  // translator sits between stdin and the forwarder and on the way to stdout.
+  const translator: EraTranslator | undefined =
+    config.protocol === 'auto'
+      ? new EraTranslator({
+          write: toStdout,
+          send: (request): Promise<void> => forwarder.forwardRequest(request),
+          cancel: (id): void => void inFlight.cancel(id),
+          track: (task) => track(task),
+          logger,
+          requestTimeoutMs: config.requestTimeoutMs,
+        })
+      : undefined;
+  const write = translator?.write ?? toStdout;
   // While stdout is full, replies are not read further: TCP flow control then holds the server back.
   const room = () => (writer.full ? writer.room() : undefined);
   const inFlight = new InFlight({ write, requestTimeoutMs: config.requestTimeoutMs });
@@ -110,9 +131,9 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
         } else if (checked.kind === 'request') {
           // Guarded: the argument object would be built for every message even with debug off.
           if (debug) logger.debug({ method: checked.method, id: checked.id }, 'request');
-          track(forwarder.forwardRequest(checked));
+          track(translator?.request(checked) ?? forwarder.forwardRequest(checked));
         } else {
-          track(forwarder.forwardOther(checked));
+          track(translator?.other(checked) ?? forwarder.forwardOther(checked));
         }
         // Stdin back-pressure: past this many messages in flight, or while stdout holds more than
         // its bound unread, stop reading until there is room, so a flood of lines or a client that
@@ -138,14 +159,20 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     // flight first, each bounded by its deadline: exiting at EOF would lose the answers the pipeline waits for. Listen subscriptions never end
     // on their own, so they are answered as closed.
     inFlight.failListens(new BridgeError('SHUTTING_DOWN', 'stdin closed: the subscription ends with the bridge'));
+    translator?.inputEnded(new BridgeError('SHUTTING_DOWN', 'stdin closed: the client can no longer answer the input the server asked for'));
     const drained = Promise.all([...tasks]).then(() => 'drained' as const);
     const stopped = await Promise.race([drained, aborted, outputGone.then(() => 'output-closed' as const)]);
     if (stopped !== 'drained') exit = stopped;
   }
   // Whatever ended the run, no request leaves without its one answer: what is still outstanding
   // (nothing, after a clean drain) is answered here, and its exchange stopped.
-  await inFlight.failAll(new BridgeError('SHUTTING_DOWN', 'the bridge is shutting down; the request was abandoned'));
+  const abandoned = new BridgeError('SHUTTING_DOWN', 'the bridge is shutting down; the request was abandoned');
+  await translator?.close(abandoned);
+  await inFlight.failAll(abandoned);
+  // A response held back a few milliseconds behind its progress is already answered: write it.
+  await writer.flushed();
   await legacy.close(config.shutdownGraceMs);
+  if (options.credential === undefined) await credential.close?.();
   void dispatcher.destroy().catch(() => undefined);
   return exit;
 }

@@ -7,7 +7,10 @@ import { runBridge, type BridgeExit } from './bridge.js';
 import { createConfig, DEFAULT_URL, FileTooLargeError, UsageError, type BridgeConfig, type RawOptions } from './config.js';
 import { createLogger, LogFileError, type BridgeLog } from './logger.js';
 import { proxyFromEnv, redactUserinfo } from './remote.js';
-import { createRedactor, maskUrl, MIN_MASKABLE_SECRET_CHARS, type Redactor } from './secrets.js';
+import { addShellCommands, SHELL_COMMANDS } from './shell/command-line.js';
+import { CLEAR_LINE } from './shell/progress.js';
+import type { ShellCommand } from './shell/commands.js';
+import { createRedactor, maskUrl, type Redactor } from './secrets.js';
 
 /** Exit codes; documented in the README's table. */
 export const EXIT = {
@@ -16,15 +19,19 @@ export const EXIT = {
   USAGE: 2,
   /** doctor: a check failed, so the bridge cannot work with these settings. */
   DOCTOR_FAILED: 3,
+  /** Shell commands (tools, call…): the server could not be reached or answered unusably, what doctor checks. */
+  UNREACHABLE: 3,
   /** Stopped by Ctrl-C (SIGINT): 128 + 2, what shells expect of a program they interrupted. */
   INTERRUPTED: 130,
 } as const;
 
 /** The subcommands, for suggestions when a word on the command line is none of them. */
-const COMMANDS = ['doctor', 'help'] as const;
+const COMMANDS = ['doctor', 'help', ...SHELL_COMMANDS] as const;
 
 /** SIGTERM/SIGINT/SIGHUP end the process within a second: a client that sent one waits for the exit. */
 const SIGNAL_EXIT_DEADLINE_MS = 900;
+/** A shell command interrupted by Ctrl-C has this long to tell the server (a cancellation, a DELETE) before it exits anyway. */
+const CANCEL_EXIT_DEADLINE_MS = 3_000;
 
 const EXAMPLES = `
 Examples:
@@ -35,6 +42,10 @@ Examples:
     }
   }
 
+  # Without writing JSON-RPC: list the tools, call one with key=value arguments (--json for scripts)
+  fenbs-mcp tools --demo
+  fenbs-mcp call tasks_get ref=T-1 --demo
+
   # In a shell pipeline
   printf '%s\\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \\
     | FENBS_TOKEN=... fenbs-mcp
@@ -42,11 +53,16 @@ Examples:
   # Another server, an extra header, a longer deadline
   fenbs-mcp --url https://example.com/mcp -H "X-Team: platform" --request-timeout 3600000
 
+  # A token a command prints (run again after a 401), or a header secret kept in the environment
+  fenbs-mcp --url https://example.com/mcp --token-command 'op read op://Private/example/token'
+  EXAMPLE_KEY=... fenbs-mcp --url https://example.com/mcp -H 'X-Api-Key: \${EXAMPLE_KEY}'
+
   # See it work with no account: an embedded demo server
   fenbs-mcp --demo < examples/session.jsonl
 
 Environment:
-  FENBS_TOKEN            bearer token (or the variable named by --token-env)
+  FENBS_TOKEN            bearer token (or the variable named by --token-env); comes before
+                         --token-file, --token-command and -H 'Authorization: Bearer \${VAR}'
   FENBS_MCP_URL          endpoint when --url is not given (default ${DEFAULT_URL})
   FENBS_MCP_LOG_LEVEL    log level when --log-level is not given
   HTTPS_PROXY, HTTP_PROXY, NO_PROXY   proxy settings (either case), honoured by default
@@ -67,7 +83,8 @@ function addConnectionOptions(command: Command): Command {
     .option('--url <url>', `MCP endpoint (env FENBS_MCP_URL, default ${DEFAULT_URL})`)
     .option('--token-env <name>', 'environment variable that holds the bearer token', 'FENBS_TOKEN')
     .option('--token-file <path>', 'read the bearer token from this file instead')
-    .option('-H, --header <header>', 'extra request header "Name: value" (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--token-command <cmd>', 'run this shell command for the bearer token (its trimmed stdout); run again after a 401')
+    .option('-H, --header <header>', 'extra request header "Name: value" (repeatable); ${VAR} takes a value from the environment', (value: string, previous: string[] = []) => [...previous, value])
     .option('--request-timeout <ms>', 'deadline per request in ms, 0 = none (default 1800000 = 30 min)')
     .option('--connect-timeout <ms>', 'TCP/TLS connect timeout in ms (default 10000)')
     .option('--stream-idle-timeout <ms>', 'give up an event stream silent this long, in ms, 0 = never (default 0)')
@@ -78,12 +95,16 @@ function addConnectionOptions(command: Command): Command {
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (env FENBS_MCP_LOG_LEVEL, default info)'))
     .option('--log-format <format>', 'json or pretty: how stderr shows the logs (default: pretty on a terminal, json otherwise)')
     .option('--log-file <path>', 'also append the logs to this file (always JSON)')
+    .option('--protocol <mode>', 'auto: translate a 2025-era client for a 2026-07-28-only server; passthrough: never translate (default auto)')
     .option('--allow-tools <patterns>', 'show only tools whose names match these comma-separated globs (* and ?; repeatable)', collect)
     .option('--deny-tools <patterns>', 'hide tools whose names match these comma-separated globs (* and ?; repeatable); wins over --allow-tools', collect)
     .option('--demo', 'use an embedded demo MCP server (a small task board) instead of --url');
 }
 
-function buildProgram(version: string, actions: { bridge: (options: CliOptions) => Promise<number>; doctor: (options: CliOptions) => Promise<number> }): { program: Command; result: () => number } {
+function buildProgram(
+  version: string,
+  actions: { bridge: (options: CliOptions) => Promise<number>; doctor: (options: CliOptions) => Promise<number>; shell: (command: ShellCommand, options: CliOptions) => Promise<number> },
+): { program: Command; result: () => number } {
   let exitCode: number = EXIT.OK;
   const program = addConnectionOptions(
     new Command('fenbs-mcp')
@@ -107,6 +128,9 @@ function buildProgram(version: string, actions: { bridge: (options: CliOptions) 
     .action(async (options: CliOptions) => {
       exitCode = await actions.doctor(options);
     });
+  addShellCommands(program, addConnectionOptions, async (command, options) => {
+    exitCode = await actions.shell(command, options);
+  });
   const output = {
     writeOut: (text: string) => process.stdout.write(text),
     writeErr: (text: string) => process.stderr.write(text),
@@ -178,12 +202,13 @@ const CREDENTIAL_NAME = /key|token|secret|pass|auth|sig|session|credential/i;
 function redactorFor(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>): { redact: Redactor; proxy: string | undefined } {
   const proxy = proxyFromEnv(env, config.url.protocol);
   const named = [...config.url.searchParams, ...config.extraHeaders].filter(([name]) => CREDENTIAL_NAME.test(name)).map(([, value]) => value);
-  return { redact: createRedactor([config.token, proxyPassword(proxy), ...named]), proxy };
+  return { redact: createRedactor([config.token, proxyPassword(proxy), ...named, ...config.headerSecrets]), proxy };
 }
 
-interface CliOptions extends RawOptions {
+export interface CliOptions extends RawOptions {
   demo?: boolean;
   json?: boolean;
+  args?: string;
 }
 
 interface Prepared {
@@ -208,7 +233,7 @@ async function prepare(options: CliOptions, report: (message: string, fix?: stri
   const demoToken = randomBytes(16).toString('hex');
   const { startDemoServer } = await import('./demo-server.js');
   const demo = await startDemoServer({ token: demoToken });
-  const raw: RawOptions = { ...options, url: demo.url.href, tokenEnv: 'FENBS_MCP_DEMO_TOKEN', tokenFile: undefined };
+  const raw: RawOptions = { ...options, url: demo.url.href, tokenEnv: 'FENBS_MCP_DEMO_TOKEN', tokenFile: undefined, tokenCommand: undefined };
   try {
     return { config: createConfig({ options: raw, env: { ...env, FENBS_MCP_DEMO_TOKEN: demoToken }, readTextFile: () => '' }), env, demo };
   } catch (error) {
@@ -224,6 +249,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const { program, result } = buildProgram(version, {
     bridge: (options) => bridgeCommand(options, version),
     doctor: (options) => doctorCommand(options),
+    shell: (command, options) => shellCommand(command, options, version),
   });
   try {
     await program.parseAsync(argv);
@@ -289,13 +315,11 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
   const { logger } = log;
 
   logger.info(
-    { url: maskUrl(config.url), version, node: process.versions.node, credentials: config.token === undefined ? 'none' : `token from ${config.tokenSource}`, proxy: proxy === undefined || proxy === '' ? undefined : redactUserinfo(proxy), demo: demo !== undefined || undefined },
+    { url: maskUrl(config.url), version, node: process.versions.node, credentials: config.credential.kind === 'none' ? 'none' : config.credential.kind === 'command' ? 'token from --token-command' : config.token === undefined ? config.credential.source : `token from ${config.tokenSource}`, proxy: proxy === undefined || proxy === '' ? undefined : redactUserinfo(proxy), demo: demo !== undefined || undefined },
     'fenbs-mcp started',
   );
-  if (config.token === undefined) {
+  if (config.credential.kind === 'none') {
     logger.warn(`no token: ${config.tokenSource} is not set, so requests go without Authorization`);
-  } else if (config.token.length < MIN_MASKABLE_SECRET_CHARS) {
-    logger.warn(`the token from ${config.tokenSource} is shorter than ${MIN_MASKABLE_SECRET_CHARS} characters: too short to tell apart from ordinary text, so it cannot be masked in server replies on stdout`);
   }
   if (config.url.protocol === 'http:' && config.allowHttp) {
     logger.warn('--allow-http: the token travels unencrypted over plain http://');
@@ -330,6 +354,58 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
   await log.close();
   if (exit === 'input-failed') return EXIT.FAILURE;
   return exit === 'signal' ? stopCode : EXIT.OK;
+}
+
+/** tools, call, resources, read, prompts, prompt: one MCP exchange through an in-process bridge, printed for people or scripts. */
+async function shellCommand(command: ShellCommand, options: CliOptions, version: string): Promise<number> {
+  // A person or a script reads stderr here, not a desktop host: readable lines unless told otherwise.
+  const prepared = await prepare({ ...options, logFormat: options.logFormat ?? 'pretty' });
+  if (typeof prepared === 'number') return prepared;
+  const { config, env, demo } = prepared;
+  const { redact } = redactorFor(config, env);
+  const format = await stderrFormatter(config);
+  // On a terminal a log line first erases the progress bar it would run into; the next report redraws the bar.
+  const formatStderr = process.stderr.isTTY === true ? (line: string) => `${CLEAR_LINE}${format === undefined ? line : format(line)}` : format;
+  let log: BridgeLog;
+  try {
+    log = createLogger({ level: config.logLevel, file: config.logFile, redact, formatStderr });
+  } catch (error) {
+    await demo?.close();
+    if (error instanceof LogFileError) return usage(error.message, 'fenbs-mcp tools --log-file ~/fenbs-mcp.log (a path you can write to)');
+    throw error;
+  }
+  const { logger } = log;
+  // A shell command reports its own failure in one sentence; the bridge's per-request warnings
+  // would say it twice, so they show only when a log level was asked for.
+  const bridgeLogger = options.logLevel === undefined && env.FENBS_MCP_LOG_LEVEL === undefined ? logger.child({}, { level: 'error' }) : logger;
+  // Ctrl-C cancels the request in flight and exits 130; a second Ctrl-C ends the process at once.
+  const interrupt = new AbortController();
+  const onSigint = () => {
+    interrupt.abort();
+    setTimeout(() => process.exit(EXIT.INTERRUPTED), CANCEL_EXIT_DEADLINE_MS).unref();
+  };
+  process.once('SIGINT', onSigint);
+  const { runShellCommand } = await import('./shell/commands.js');
+  const { readAll, MAX_STDIN_ARGS_BYTES } = await import('./shell/arguments.js');
+  try {
+    return await runShellCommand(
+      command,
+      {
+        config,
+        logger: bridgeLogger,
+        progressLogger: logger,
+        redact,
+        env,
+        clientInfo: { name: 'fenbs-mcp', version },
+        onServerLog: (level, data) => logger.info({ serverLevel: level, data }, 'server log'),
+      },
+      { stdout: process.stdout, stderr: process.stderr, readStdin: () => readAll(process.stdin, MAX_STDIN_ARGS_BYTES), json: options.json === true, interrupt: interrupt.signal },
+    );
+  } finally {
+    process.off('SIGINT', onSigint);
+    await log.close();
+    await demo?.close();
+  }
 }
 
 /**

@@ -2,6 +2,7 @@
 
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
+import { expandHeaderValue, isAuthorizationFromReference } from './header-secrets.js';
 import { LOG_LEVELS } from './logger.js';
 import { maskUrl } from './secrets.js';
 import { parseToolPatterns, type ToolFilterOption } from './tool-filter.js';
@@ -33,13 +34,36 @@ const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY
 
 export const LOG_FORMATS = ['json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
+/** auto: a 2025-era client meeting a 2026-07-28-only server is translated; passthrough: never. */
+export const PROTOCOL_MODES = ['auto', 'passthrough'] as const;
+export type ProtocolMode = (typeof PROTOCOL_MODES)[number];
+
+/**
+ * The credential the run uses, without its value in any message: the first one set of env
+ * `FENBS_TOKEN` (or --token-env), --token-file, --token-command, and an Authorization -H expanded
+ * from the environment; `none` otherwise (where an OAuth sign-in takes over).
+ */
+export type CredentialSpec =
+  /** A fixed `Authorization` value (`Bearer <token>`, or a -H value with its own scheme). */
+  | { readonly kind: 'static'; readonly source: string; readonly authorization: string; readonly ignored: readonly string[] }
+  /** A shell command whose trimmed stdout is the bearer token; run again after a 401. */
+  | { readonly kind: 'command'; readonly source: string; readonly command: string; readonly ignored: readonly string[] }
+  | { readonly kind: 'none'; readonly source: string; readonly ignored: readonly string[] };
+
+/** A credential that is set, before the ones it shadows are known. */
+type SetCredential = { [Kind in CredentialSpec['kind']]: Omit<Extract<CredentialSpec, { kind: Kind }>, 'ignored'> }['static' | 'command'];
 
 export interface BridgeConfig {
   readonly url: URL;
+  /** The bearer token from the environment or --token-file, when that is the credential. */
   readonly token: string | undefined;
-  /** Where the token came from, for messages: `env FENBS_TOKEN` or `file …`. */
+  /** Where the token came from, or would, for messages: `env FENBS_TOKEN` or `file …`. */
   readonly tokenSource: string;
+  readonly credential: CredentialSpec;
+  /** -H headers other than an Authorization that became `credential`. */
   readonly extraHeaders: readonly (readonly [string, string])[];
+  /** Values -H took from the environment: secrets, masked in every output. */
+  readonly headerSecrets: readonly string[];
   readonly requestTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly streamIdleTimeoutMs: number;
@@ -52,6 +76,8 @@ export interface BridgeConfig {
   /** How stderr shows the logs; undefined = readable lines on a terminal, JSON otherwise. */
   readonly logFormat: LogFormat | undefined;
   readonly logFile: string | undefined;
+  /** Whether the bridge may translate between protocol eras (see era-translator.ts). */
+  readonly protocol: ProtocolMode;
   /** --allow-tools / --deny-tools globs; empty = no such filter (see tool-filter.ts). */
   readonly allowTools: readonly string[];
   readonly denyTools: readonly string[];
@@ -62,6 +88,7 @@ export interface RawOptions {
   url?: string | undefined;
   tokenEnv?: string | undefined;
   tokenFile?: string | undefined;
+  tokenCommand?: string | undefined;
   header?: string[] | undefined;
   requestTimeout?: string | undefined;
   connectTimeout?: string | undefined;
@@ -73,6 +100,7 @@ export interface RawOptions {
   logLevel?: string | undefined;
   logFormat?: string | undefined;
   logFile?: string | undefined;
+  protocol?: string | undefined;
   /** Each given once or more; every value a comma-separated list. */
   allowTools?: string[] | undefined;
   denyTools?: string[] | undefined;
@@ -135,7 +163,7 @@ const TOKEN_CHARS = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const FIELD_VALUE_CHAR = /^[\t\x20-\x7E\x80-\xFF]$/;
 
 /** Why `value` cannot be sent as a header value, or undefined when it can; never repeats the value. */
-function fieldValueProblem(value: string): string | undefined {
+export function fieldValueProblem(value: string): string | undefined {
   for (const char of value) {
     if (FIELD_VALUE_CHAR.test(char)) continue;
     const code = char.codePointAt(0)!;
@@ -146,10 +174,20 @@ function fieldValueProblem(value: string): string | undefined {
   return undefined;
 }
 
-function parseHeader(raw: string, tokenEnv: string): readonly [string, string] {
+/** One -H option, its `${VAR}` references expanded. */
+interface ParsedHeader {
+  name: string;
+  value: string;
+  /** Values taken from the environment. */
+  secrets: readonly string[];
+  /** The variables referenced, for naming an Authorization header's source. */
+  variables: readonly string[];
+}
+
+function parseHeader(raw: string, tokenEnv: string, env: ConfigInputs['env']): ParsedHeader {
   const colon = raw.indexOf(':');
   const name = colon === -1 ? '' : raw.slice(0, colon).trim();
-  const value = colon === -1 ? '' : raw.slice(colon + 1).trim();
+  const written = colon === -1 ? '' : raw.slice(colon + 1).trim();
   if (colon === -1 || !TOKEN_CHARS.test(name)) {
     // The text is not repeated: without a colon it may be "Authorization Bearer <token>".
     throw new UsageError(
@@ -158,19 +196,32 @@ function parseHeader(raw: string, tokenEnv: string): readonly [string, string] {
     );
   }
   const lower = name.toLowerCase();
-  if (CREDENTIAL_HEADERS.has(lower)) {
+  // Authorization is taken only from the environment: `Authorization: <scheme> ${VAR}`.
+  if (CREDENTIAL_HEADERS.has(lower) && !(lower === 'authorization' && isAuthorizationFromReference(written))) {
     // Never echo the value: it is the secret we are refusing to take from argv.
     throw new UsageError(
-      `-H ${name} is refused: credentials on the command line show up in process lists and shell history`,
-      `put the token in the environment instead: ${tokenEnv}=<token> fenbs-mcp (or --token-file <path>)`,
+      `-H ${name} is refused: credentials written on the command line show up in process lists and shell history`,
+      lower === 'authorization'
+        ? `put the secret in the environment and name it: -H 'Authorization: Bearer \${MY_TOKEN}' with MY_TOKEN set (a desktop config's "env" block), or ${tokenEnv}=<token> fenbs-mcp, --token-file <path>, --token-command <cmd>`
+        : `put the token in the environment instead: ${tokenEnv}=<token> fenbs-mcp (or --token-file <path>)`,
     );
   }
-  if (OWNED_HEADERS.has(lower) || lower.startsWith('mcp-param-')) {
+  if ((OWNED_HEADERS.has(lower) && lower !== 'authorization') || lower.startsWith('mcp-param-')) {
     throw new UsageError(`-H ${name} is refused: the bridge sets that header itself for every message`);
   }
-  const problem = fieldValueProblem(value);
-  if (problem !== undefined) throw new UsageError(`-H ${name}: the value contains ${problem}, which no HTTP request can carry`);
-  return [name, value] as const;
+  const expansion = expandHeaderValue(written, env);
+  if (expansion.kind === 'unset') {
+    throw new UsageError(`-H ${name} refers to \${${expansion.variable}}, but ${expansion.variable} is not set (or is empty) in the environment`, `set ${expansion.variable} where the bridge starts (in a desktop config, its "env" block)`);
+  }
+  if (expansion.kind === 'bad-reference') {
+    throw new UsageError(`-H ${name}: ${expansion.reference} is not a variable reference; write \${NAME} with a name of letters, digits and _`);
+  }
+  const problem = fieldValueProblem(expansion.value);
+  if (problem !== undefined) {
+    const where = expansion.variables.length === 0 ? 'the value' : `the value (after expanding ${expansion.variables.map((v) => `$${v}`).join(', ')})`;
+    throw new UsageError(`-H ${name}: ${where} contains ${problem}, which no HTTP request can carry`);
+  }
+  return { name, value: expansion.value, secrets: expansion.secrets, variables: expansion.variables };
 }
 
 function parseNonNegativeInteger(raw: string | undefined, fallback: number, option: string): number {
@@ -221,8 +272,11 @@ export function withLikelyScheme(raw: string): string | undefined {
   return isLoopbackHost(url.hostname) ? candidate : `https://${text}`;
 }
 
-/** `source` names where the URL came from (`--url`, `FENBS_MCP_URL`), so the message points at it. */
-function parseUrl(raw: string, source: string, allowHttp: boolean, hasToken: boolean): URL {
+/**
+ * `source` names where the URL came from (`--url`, `FENBS_MCP_URL`), so the message points at it;
+ * `secret` names what plain http:// would expose, when there is something.
+ */
+function parseUrl(raw: string, source: string, allowHttp: boolean, secret: string | undefined): URL {
   const likely = withLikelyScheme(raw);
   const fix = likely === undefined ? 'fenbs-mcp --url https://example.com/mcp' : source === '--url' ? `fenbs-mcp --url ${maskUrl(likely)}` : `${source}=${maskUrl(likely)}`;
   let url: URL;
@@ -238,9 +292,9 @@ function parseUrl(raw: string, source: string, allowHttp: boolean, hasToken: boo
   if (url.username !== '' || url.password !== '') {
     throw new UsageError(`${source}: the URL must not carry a user name or password; give the token through the environment`);
   }
-  if (url.protocol === 'http:' && hasToken && !allowHttp && !isLoopbackHost(url.hostname)) {
+  if (url.protocol === 'http:' && secret !== undefined && !allowHttp && !isLoopbackHost(url.hostname)) {
     throw new UsageError(
-      `refusing to send the token over plain http:// to ${url.host}: anyone on the network path could read it`,
+      `refusing to send ${secret} over plain http:// to ${url.host}: anyone on the network path could read it`,
       'use an https:// URL, or pass --allow-http if this network is trusted',
     );
   }
@@ -294,20 +348,43 @@ function parseToolOption(values: readonly string[] | undefined, option: ToolFilt
 export function createConfig({ options, env, readTextFile }: ConfigInputs): BridgeConfig {
   const tokenEnv = options.tokenEnv ?? DEFAULT_TOKEN_ENV;
   if (!TOKEN_CHARS.test(tokenEnv)) throw new UsageError(`--token-env expects a variable name, got "${tokenEnv}"`);
-  let token: string | undefined;
-  let tokenSource = `env ${tokenEnv}`;
+  const envToken = env[tokenEnv]?.trim() || undefined;
+  let fileToken: string | undefined;
   if (options.tokenFile !== undefined) {
-    tokenSource = `file ${options.tokenFile}`;
-    token = readOptionFile(readTextFile, '--token-file', options.tokenFile, MAX_TOKEN_FILE_BYTES).trim();
+    fileToken = readOptionFile(readTextFile, '--token-file', options.tokenFile, MAX_TOKEN_FILE_BYTES).trim();
     // The user named a file, so an empty one is a mistake, not "no token".
-    if (token === '') throw new UsageError(`--token-file ${options.tokenFile} is empty: it must hold the bearer token`);
-  } else {
-    token = env[tokenEnv]?.trim();
+    if (fileToken === '') throw new UsageError(`--token-file ${options.tokenFile} is empty: it must hold the bearer token`);
   }
-  if (token === '') token = undefined;
-  // Sent as `Authorization: Bearer <token>`, so it must be a valid header value; never repeated.
-  const tokenProblem = token === undefined ? undefined : fieldValueProblem(token);
-  if (tokenProblem !== undefined) throw new UsageError(`the token from ${tokenSource} contains ${tokenProblem}, so it cannot be sent in an Authorization header`);
+  const tokenCommand = options.tokenCommand?.trim();
+  if (tokenCommand === '') throw new UsageError('--token-command is empty: it must be a shell command that prints the bearer token', "fenbs-mcp --token-command 'op read op://vault/mcp/token'");
+  for (const [token, source] of [[envToken, `env ${tokenEnv}`], [fileToken, `file ${options.tokenFile ?? ''}`]] as const) {
+    // Sent as `Authorization: Bearer <token>`, so it must be a valid header value; never repeated.
+    const tokenProblem = token === undefined ? undefined : fieldValueProblem(token);
+    if (tokenProblem !== undefined) throw new UsageError(`the token from ${source} contains ${tokenProblem}, so it cannot be sent in an Authorization header`);
+  }
+
+  const headers = (options.header ?? []).map((raw) => parseHeader(raw, tokenEnv, env));
+  const authorizationHeader = headers.find((header) => header.name.toLowerCase() === 'authorization');
+  if (headers.filter((header) => header.name.toLowerCase() === 'authorization').length > 1) {
+    throw new UsageError('-H Authorization is given more than once: a request carries one credential');
+  }
+  // Which credential, in order; the ones after the first set are named in a warning.
+  const envSource = `env ${tokenEnv}`;
+  const fileSource = `file ${options.tokenFile ?? ''}`;
+  const found: SetCredential[] = [];
+  if (envToken !== undefined) found.push({ kind: 'static', source: envSource, authorization: `Bearer ${envToken}` });
+  if (fileToken !== undefined) found.push({ kind: 'static', source: fileSource, authorization: `Bearer ${fileToken}` });
+  if (tokenCommand !== undefined) found.push({ kind: 'command', source: '--token-command', command: tokenCommand });
+  if (authorizationHeader !== undefined) {
+    // Two credentials in one run would leave the user guessing which one the server saw.
+    if (found.length > 0) throw new UsageError(`-H Authorization cannot be combined with ${found.map((c) => c.source).join(' or ')}: a run sends one credential`, 'keep one of them');
+    const variables = authorizationHeader.variables.map((name) => `$${name}`).join('');
+    found.push({ kind: 'static', source: `-H Authorization from ${variables}`, authorization: authorizationHeader.value });
+  }
+  const [chosen, ...unused] = found;
+  const credential: CredentialSpec = chosen === undefined ? { kind: 'none', source: 'none', ignored: [] } : { ...chosen, ignored: unused.map((c) => c.source) };
+  const token = chosen?.source === envSource ? envToken : chosen?.source === fileSource ? fileToken : undefined;
+  const tokenSource = chosen?.source === fileSource ? fileSource : envSource;
 
   if (options.caFile !== undefined) {
     // Checked here, like --token-file: a missing or wrong file is a usage mistake (exit 2), not a
@@ -338,7 +415,8 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
   // An empty variable is unset: a desktop config may pass an optional setting left blank.
   const envUrl = env.FENBS_MCP_URL?.trim() === '' ? undefined : env.FENBS_MCP_URL;
   const [rawUrl, urlSource] = options.url !== undefined ? [options.url, '--url'] : envUrl !== undefined ? [envUrl, 'FENBS_MCP_URL'] : [DEFAULT_URL, 'the default URL'];
-  const url = parseUrl(rawUrl, urlSource, allowHttp, token !== undefined);
+  const secret = credential.kind !== 'none' ? 'the token' : headers.some((header) => header.secrets.length > 0) ? 'the -H values taken from the environment' : undefined;
+  const url = parseUrl(rawUrl, urlSource, allowHttp, secret);
 
   const envLevel = env.FENBS_MCP_LOG_LEVEL?.trim() === '' ? undefined : env.FENBS_MCP_LOG_LEVEL;
   const levelSource = options.logLevel !== undefined ? '--log-level' : 'FENBS_MCP_LOG_LEVEL';
@@ -351,11 +429,18 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     throw new UsageError(`--log-format must be json or pretty, got "${logFormat}"`);
   }
 
+  const protocol = (options.protocol ?? 'auto').toLowerCase();
+  if (!(PROTOCOL_MODES as readonly string[]).includes(protocol)) {
+    throw new UsageError(`--protocol must be auto or passthrough, got "${options.protocol}"`);
+  }
+
   return Object.freeze({
     url,
     token,
     tokenSource,
-    extraHeaders: Object.freeze((options.header ?? []).map((raw) => parseHeader(raw, tokenEnv))),
+    credential: Object.freeze(credential),
+    extraHeaders: Object.freeze(headers.filter((header) => header !== authorizationHeader).map((header) => Object.freeze([header.name, header.value] as const))),
+    headerSecrets: Object.freeze(headers.flatMap((header) => header.secrets)),
     requestTimeoutMs: parseTimeout(options.requestTimeout, REQUEST_TIMEOUT_MS, '--request-timeout', true),
     connectTimeoutMs: parseTimeout(options.connectTimeout, CONNECT_TIMEOUT_MS, '--connect-timeout', false),
     streamIdleTimeoutMs: parseTimeout(options.streamIdleTimeout, STREAM_IDLE_TIMEOUT_MS, '--stream-idle-timeout', true),
@@ -367,6 +452,7 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     logLevel: logLevel as LevelWithSilent,
     logFormat: logFormat as LogFormat | undefined,
     logFile: options.logFile,
+    protocol: protocol as ProtocolMode,
     allowTools: parseToolOption(options.allowTools, '--allow-tools'),
     denyTools: parseToolOption(options.denyTools, '--deny-tools'),
   });

@@ -89,6 +89,25 @@ const TOOLS = [
     outputSchema: { type: 'object', properties: { imported: { type: 'array', items: { type: 'string' } } }, required: ['imported'] },
   },
 ];
+/** resources/list pages hold this many resources, so a client sees `nextCursor` at work. */
+export const RESOURCES_PAGE_SIZE = 2;
+const RESOURCES = [
+  { uri: 'demo://board', name: 'board', title: 'The task board', description: 'Every task on the board, one per line.', mimeType: 'text/plain' },
+  { uri: 'demo://board/open', name: 'open-tasks', title: 'Open tasks', description: 'Only the tasks still open.', mimeType: 'text/plain' },
+  { uri: 'demo://board.json', name: 'board-json', title: 'The task board as JSON', description: 'The board as a JSON document.', mimeType: 'application/json' },
+];
+const PROMPTS = [
+  { name: 'summarize_board', title: 'Summarize the board', description: 'Asks for a short summary of the task board.' },
+  {
+    name: 'plan_task',
+    title: 'Plan a task',
+    description: 'Asks for a step-by-step plan for one task.',
+    arguments: [
+      { name: 'ref', description: 'A reference such as "T-1".', required: true },
+      { name: 'style', description: 'brief or detailed (default brief).', required: false },
+    ],
+  },
+];
 
 /** Starts the demo server on `127.0.0.1`, port 0 (any free port) unless told otherwise. */
 export async function startDemoServer(options: DemoServerOptions = {}): Promise<DemoServer> {
@@ -203,7 +222,7 @@ function initialize(res: ServerResponse, id: RpcId, params: JsonObject, sessions
   sessions.set(sessionId, { protocolVersion, tasks: createSeedBoard(), nextNumber: 4 });
   const result = {
     protocolVersion,
-    capabilities: { tools: { listChanged: false }, logging: {} },
+    capabilities: { tools: { listChanged: false }, resources: {}, prompts: {}, logging: {} },
     serverInfo: { name: 'fenbs-demo', version: '1.0.0' },
     instructions: 'A demo task board: list, read, create and import tasks to watch fenbs-mcp bridge stdio to HTTP.',
   };
@@ -239,6 +258,14 @@ function answerRequest(res: ServerResponse, id: RpcId, method: string, params: J
       return sendJson(res, 200, rpcResult(id, { tools: TOOLS }));
     case 'tools/call':
       return callTool(res, id, params, session);
+    case 'resources/list':
+      return sendJson(res, 200, rpcResult(id, listResources(params)));
+    case 'resources/read':
+      return sendJson(res, 200, rpcResult(id, readResource(params, session)));
+    case 'prompts/list':
+      return sendJson(res, 200, rpcResult(id, { prompts: PROMPTS }));
+    case 'prompts/get':
+      return sendJson(res, 200, rpcResult(id, getPrompt(params, session)));
     default:
       throw new RpcError(-32601, `Method not found: ${method}`);
   }
@@ -281,6 +308,46 @@ function callTool(res: ServerResponse, id: RpcId, params: JsonObject, session: S
     if (!(error instanceof RpcError) || session.protocolVersion < '2025-11-25') throw error;
     return sendJson(res, 200, rpcResult(id, { ...toolResult(error.message), isError: true }));
   }
+}
+
+/** One page of resources; the cursor is the index of the page's first resource. */
+function listResources(params: JsonObject): JsonObject {
+  const cursor = params.cursor;
+  const start = cursor === undefined ? 0 : Number(cursor);
+  if (!Number.isInteger(start) || start < 0 || start >= RESOURCES.length) throw new RpcError(-32602, 'Invalid params: unknown cursor');
+  const end = start + RESOURCES_PAGE_SIZE;
+  return { resources: RESOURCES.slice(start, end), ...(end < RESOURCES.length ? { nextCursor: String(end) } : {}) };
+}
+
+function readResource(params: JsonObject, session: Session): JsonObject {
+  const { uri } = params;
+  const board = (tasks: Task[]) => (tasks.length === 0 ? 'No tasks.' : tasks.map(describeTask).join('\n'));
+  switch (uri) {
+    case 'demo://board':
+      return { contents: [{ uri, mimeType: 'text/plain', text: board(session.tasks) }] };
+    case 'demo://board/open':
+      return { contents: [{ uri, mimeType: 'text/plain', text: board(session.tasks.filter((task) => task.status === 'open')) }] };
+    case 'demo://board.json':
+      return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify({ tasks: session.tasks }) }] };
+    default:
+      // 2025-06-18 server/resources §Error Handling: resource not found is -32002.
+      throw new RpcError(-32002, `Resource not found: ${JSON.stringify(uri)}`);
+  }
+}
+
+function getPrompt(params: JsonObject, session: Session): JsonObject {
+  const { name, arguments: args = {} } = params;
+  if (!isObject(args)) throw new RpcError(-32602, 'Invalid params: arguments must be an object');
+  const user = (text: string) => ({ role: 'user', content: { type: 'text', text } });
+  if (name === 'summarize_board') {
+    return { description: 'A summary of the board', messages: [user(`Summarize this task board in two sentences:\n${session.tasks.map(describeTask).join('\n')}`)] };
+  }
+  if (name !== 'plan_task') throw new RpcError(-32602, `Unknown prompt: ${JSON.stringify(name)}`);
+  const ref = readString(args, 'ref', true);
+  const style = readString(args, 'style', false) ?? 'brief';
+  const task = session.tasks.find((candidate) => candidate.ref === ref);
+  if (!task) throw new RpcError(-32602, `Invalid params: no task ${ref} on the board`);
+  return { description: `A plan for ${ref}`, messages: [user(`Write a ${style} step-by-step plan for this task:\n${describeTask(task)}`)] };
 }
 
 /** Imports `count` tasks one step at a time on an event stream, progress first, result last. */

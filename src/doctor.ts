@@ -3,7 +3,10 @@
 import { lookup } from 'node:dns/promises';
 import { isIP, connect as connectTcp } from 'node:net';
 import { connect as connectTls, type ConnectionOptions } from 'node:tls';
+import { pino } from 'pino';
 import type { BridgeConfig } from './config.js';
+import type { Credential } from './credential.js';
+import { createCredential } from './credentials.js';
 import { Endpoint } from './endpoint.js';
 import { REQUEST_TIMEOUT_MS } from './config.js';
 import { BridgeError, isBridgeError } from './errors.js';
@@ -12,8 +15,9 @@ import { REDIRECT_HINT } from './redirects.js';
 import { headerValue, readErrorBody, readPrivateResponse } from './reply-reader.js';
 import type { HttpExchange } from './remote.js';
 import { createDispatcher, proxyFromEnv, redactUserinfo, trustedCas } from './remote.js';
-import { maskUrl, type Redactor } from './secrets.js';
+import { createRedactor, maskUrl, type Redactor } from './secrets.js';
 import type { Logger } from './logger.js';
+import { TokenCommandCredential } from './token-command.js';
 
 export interface Check {
   name: string;
@@ -36,6 +40,11 @@ export type DoctorProgress = { kind: 'start'; name: string; doing: string } | { 
 export interface RunDoctorOptions {
   /** Called as each check starts and as it ends, so a terminal shows what is being waited for. */
   onProgress?: (event: DoctorProgress) => void;
+  /** The credential to check with; made from the config (and closed after) otherwise. */
+  credential?: Credential;
+  /** Where the credential logs and registers the secrets it learns (a token command's token). */
+  logger?: Logger;
+  redact?: Redactor;
 }
 
 const MODERN_VERSION = '2026-07-28';
@@ -63,6 +72,23 @@ export async function runDoctor(config: BridgeConfig, env: Readonly<Record<strin
   const begin = (name: string, doing: string) => onProgress({ kind: 'start', name, doing });
 
   add({ name: 'url', ok: true, detail: maskUrl(config.url) });
+  if (config.credential.kind === 'command') begin('credential', 'running --token-command');
+  // Which credential the bridge would send, and that it can be had; the run goes on either way.
+  const credential =
+    options.credential ??
+    (await createCredential(config, { env, logger: options.logger ?? pino({ level: 'silent' }, { write: () => undefined }), redact: options.redact ?? createRedactor([]) }));
+  add(credentialCheck(credential));
+  try {
+    await checkConnection(config, env, credential, report, add, begin);
+  } finally {
+    if (options.credential === undefined) await credential.close?.();
+  }
+  report.ok = checks.every((check) => check.ok);
+  return report;
+}
+
+/** DNS, TCP and TLS (or the proxy), then the requests; a failed check stops the ones after it. */
+async function checkConnection(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>, credential: Credential, report: DoctorReport, add: Add, begin: Begin): Promise<void> {
   const proxy = proxyFromEnv(env, config.url.protocol) || undefined;
   const host = config.url.hostname.replace(/^\[|\]$/g, '');
   const port = Number(config.url.port || (config.url.protocol === 'https:' ? 443 : 80));
@@ -77,27 +103,33 @@ export async function runDoctor(config: BridgeConfig, env: Readonly<Record<strin
         (error: NodeJS.ErrnoException) => ({ ok: false as const, detail: `${host}: ${error.code ?? error.message}` }),
       );
       const hint = 'check the host name in --url and your DNS; behind a corporate proxy set HTTPS_PROXY';
-      if (!add({ name: 'dns', ...resolved, ...(resolved.ok ? {} : { hint }) })) return report;
+      if (!add({ name: 'dns', ...resolved, ...(resolved.ok ? {} : { hint }) })) return;
     }
     begin('tcp', `connecting to ${host}:${port} (--connect-timeout ${config.connectTimeoutMs} ms)`);
     const tcp = await tryTcp(host, port, config.connectTimeoutMs);
-    if (!add({ name: 'tcp', ok: tcp.ok, detail: tcp.detail, ...(tcp.ok ? {} : { hint: tcp.hint }) })) return report;
+    if (!add({ name: 'tcp', ok: tcp.ok, detail: tcp.detail, ...(tcp.ok ? {} : { hint: tcp.hint }) })) return;
     if (config.url.protocol === 'https:') {
       begin('tls', `TLS handshake with ${host}:${port}`);
       const tls = await tryTls(host, port, config, env);
-      if (!add({ name: 'tls', ok: tls.ok, detail: tls.detail, ...(tls.ok ? {} : { hint: tls.hint }) })) return report;
+      if (!add({ name: 'tls', ok: tls.ok, detail: tls.detail, ...(tls.ok ? {} : { hint: tls.hint }) })) return;
     }
   }
 
   const dispatcher = createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env });
-  const endpoint = new Endpoint(config, dispatcher, env);
+  const endpoint = new Endpoint(config, dispatcher, env, credential);
   try {
     await probe(endpoint, config, report, add, begin);
   } finally {
     await dispatcher.close().catch(() => undefined);
   }
-  report.ok = checks.every((check) => check.ok);
-  return report;
+}
+
+/** Which credential the bridge would send, by its source; never its value. */
+function credentialCheck(credential: Credential): Check {
+  const failure = credential instanceof TokenCommandCredential ? credential.lastFailure : undefined;
+  if (failure !== undefined) return { name: 'credential', ok: false, detail: failure.message, hint: failure.context.hint ?? '' };
+  if (credential.source === 'none') return { name: 'credential', ok: true, detail: 'none set: requests go without Authorization' };
+  return { name: 'credential', ok: true, detail: credential instanceof TokenCommandCredential ? `${credential.source} (ran, and printed a token)` : credential.source };
 }
 
 type Add = (check: Check) => boolean;
@@ -187,18 +219,22 @@ async function probe(endpoint: Endpoint, config: BridgeConfig, report: DoctorRep
     add({ name: 'connect', ok: false, ...failureOf(endpoint, error) });
     return;
   }
+  const { credential } = endpoint;
+  const sent = exchange.sentAuthorization !== undefined;
+  // Where a token comes from, or where to set one when none is set.
+  const source = credential.source === 'none' ? config.tokenSource : credential.source;
   if (exchange.status === 401 || exchange.status === 403) {
     const www = headerValue(exchange.headers, 'www-authenticate');
     await readErrorBody(exchange);
     add({
       name: 'token',
       ok: false,
-      detail: `${exchange.status} ${config.token === undefined ? 'and no token is set' : `with the token from ${config.tokenSource}`}${www === undefined ? '' : `; WWW-Authenticate: ${www}`}`,
-      hint: exchange.status === 401 ? `the token was rejected or has expired: set a valid one in ${config.tokenSource}` : 'the token lacks the permission or scope this server needs',
+      detail: `${exchange.status} ${sent ? `with the token from ${source}` : 'and no token is set'}${www === undefined ? '' : `; WWW-Authenticate: ${www}`}`,
+      hint: exchange.status === 401 ? `the token was rejected or has expired: ${credential instanceof TokenCommandCredential ? 'check what --token-command prints' : `set a valid one in ${source}`}` : 'the token lacks the permission or scope this server needs',
     });
     return;
   }
-  add({ name: 'token', ok: true, detail: config.token === undefined ? 'none set, and the server did not ask for one' : `accepted (from ${config.tokenSource})` });
+  add({ name: 'token', ok: true, detail: sent ? `accepted (from ${source})` : 'none set, and the server did not ask for one' });
   if (endpoint.url.href !== config.url.href) {
     // The endpoint followed a same-origin 307/308, as the bridge does: said, so --url can skip the hop.
     add({ name: 'redirect', ok: true, detail: `the server moved ${maskUrl(config.url)} to ${maskUrl(endpoint.url)} (same origin: followed, as the bridge does); --url ${maskUrl(endpoint.url)} saves the extra round trip` });
@@ -451,7 +487,7 @@ export async function reportDoctor(config: BridgeConfig, env: Readonly<Record<st
     log?.info({ ok: report.ok, checks: report.checks.length, failed: failed?.name }, report.ok ? 'doctor: every check passed' : `doctor: the ${failed?.name ?? ''} check failed`);
   };
   if (output.json) {
-    const report = redactReport(await runDoctor(config, env, { onProgress: logProgress }), redact);
+    const report = redactReport(await runDoctor(config, env, { onProgress: logProgress, redact, ...(log === undefined ? {} : { logger: log }) }), redact);
     stdout.write(`${JSON.stringify(report)}\n`);
     logVerdict(report);
     return report;
@@ -484,7 +520,7 @@ export async function reportDoctor(config: BridgeConfig, env: Readonly<Record<st
   };
   let report: DoctorReport;
   try {
-    report = redactReport(await runDoctor(config, env, { onProgress }), redact);
+    report = redactReport(await runDoctor(config, env, { onProgress, redact, ...(log === undefined ? {} : { logger: log }) }), redact);
   } finally {
     stop();
   }

@@ -3,6 +3,8 @@
 import type { Dispatcher } from './undici-parts.js';
 import type { BridgeConfig } from './config.js';
 import { CookieJar } from './cookie-jar.js';
+import type { Credential } from './credential.js';
+import { fixedCredential } from './credentials.js';
 import { BridgeError } from './errors.js';
 import type { Logger } from './logger.js';
 import { MAX_REDIRECT_HOPS, sameOriginTarget } from './redirects.js';
@@ -25,12 +27,22 @@ export class Endpoint {
   /** Cookies the endpoint's origin set, for this run only: never written anywhere. */
   readonly #cookies: CookieJar;
   readonly #logger: Logger | undefined;
+  /** Read for every request, so a renewed credential applies to the next send. */
+  readonly credential: Credential;
   readonly #dispatcher: Dispatcher;
   readonly #baseHeaders: Record<string, string>;
   readonly #proxy: string | undefined;
 
-  constructor(config: BridgeConfig, dispatcher: Dispatcher, env: Readonly<Record<string, string | undefined>>, options: EndpointOptions = {}) {
+  /** `credential` defaults to the fixed one the config names (a token command needs createCredential). */
+  constructor(
+    config: BridgeConfig,
+    dispatcher: Dispatcher,
+    env: Readonly<Record<string, string | undefined>>,
+    credential: Credential = fixedCredential(config),
+    options: EndpointOptions = {},
+  ) {
     this.#url = config.url;
+    this.credential = credential;
     this.#logger = options.logger;
     const { redact } = options;
     this.#cookies = new CookieJar({ origin: config.url.origin, logger: options.logger, onSecret: redact === undefined ? undefined : (value) => void redact.add(value) });
@@ -38,8 +50,6 @@ export class Endpoint {
     this.#proxy = proxyFor(config.url, env);
     const headers: Record<string, string> = {};
     for (const [name, value] of config.extraHeaders) headers[name.toLowerCase()] = value;
-    // Bearer on every HTTP request, POST, GET and DELETE alike (authorization §Token Requirements).
-    if (config.token !== undefined) headers.authorization = `Bearer ${config.token}`;
     this.#baseHeaders = headers;
   }
 
@@ -108,9 +118,16 @@ export class Endpoint {
   }
 
   async #send(method: HttpMethod, url: URL, headers: Record<string, string>, signal: AbortSignal, body?: string): Promise<HttpExchange> {
-    const options = { method, url, headers: { ...this.#baseHeaders, ...headers }, signal };
+    const all = { ...this.#baseHeaders, ...headers };
+    // On every HTTP request, POST, GET and DELETE alike (authorization §Token Requirements), read
+    // now: a credential renewed after a 401 applies from the next send on.
+    const authorization = this.credential.authorization();
+    if (authorization !== undefined) all.authorization = authorization;
+    const options = { method, url, headers: all, signal };
     try {
-      return await sendHttp(this.#dispatcher, body === undefined ? options : { ...options, body });
+      const exchange = await sendHttp(this.#dispatcher, body === undefined ? options : { ...options, body });
+      exchange.sentAuthorization = authorization;
+      return exchange;
     } catch (error) {
       throw this.failure(error, signal);
     }

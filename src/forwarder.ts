@@ -137,16 +137,25 @@ export class Forwarder {
     try {
       await untilAborted(era.ready(), signal);
       let healed = false;
+      let renewed = false;
       for (;;) {
         const headers = era.headersFor(incoming.message, method);
+        let sent: string | undefined;
         const reply = await untilAborted(
-          this.#d.endpoint.post(incoming.text, headers, signal).then((exchange) => readReply(exchange, { maxMessageBytes: this.#d.config.maxMessageBytes, signal, acceptAny2xx: true })),
+          this.#d.endpoint.post(incoming.text, headers, signal).then((exchange) => {
+            sent = exchange.sentAuthorization;
+            return readReply(exchange, { maxMessageBytes: this.#d.config.maxMessageBytes, signal, acceptAny2xx: true });
+          }),
           signal,
         );
         if (!healed && era.isExpired(reply, headers)) {
           healed = true;
           await untilAborted(era.heal(headers), signal);
           continue;
+        }
+        if (!renewed && reply.kind === 'http-error' && refusesCredential(reply)) {
+          renewed = true;
+          if (await untilAborted(this.#renew(reply, sent, signal), signal)) continue;
         }
         if (reply.kind === 'accepted') {
           era.onAccepted(method);
@@ -170,6 +179,7 @@ export class Forwarder {
     const { signal } = pending;
     let rateLimitRetries = 0;
     let healed = false;
+    let renewed = false;
     let toolsRefreshed = false;
     for (;;) {
       const headers = era.headersFor(message, pending.method);
@@ -190,6 +200,11 @@ export class Forwarder {
         healed = true;
         await era.heal(headers);
         continue;
+      }
+      // At most once per request: a second refusal of a fresh credential is the answer.
+      if (!renewed && refusesCredential(reply)) {
+        renewed = true;
+        if (await this.#renew(reply, exchange.sentAuthorization, signal)) continue;
       }
       const waitMs = retryAfterMs(exchange.headers);
       // A wait that would outlast the request deadline is not started: the 429/503 is the answer
@@ -229,12 +244,22 @@ export class Forwarder {
         body: reply.text,
         parsed,
         redact: this.#d.redact,
-        tokenSource: this.#d.config.tokenSource,
-        tokenSet: this.#d.config.token !== undefined,
+        tokenSource: this.#d.endpoint.credential.source === 'none' ? this.#d.config.tokenSource : this.#d.endpoint.credential.source,
+        tokenSet: exchange.sentAuthorization !== undefined,
         hadSession: this.#d.legacy.sessionId !== undefined,
         beforeInitialize: era === this.#d.legacy && !this.#d.legacy.established && pending.method !== 'initialize',
       });
     }
+  }
+
+  /**
+   * Asks the credential for another after the server refused the one sent; true when the request
+   * should go once more (a 401 means it was not processed). A failed renewal rejects with its error.
+   */
+  #renew(reply: Extract<Reply, { kind: 'http-error' }>, sent: string | undefined, signal: AbortSignal): Promise<boolean> {
+    const challenge = { status: reply.status as 401 | 403, wwwAuthenticate: reply.wwwAuthenticate, sent };
+    this.#d.logger.debug({ status: reply.status }, 'the server refused the credential; renewing it');
+    return this.#d.endpoint.credential.renew(challenge, signal);
   }
 
   /** One POST; a request that provably never reached the server (refused, DNS) is sent again, twice at most. */
@@ -354,6 +379,15 @@ export class Forwarder {
     if (isBridgeError(error)) return error;
     return this.#d.endpoint.failure(error, signal);
   }
+}
+
+/**
+ * A refusal a new credential may cure: 401, or 403 with `error="insufficient_scope"` (step-up,
+ * authorization §Scope Challenge Handling; RFC 6750 §3.1).
+ */
+function refusesCredential(reply: Extract<Reply, { kind: 'http-error' }>): boolean {
+  if (reply.status === 401) return true;
+  return reply.status === 403 && reply.wwwAuthenticate !== undefined && /\berror\s*=\s*"?insufficient_scope"?/i.test(reply.wwwAuthenticate);
 }
 
 /** JSON-RPC codes only a 2026-07-28 server sends: a server/discover refused with one is not a 2025 server. */

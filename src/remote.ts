@@ -25,6 +25,8 @@ export interface HttpExchange {
   headers: Record<string, string | string[] | undefined>;
   /** Read, drained or destroyed by the reply reader alone. */
   body: ResponseBody;
+  /** The Authorization value the request carried (set by Endpoint), for a renewal after a 401. */
+  sentAuthorization?: string | undefined;
 }
 
 /** The proxy that applies to https:// or http:// URLs, as undici's EnvHttpProxyAgent reads it. */

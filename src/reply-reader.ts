@@ -27,8 +27,11 @@ export type Reply =
   /** text/event-stream: every event went to the stream handler; `answered` once it said so. */
   | { kind: 'stream'; status: number; answered: boolean }
   | { kind: 'redirect'; status: number; location: string | undefined }
-  /** Any other status: at most ERROR_BODY_MAX_BYTES of the body, and its JSON if it parsed. */
-  | { kind: 'http-error'; status: number; text: string; parsed: unknown }
+  /**
+   * Any other status: at most ERROR_BODY_MAX_BYTES of the body, and its JSON if it parsed, with
+   * the `WWW-Authenticate` challenge a 401/403 renewal needs (authorization §Error Handling).
+   */
+  | { kind: 'http-error'; status: number; text: string; parsed: unknown; wwwAuthenticate?: string | undefined }
   /** 2xx with a content type that is neither JSON nor an event stream. */
   | { kind: 'unexpected-type'; status: number; type: string | undefined; text: string };
 
@@ -99,7 +102,7 @@ export async function readReply(exchange: HttpExchange, options: ReadOptions): P
       throw new BridgeError('REMOTE_BAD_REPLY', `the server used the content encoding "${body.unsupportedEncoding}", which the bridge cannot decode`, { status });
     }
     if (status >= 300 && status < 400) return { kind: 'redirect', status, location: headerValue(exchange.headers, 'location') };
-    return { kind: 'http-error', status, text: '', parsed: undefined };
+    return { kind: 'http-error', status, text: '', parsed: undefined, wwwAuthenticate: headerValue(exchange.headers, 'www-authenticate') };
   }
   const abort = () => body.release();
   options.signal?.addEventListener('abort', abort, { once: true });
@@ -125,7 +128,7 @@ export async function readReply(exchange: HttpExchange, options: ReadOptions): P
       return { kind: 'redirect', status, location: headerValue(exchange.headers, 'location') };
     }
     const text = await readExcerpt(body);
-    return { kind: 'http-error', status, text, parsed: tryParseJson(text) };
+    return { kind: 'http-error', status, text, parsed: tryParseJson(text), wwwAuthenticate: headerValue(exchange.headers, 'www-authenticate') };
   } finally {
     options.signal?.removeEventListener('abort', abort);
     body.release();

@@ -67,6 +67,9 @@ describe('a usage error', () => {
     ['an unknown log level', ['--log-level', 'loud'], /--log-level must be one of/],
     ['a malformed -H', ['-H', 'no colon here'], /-H expects "Name: value"/],
     ['a header the bridge owns', ['-H', 'Mcp-Session-Id: abc'], /the bridge sets that header itself/],
+    ['-H naming a variable that is not set', ['-H', 'X-Api-Key: ${FENBS_CLI_TEST_UNSET_KEY}'], /-H X-Api-Key refers to \$\{FENBS_CLI_TEST_UNSET_KEY\}, but FENBS_CLI_TEST_UNSET_KEY is not set/],
+    ['-H with a reference that is not a variable name', ['-H', 'X-Api-Key: ${not a name}'], /not a variable reference/],
+    ['an empty --token-command', ['--token-command', '  '], /--token-command is empty/],
     ['a --token-file that does not exist', ['--token-file', '/nonexistent/fenbs-token'], /cannot read --token-file/],
     ['a --ca-file that does not exist', ['--ca-file', '/nonexistent/fenbs-ca.pem'], /cannot read --ca-file/],
     ['--demo with --url', ['--demo', '--url', 'https://127.0.0.1/mcp'], /--demo and --url cannot be combined/],
@@ -92,7 +95,32 @@ describe('a usage error', () => {
     expect(await run('--url', 'https://example.com/mcp', '-H', 'Authorization: Bearer cli-secret-value')).toBe(EXIT.USAGE);
     expect(stderr).toMatch(/^fenbs-mcp: -H Authorization is refused/m);
     expect(stderr).toMatch(/FENBS_TOKEN=<token>/);
+    // How to pass it instead: a reference to a variable the desktop config's "env" block sets.
+    expect(stderr).toContain("-H 'Authorization: Bearer ${MY_TOKEN}' with MY_TOKEN set");
     expect(stderr).not.toContain('cli-secret-value');
+  });
+
+  it('refuses -H Authorization whose credential is written around a reference, without echoing it', async () => {
+    vi.stubEnv('FENBS_CLI_TEST_PART', 'part');
+    try {
+      expect(await run('--url', 'https://example.com/mcp', '-H', 'Authorization: Bearer literal-prefix-${FENBS_CLI_TEST_PART}')).toBe(EXIT.USAGE);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    expect(stderr).toMatch(/^fenbs-mcp: -H Authorization is refused/m);
+    expect(stderr).not.toContain('literal-prefix');
+  });
+
+  it('refuses -H Authorization from the environment together with another credential, naming both', async () => {
+    vi.stubEnv('FENBS_TOKEN', 'fenbs-token-set-too');
+    vi.stubEnv('FENBS_CLI_TEST_GH', 'gh-token-value-2468');
+    try {
+      expect(await run('--url', 'https://example.com/mcp', '-H', 'Authorization: token ${FENBS_CLI_TEST_GH}')).toBe(EXIT.USAGE);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    expect(stderr).toMatch(/-H Authorization cannot be combined with env FENBS_TOKEN: a run sends one credential/);
+    expect(stderr).not.toContain('gh-token-value-2468');
   });
 
   it('returns 2 naming the --log-file it cannot open, before reading stdin', async () => {
@@ -266,6 +294,36 @@ describe('the bridge command', () => {
       vi.unstubAllEnvs();
     }
     expect(log.lines()).toEqual([expect.objectContaining({ level: 40, msg: expect.stringMatching(/shorter than 8 characters.*cannot be masked/) })]);
+  });
+
+  it('masks a --token-command token and -H secrets in --log-file, on stderr and on stdout, where the server echoes them', async () => {
+    const log = logFile();
+    const server = await startMcpServer({
+      route: ({ res, message, req }) => {
+        if (message?.method !== 'tools/call') return false;
+        const echoed = `${String(req.headers.authorization)} ${String(req.headers['x-api-key'])}`;
+        if (message.id === 'echo') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: echoed }] } }));
+        else res.writeHead(500, { 'content-type': 'text/plain' }).end(`failed for ${echoed}`);
+        return true;
+      },
+    });
+    vi.stubEnv('FENBS_CLI_TEST_KEY', 'cli-header-secret-1357');
+    const calls = ['echo', 'fail'].map((id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: id, arguments: {} } })).join('\n');
+    try {
+      expect(await withStdin(`${calls}\n`, '--url', server.url.href, '--token-command', 'printf cli-command-token-9753', '-H', 'X-Api-Key: ${FENBS_CLI_TEST_KEY}', '--log-level', 'debug', '--log-file', log.path)).toBe(EXIT.OK);
+    } finally {
+      vi.unstubAllEnvs();
+      await server.close();
+    }
+    expect(server.requests.find((r) => r.message?.id === 'echo')!.headers).toMatchObject({ authorization: 'Bearer cli-command-token-9753', 'x-api-key': 'cli-header-secret-1357' });
+    expect(replies().find((reply) => reply.id === 'echo')).toMatchObject({ result: { content: [{ text: 'Bearer [REDACTED] [REDACTED]' }] } });
+    const logText = readFileSync(log.path, 'utf8');
+    expect(logText).toContain('token from --token-command');
+    for (const secret of ['cli-command-token-9753', 'cli-header-secret-1357']) {
+      expect(stdout).not.toContain(secret);
+      expect(stderr).not.toContain(secret);
+      expect(logText).not.toContain(secret);
+    }
   });
 
   it('never logs the value of a --url query parameter', async () => {

@@ -44,6 +44,41 @@ describe('createConfig', () => {
     expect(config.tokenSource).toBe('file /t');
   });
 
+  it('chooses the credential in order: env token, --token-file, --token-command, naming the ones it leaves', () => {
+    expect(make({ tokenFile: '/t', tokenCommand: 'op read x' }, { FENBS_TOKEN: 'tok-env' }, () => 'tok-file').credential).toEqual({
+      kind: 'static',
+      source: 'env FENBS_TOKEN',
+      authorization: 'Bearer tok-env',
+      ignored: ['file /t', '--token-command'],
+    });
+    expect(make({ tokenFile: '/t', tokenCommand: 'op read x' }, {}, () => 'tok-file').credential).toMatchObject({ kind: 'static', source: 'file /t', ignored: ['--token-command'] });
+    expect(make({ tokenCommand: ' op read x ' }).credential).toEqual({ kind: 'command', source: '--token-command', command: 'op read x', ignored: [] });
+    expect(make({}).credential).toEqual({ kind: 'none', source: 'none', ignored: [] });
+  });
+
+  it('expands ${VAR} in -H values and keeps the values as secrets', () => {
+    const config = make({ header: ['X-Api-Key: ${MY_KEY}', 'X-Team: platform'] }, { MY_KEY: 'key-from-env' });
+    expect(config.extraHeaders).toEqual([
+      ['X-Api-Key', 'key-from-env'],
+      ['X-Team', 'platform'],
+    ]);
+    expect(config.headerSecrets).toEqual(['key-from-env']);
+  });
+
+  it('takes -H Authorization from the environment as the credential, out of the extra headers', () => {
+    const config = make({ header: ['Authorization: token ${GH_TOKEN}'] }, { GH_TOKEN: 'gh-value' });
+    expect(config.credential).toEqual({ kind: 'static', source: '-H Authorization from $GH_TOKEN', authorization: 'token gh-value', ignored: [] });
+    expect(config.extraHeaders).toEqual([]);
+    expect(config.headerSecrets).toEqual(['gh-value']);
+  });
+
+  it('refuses to send a credential or a -H secret from the environment over plain http to a remote host', () => {
+    expect(() => make({ url: 'http://example.invalid/mcp', tokenCommand: 'op read x' })).toThrow(/plain http/);
+    expect(() => make({ url: 'http://example.invalid/mcp', header: ['Authorization: Bearer ${T}'] }, { T: 'tok' })).toThrow(/plain http/);
+    expect(() => make({ url: 'http://example.invalid/mcp', header: ['X-Api-Key: ${K}'] }, { K: 'key' })).toThrow(/refusing to send the -H values taken from the environment over plain http/);
+    expect(make({ url: 'http://example.invalid/mcp', header: ['X-Team: platform'] }).url.protocol).toBe('http:');
+  });
+
   it('treats an empty token as none', () => {
     expect(make({}, { FENBS_TOKEN: '  ' }).token).toBeUndefined();
   });
@@ -63,6 +98,11 @@ describe('createConfig', () => {
     ['a zero line limit', { maxLineBytes: '0' }, {}, /at least 1/],
     ['an unknown log level', { logLevel: 'loud' }, {}, /log-level/],
     ['an unreadable token file', { tokenFile: '/missing' }, {}, /cannot read --token-file/],
+    ['a -H value naming an unset variable', { header: ['X-Api-Key: ${UNSET_KEY}'] }, {}, /UNSET_KEY is not set/],
+    ['a -H value whose expansion holds a line break', { header: ['X-Api-Key: ${BROKEN}'] }, { BROKEN: 'a\nb' }, /after expanding \$BROKEN\) contains a line break/],
+    ['-H Authorization given twice', { header: ['Authorization: Bearer ${A}', 'authorization: Bearer ${A}'] }, { A: 'tok-a' }, /more than once/],
+    ['-H Authorization with --token-command', { header: ['Authorization: Bearer ${A}'], tokenCommand: 'op read x' }, { A: 'tok-a' }, /cannot be combined with --token-command/],
+    ['-H Cookie even from the environment', { header: ['Cookie: ${A}'] }, { A: 'tok-a' }, /refused/],
   ])('refuses %s', (_title, options, env, message) => {
     expect(() => make(options as RawOptions, env as Record<string, string>)).toThrow(UsageError);
     expect(() => make(options as RawOptions, env as Record<string, string>)).toThrow(message);

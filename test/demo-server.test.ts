@@ -4,7 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_BODY_BYTES, startDemoServer } from '../src/demo-server.js';
+import { MAX_BODY_BYTES, RESOURCES_PAGE_SIZE, startDemoServer } from '../src/demo-server.js';
 import type { DemoServer } from '../src/demo-server.js';
 
 const ACCEPT_BOTH = 'application/json, text/event-stream';
@@ -86,7 +86,7 @@ describe('startDemoServer', () => {
     expect(reply.headers['mcp-session-id']).not.toBe(session['mcp-session-id']);
     const { result } = messageOf(reply);
     expect(result.protocolVersion).toBe('2025-06-18');
-    expect(result.capabilities).toEqual({ tools: { listChanged: false }, logging: {} });
+    expect(result.capabilities).toEqual({ tools: { listChanged: false }, resources: {}, prompts: {}, logging: {} });
     expect(result.serverInfo).toEqual({ name: 'fenbs-demo', version: '1.0.0' });
     expect(typeof result.instructions).toBe('string');
   });
@@ -178,7 +178,7 @@ describe('startDemoServer', () => {
 
   it('answers an unknown tool with -32602 and an unknown method with -32601', async () => {
     expect(messageOf(await post(demo.url, callTool(7, 'tasks_delete'), session)).error.code).toBe(-32602);
-    const unknown = messageOf(await post(demo.url, { jsonrpc: '2.0', id: 8, method: 'resources/list' }, session));
+    const unknown = messageOf(await post(demo.url, { jsonrpc: '2.0', id: 8, method: 'completion/complete' }, session));
     expect(unknown).toMatchObject({ id: 8, error: { code: -32601 } });
   });
 
@@ -338,6 +338,39 @@ describe('startDemoServer with the official SDK client', () => {
       });
       expect(progress).toEqual([1, 2]);
       expect(imported.structuredContent).toEqual({ imported: ['T-4', 'T-5'] });
+    } finally {
+      await client.close();
+      await demo.close();
+    }
+  });
+
+  it('serves resources in pages and prompts with arguments, in the shapes the SDK client checks', async () => {
+    const demo = await startDemoServer();
+    const client = new Client({ name: 'demo-server-test', version: '1.0.0' });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(demo.url));
+      const first = await client.listResources();
+      expect(first.resources).toHaveLength(RESOURCES_PAGE_SIZE);
+      expect(first.nextCursor).toBeTypeOf('string');
+      const second = await client.listResources({ cursor: first.nextCursor! });
+      expect(second.nextCursor).toBeUndefined();
+      expect([...first.resources, ...second.resources].map((resource) => resource.uri)).toEqual(['demo://board', 'demo://board/open', 'demo://board.json']);
+      await expect(client.listResources({ cursor: 'nonsense' })).rejects.toThrow(/unknown cursor/);
+      const open = await client.readResource({ uri: 'demo://board/open' });
+      expect(open.contents).toEqual([{ uri: 'demo://board/open', mimeType: 'text/plain', text: 'T-1 [open] Draft the release notes (assignee: claude)\nT-2 [open] Review the bridge README' }]);
+      const json = await client.readResource({ uri: 'demo://board.json' });
+      expect(JSON.parse((json.contents[0] as { text: string }).text).tasks).toHaveLength(3);
+      expect((await client.readResource({ uri: 'demo://board' })).contents[0]).toMatchObject({ text: expect.stringContaining('T-3 [done]') });
+      await expect(client.readResource({ uri: 'demo://nowhere' })).rejects.toThrow(/Resource not found/);
+      const { prompts } = await client.listPrompts();
+      expect(prompts.map((prompt) => prompt.name)).toEqual(['summarize_board', 'plan_task']);
+      const summary = await client.getPrompt({ name: 'summarize_board' });
+      expect(summary.messages[0]).toMatchObject({ role: 'user', content: { type: 'text', text: expect.stringContaining('T-2 [open]') } });
+      const plan = await client.getPrompt({ name: 'plan_task', arguments: { ref: 'T-2', style: 'detailed' } });
+      expect(plan.messages[0]!.content).toMatchObject({ text: expect.stringMatching(/^Write a detailed step-by-step plan/) });
+      await expect(client.getPrompt({ name: 'plan_task', arguments: { ref: 'T-99' } })).rejects.toThrow(/no task T-99/);
+      await expect(client.getPrompt({ name: 'plan_task', arguments: {} })).rejects.toThrow(/ref must be/);
+      await expect(client.getPrompt({ name: 'nope' })).rejects.toThrow(/Unknown prompt/);
     } finally {
       await client.close();
       await demo.close();

@@ -37,7 +37,7 @@ describe('runDoctor', () => {
     cleanups.push(() => demo.close());
     const report = await doctor({ url: demo.url.href }, { FENBS_TOKEN: 'demo-doctor-token' });
     expect(report).toMatchObject({ ok: true, revision: '2025-06-18', url: demo.url.href });
-    expect(names(report)).toEqual(['url', 'tcp', 'token', 'protocol', 'tools', 'latency']);
+    expect(names(report)).toEqual(['url', 'credential', 'tcp', 'token', 'protocol', 'tools', 'latency']);
     expect(check(report, 'token')!.detail).toBe('accepted (from env FENBS_TOKEN)');
     expect(check(report, 'protocol')!.detail).toMatch(/^2025-06-18 \(initialize handshake, with a session\)/);
     expect(check(report, 'tools')!.detail).toBe('4 tools listed');
@@ -54,9 +54,35 @@ describe('runDoctor', () => {
     });
     const report = await doctor({ url: server.url.href }, { FENBS_TOKEN: 'expired-token-1234' });
     expect(report.ok).toBe(false);
-    expect(names(report)).toEqual(['url', 'tcp', 'token']);
+    expect(names(report)).toEqual(['url', 'credential', 'tcp', 'token']);
     expect(check(report, 'token')).toMatchObject({ ok: false, detail: expect.stringMatching(/^401 with the token from env FENBS_TOKEN; WWW-Authenticate: Bearer resource_metadata=/), hint: expect.stringMatching(/FENBS_TOKEN/) });
     expect(JSON.stringify(report)).not.toContain('expired-token-1234');
+  });
+
+  it('names the credential it would use by its source, never its value', async () => {
+    const demo = await startDemoServer({ token: 'demo-credential-token' });
+    cleanups.push(() => demo.close());
+    const fromEnv = await doctor({ url: demo.url.href }, { FENBS_TOKEN: 'demo-credential-token' });
+    expect(check(fromEnv, 'credential')).toEqual({ name: 'credential', ok: true, detail: 'env FENBS_TOKEN' });
+    const fromCommand = await doctor({ url: demo.url.href, tokenCommand: 'printf demo-credential-token' });
+    expect(fromCommand.ok).toBe(true);
+    expect(check(fromCommand, 'credential')!.detail).toBe('--token-command (ran, and printed a token)');
+    expect(check(fromCommand, 'token')!.detail).toBe('accepted (from --token-command)');
+    const fromHeader = await doctor({ url: demo.url.href, header: ['Authorization: Bearer ${DEMO_SECRET}'] }, { DEMO_SECRET: 'demo-credential-token' });
+    expect(check(fromHeader, 'credential')!.detail).toBe('-H Authorization from $DEMO_SECRET');
+    expect(check(fromHeader, 'token')!.detail).toBe('accepted (from -H Authorization from $DEMO_SECRET)');
+    const none = await doctor({ url: demo.url.href });
+    expect(check(none, 'credential')!.detail).toBe('none set: requests go without Authorization');
+    for (const report of [fromEnv, fromCommand, fromHeader]) expect(JSON.stringify(report)).not.toContain('demo-credential-token');
+  });
+
+  it('fails the credential check when --token-command fails, with its exit code and stderr, and goes on to the server', async () => {
+    const demo = await startDemoServer({ token: 'demo-unreached-token' });
+    cleanups.push(() => demo.close());
+    const report = await doctor({ url: demo.url.href, tokenCommand: 'echo "not signed in" >&2; exit 4' });
+    expect(report.ok).toBe(false);
+    expect(check(report, 'credential')).toMatchObject({ ok: false, detail: '--token-command exited with code 4: not signed in', hint: expect.stringMatching(/run the command in a terminal/) });
+    expect(check(report, 'token')).toMatchObject({ ok: false, detail: expect.stringMatching(/^401 and no token is set/), hint: expect.stringMatching(/check what --token-command prints/) });
   });
 
   it('says no token is set on a 403 without one, and hints at the missing permission', async () => {
@@ -93,7 +119,7 @@ describe('runDoctor', () => {
     const port = await freePort();
     const report = await doctor({ url: `http://127.0.0.1:${port}/mcp` });
     expect(report.ok).toBe(false);
-    expect(names(report)).toEqual(['url', 'tcp']);
+    expect(names(report)).toEqual(['url', 'credential', 'tcp']);
     expect(check(report, 'tcp')).toMatchObject({ ok: false, detail: `127.0.0.1:${port}: ECONNREFUSED`, hint: expect.stringMatching(/nothing is listening there/) });
   });
 
@@ -105,7 +131,7 @@ describe('runDoctor', () => {
       (socket) => socket.resetAndDestroy(),
     );
     const report = await doctor({ url: server.url.href });
-    expect(names(report)).toEqual(['url', 'tcp', 'connect']);
+    expect(names(report)).toEqual(['url', 'credential', 'tcp', 'connect']);
     expect(check(report, 'connect')).toMatchObject({ ok: false, detail: expect.any(String), hint: expect.any(String) });
     expect(report.ok).toBe(false);
   });
@@ -114,7 +140,7 @@ describe('runDoctor', () => {
     const resolved = await doctor({ url: `http://localhost:${await freePort()}/mcp` });
     expect(check(resolved, 'dns')!.ok).toBe(true);
     const report = await doctor({ url: 'https://nonexistent.invalid/mcp' });
-    expect(names(report)).toEqual(['url', 'dns']);
+    expect(names(report)).toEqual(['url', 'credential', 'dns']);
     expect(check(report, 'dns')).toMatchObject({ ok: false, detail: expect.stringMatching(/^nonexistent\.invalid: /), hint: expect.stringMatching(/HTTPS_PROXY/) });
   });
 
@@ -169,7 +195,7 @@ describe('runDoctor', () => {
     const certificates = createTestCertificates();
     const server = await serve({ tls: { key: certificates.key, cert: certificates.cert } });
     const untrusted = await doctor({ url: server.url.href });
-    expect(names(untrusted)).toEqual(['url', 'tcp', 'tls']);
+    expect(names(untrusted)).toEqual(['url', 'credential', 'tcp', 'tls']);
     expect(check(untrusted, 'tls')).toMatchObject({ ok: false, hint: expect.stringMatching(/--ca-file/) });
     const trusted = await runDoctor(createConfig({ options: { url: server.url.href, caFile: certificates.caFile }, env: {}, readTextFile: (path) => readFileSync(path, 'utf8') }), {});
     expect(check(trusted, 'tls')).toMatchObject({ ok: true, detail: expect.stringMatching(/issued by fenbs-mcp test ca/) });
@@ -181,7 +207,7 @@ describe('runDoctor', () => {
     cleanups.push(() => proxy.close());
     const server = await serve();
     const proxied = await doctor({ url: server.url.href }, { HTTP_PROXY: proxy.url });
-    expect(names(proxied)).toEqual(['url', 'network', 'token', 'protocol', 'tools', 'latency']);
+    expect(names(proxied)).toEqual(['url', 'credential', 'network', 'token', 'protocol', 'tools', 'latency']);
     expect(check(proxied, 'network')!.detail).toMatch(/^through the proxy /);
     expect([...proxy.connects, ...proxy.forwarded].join(' ')).toContain(`127.0.0.1:${server.port}`);
     const direct = await doctor({ url: server.url.href }, { HTTP_PROXY: proxy.url, NO_PROXY: '127.0.0.1' });
@@ -246,7 +272,7 @@ describe('runDoctor against servers that are MCP and servers that only look like
   it('names where a redirect points, with its query values masked, and follows it nowhere', async () => {
     const server = await serve({ route: ({ res }) => (res.writeHead(307, { location: 'https://elsewhere.example/mcp?sig=s3cr3t-signature' }).end(), true) });
     const report = await doctor({ url: server.url.href });
-    expect(names(report)).toEqual(['url', 'tcp', 'connect']);
+    expect(names(report)).toEqual(['url', 'credential', 'tcp', 'connect']);
     expect(check(report, 'connect')).toMatchObject({
       ok: false,
       detail: expect.stringMatching(/^the server redirected server\/discover \(307\) to https:\/\/elsewhere\.example\/mcp\?sig=\S+; doctor, like the bridge, follows only a 307 or 308 to the same origin$/),
@@ -273,6 +299,7 @@ describe('runDoctor against servers that are MCP and servers that only look like
     await runDoctor(config, { FENBS_TOKEN: 'demo-progress-token' }, { onProgress: (event) => events.push(event) });
     expect(events.map((event) => (event.kind === 'start' ? `start ${event.name}` : `done ${event.check.name}`))).toEqual([
       'done url',
+      'done credential',
       'start tcp',
       'done tcp',
       'start token',

@@ -85,6 +85,15 @@ describe('readReply', () => {
     expect(await readReply(exchange, plain)).toEqual({ kind: 'redirect', status: 307, location: '/elsewhere' });
   });
 
+  // A 401/403 renewal needs the challenge (authorization §Error Handling).
+  it('carries the WWW-Authenticate challenge of an HTTP error', async () => {
+    const challenge = 'Bearer error="insufficient_scope", scope="tasks:write"';
+    const exchange = await exchangeWith((_req, res) => res.writeHead(403, { 'www-authenticate': challenge }).end('forbidden'));
+    expect(await readReply(exchange, plain)).toEqual({ kind: 'http-error', status: 403, text: 'forbidden', parsed: undefined, wwwAuthenticate: challenge });
+    const undecodable = await exchangeWith((_req, res) => res.writeHead(401, { 'www-authenticate': 'Bearer', 'content-encoding': 'x-unknown' }).end('?'));
+    expect(await readReply(undecodable, plain)).toMatchObject({ kind: 'http-error', status: 401, wwwAuthenticate: 'Bearer' });
+  });
+
   it('parses the JSON of an HTTP error body when there is one', async () => {
     const exchange = await exchangeWith((_req, res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"bad"}}'));
     expect(await readReply(exchange, plain)).toMatchObject({ kind: 'http-error', status: 400, parsed: { error: { code: -32600 } } });
@@ -97,8 +106,8 @@ describe('readReply', () => {
       res.end('1}');
     });
     expect(await readReply(chunked, plain)).toMatchObject({ kind: 'json', value: { a: 1 } });
-    const gzipped = await exchangeWith((_req, res) => res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync('{"b":2}')));
-    expect(await readReply(gzipped, plain)).toMatchObject({ kind: 'json', value: { b: 2 } });
+    const undecodable = await exchangeWith((_req, res) => res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync('{"b":2}')));
+    expect(await readReply(undecodable, plain)).toMatchObject({ kind: 'json', value: { b: 2 } });
   });
 
   it('refuses a JSON body above maxMessageBytes, declared or counted', async () => {

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createRedactor } from '../src/secrets.js';
-import { createMessageWriter, PROGRESS_RESPONSE_GAP_MS } from '../src/stdout-writer.js';
+import { createMessageWriter, MAX_TRACKED_PROGRESS_TOKENS, PROGRESS_RESPONSE_GAP_MS } from '../src/stdout-writer.js';
 
 /** A reader that takes nothing until `release()` is called: the client that stops reading stdout. */
 function stalledOutput(highWaterMark: number) {
@@ -139,32 +139,63 @@ describe('createMessageWriter', () => {
   });
   // SDK v1 clients handle a notification a microtask after the read that carried it but a response
   // at once: a progress notification read in the same chunk as its result is lost.
-  it('writes a response that follows a progress notification in the same turn in a separate write, PROGRESS_RESPONSE_GAP_MS later, keeping the order', async () => {
-    const writes: { at: number; text: string }[] = [];
-    const output = new Writable({
-      writev(chunks, callback) {
-        writes.push({ at: performance.now(), text: chunks.map(({ chunk }) => String(chunk)).join('') });
-        callback();
-      },
-      write(chunk: Buffer, _encoding, callback) {
-        writes.push({ at: performance.now(), text: String(chunk) });
-        callback();
-      },
-    });
+  it('writes the response whose id is a progress token just written PROGRESS_RESPONSE_GAP_MS later, in a write of its own, letting other lines pass', async () => {
+    const { output, writes } = recordingOutput();
     const writer = createMessageWriter(output, () => undefined);
     const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1, total: 1 } };
     const done = Promise.all([writer.write(progress), writer.write({ jsonrpc: '2.0', id: 1, result: {} }), writer.write({ jsonrpc: '2.0', method: 'notifications/message', params: {} })]);
     await done;
-    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve)); // the corked batch is written on the next tick
     const texts = writes.map((write) => write.text);
     const progressWrite = texts.findIndex((text) => text.includes('notifications/progress'));
     const responseWrite = texts.findIndex((text) => text.includes('"id":1'));
     expect(progressWrite).toBeGreaterThanOrEqual(0);
     expect(responseWrite).toBeGreaterThan(progressWrite);
-    expect(texts[progressWrite]).not.toContain('"id":1');
+    expect(texts[responseWrite]).toBe('{"jsonrpc":"2.0","id":1,"result":{}}\n');
     expect(writes[responseWrite]!.at - writes[progressWrite]!.at).toBeGreaterThanOrEqual(PROGRESS_RESPONSE_GAP_MS - 0.5);
-    // A line written after the response waits behind it: the order on stdout never changes.
-    expect(texts.join('').indexOf('notifications/message')).toBeGreaterThan(texts.join('').indexOf('"id":1'));
+    // Another request's line does not wait behind the held-back response.
+    expect(texts.join('').indexOf('notifications/message')).toBeLessThan(texts.join('').indexOf('"id":1'));
+  });
+
+  it('writes the response of a request without recent progress at once, even right after another request\'s progress', async () => {
+    const { output, writes } = recordingOutput();
+    const writer = createMessageWriter(output, () => undefined);
+    const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'other', progress: 1 } };
+    await Promise.all([writer.write(progress), writer.write({ jsonrpc: '2.0', id: 2, result: {} })]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toHaveLength(1);
+    expect(writes[0]!.text).toContain('"id":2');
+  });
+
+  it('reports a held-back response as written through flushed(), and drops it when the reader went away meanwhile', async () => {
+    const { output, writes } = recordingOutput();
+    const writer = createMessageWriter(output, () => undefined);
+    await writer.write({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 7, progress: 1 } });
+    const response = writer.write({ jsonrpc: '2.0', id: 7, result: {} });
+    await writer.flushed();
+    await new Promise((resolve) => setImmediate(resolve)); // the corked batch is written on the next tick
+    expect(writes.map((write) => write.text).join('')).toContain('"id":7');
+    expect(await response).toBe(true);
+
+    const gone = recordingOutput();
+    const closedWriter = createMessageWriter(gone.output, () => undefined);
+    await closedWriter.write({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 8, progress: 1 } });
+    const dropped = closedWriter.write({ jsonrpc: '2.0', id: 8, result: {} });
+    gone.output.destroy();
+    expect(await dropped).toBe(true);
+    await closedWriter.flushed();
+    expect(gone.writes.map((write) => write.text).join('')).not.toContain('"id":8');
+  });
+
+  it('remembers at most MAX_TRACKED_PROGRESS_TOKENS progress tokens, forgetting the oldest', async () => {
+    const { output, writes } = recordingOutput();
+    const writer = createMessageWriter(output, () => undefined);
+    for (let token = 0; token <= MAX_TRACKED_PROGRESS_TOKENS; token++) void writer.write({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: 1 } });
+    const before = writes.length;
+    await writer.write({ jsonrpc: '2.0', id: 0, result: {} }); // token 0 was forgotten: no wait
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes.slice(before).map((write) => write.text).join('')).toContain('"id":0');
+    await writer.flushed();
   });
 
   it('writes a response with no progress before it in the same turn at once, in the same batch as other lines', async () => {
@@ -185,3 +216,19 @@ describe('createMessageWriter', () => {
     expect(writes).toHaveLength(1);
   });
 });
+
+/** A stream that records each write (or batch of corked writes) with the time it reached it. */
+function recordingOutput(): { output: Writable; writes: { at: number; text: string }[] } {
+  const writes: { at: number; text: string }[] = [];
+  const output = new Writable({
+    writev(chunks, callback) {
+      writes.push({ at: performance.now(), text: chunks.map(({ chunk }) => String(chunk)).join('') });
+      callback();
+    },
+    write(chunk: Buffer, _encoding, callback) {
+      writes.push({ at: performance.now(), text: String(chunk) });
+      callback();
+    },
+  });
+  return { output, writes };
+}

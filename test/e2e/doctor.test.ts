@@ -26,7 +26,7 @@ describe('fenbs-mcp doctor', () => {
   it('passes every check against the demo and exits 0', async () => {
     const { code, stdout } = await doctor(['--demo']);
     expect(code).toBe(0);
-    for (const check of ['url', 'tcp', 'token', 'protocol', 'tools', 'latency']) expect(stdout).toMatch(new RegExp(`^✓ ${check}`, 'm'));
+    for (const check of ['url', 'credential', 'tcp', 'token', 'protocol', 'tools', 'latency']) expect(stdout).toMatch(new RegExp(`^✓ ${check}`, 'm'));
     expect(stdout).toMatch(/2025-06-18 \(initialize handshake, with a session\)/);
     expect(stdout).toMatch(/4 tools listed/);
   });
@@ -36,7 +36,7 @@ describe('fenbs-mcp doctor', () => {
     expect(code).toBe(0);
     const report = JSON.parse(stdout);
     expect(report).toMatchObject({ ok: true, revision: '2025-06-18' });
-    expect(report.checks.map((check: { name: string }) => check.name)).toEqual(['url', 'tcp', 'token', 'protocol', 'tools', 'latency']);
+    expect(report.checks.map((check: { name: string }) => check.name)).toEqual(['url', 'credential', 'tcp', 'token', 'protocol', 'tools', 'latency']);
   });
 
   it('fails the token check on a 401, shows the challenge and names the variable to fix, exit 3', async () => {
@@ -53,6 +53,37 @@ describe('fenbs-mcp doctor', () => {
     expect(stdout).toContain('resource_metadata=');
     expect(stdout).toMatch(/hint: .*FENBS_TOKEN/);
     expect(stdout).not.toContain('expired-token-1234');
+  });
+
+  it('names the credential it would use, a --token-command that ran, and never prints the token, exit 0', async () => {
+    const token = 'doctor-command-token-2468';
+    const server = await startMcpServer({ route: (context) => (context.req.headers.authorization === `Bearer ${token}` ? listsNoTools(context) : (sendJson(context.res, 401, { error: 'invalid_token' }), true)) });
+    servers.push(server);
+    const text = await doctor(['--url', server.url.href, '--token-command', `printf ${token}`, '--log-level', 'debug']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^✓ credential +--token-command \(ran, and printed a token\)$/m);
+    expect(text.stdout).toMatch(/^✓ token +accepted \(from --token-command\)$/m);
+    const json = await doctor(['--url', server.url.href, '--token-command', `printf ${token}`, '--json']);
+    expect(JSON.parse(json.stdout).checks[1]).toEqual({ name: 'credential', ok: true, detail: '--token-command (ran, and printed a token)' });
+    for (const output of [text.stdout, text.stderr, json.stdout, json.stderr]) expect(output).not.toContain(token);
+  });
+
+  it('fails the credential check of a --token-command that fails, with its exit code and stderr, exit 3', async () => {
+    const server = await startMcpServer({ route: listsNoTools });
+    servers.push(server);
+    const { code, stdout } = await doctor(['--url', server.url.href, '--token-command', 'echo "account is not signed in" >&2; exit 6']);
+    expect(code).toBe(3);
+    expect(stdout).toMatch(/^✗ credential +--token-command exited with code 6: account is not signed in$/m);
+    expect(stdout).toMatch(/hint: run the command in a terminal/);
+  });
+
+  it('names -H Authorization from the environment as the credential, exit 0', async () => {
+    const server = await startMcpServer({ route: listsNoTools });
+    servers.push(server);
+    const { code, stdout } = await doctor(['--url', server.url.href, '-H', 'Authorization: token ${DOCTOR_GH_TOKEN}'], { DOCTOR_GH_TOKEN: 'doctor-gh-token-1357' });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^✓ credential +-H Authorization from \$DOCTOR_GH_TOKEN$/m);
+    expect(stdout).not.toContain('doctor-gh-token-1357');
   });
 
   it('fails the TCP check where nothing listens, with a hint to check the port, exit 3', async () => {

@@ -57,13 +57,24 @@ describe('the README', () => {
     if (command.includes('doctor')) expect(stdout).toContain('fenbs-mcp can bridge to this server.');
   });
 
-  it.each(blocks('json').map((block) => [block]))('has a client config that parses and keeps the token out of args: %s', (block) => {
+  it.each(blocks('json').map((block) => [block]))('has a client config that parses and keeps every secret out of args: %s', (block) => {
     const config = JSON.parse(block);
     const servers = config.mcpServers ?? config.servers;
     const fenbs = servers.fenbs;
     expect(fenbs.args).toContain('fenbs-mcp@0.1');
-    expect(JSON.stringify(fenbs.args)).not.toMatch(/token|Bearer/i);
-    expect(Object.keys(fenbs.env)).toEqual(['FENBS_TOKEN']);
+    // Secrets sit in env; args only name them (${NAME}) or say where one comes from.
+    const args = (fenbs.args as string[]).map((arg) => arg.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, ''));
+    expect(JSON.stringify(args)).not.toMatch(/Bearer \S|<your|--token[ =]/i);
+    expect(Object.keys(fenbs.env).length).toBeGreaterThan(0);
+    for (const [, name] of JSON.stringify(fenbs.args).matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) expect(fenbs.env).toHaveProperty(name!);
+  });
+
+  it('has a section with a desktop config for each credential source, and a place for OAuth sign-in', () => {
+    for (const heading of ['### Token from the environment', '### Token file', '### Token command', '### Header secrets from the environment', '### OAuth sign-in']) expect(readme).toContain(`\n${heading}\n`);
+    expect(readme).toMatch(/--token-file", "\/Users\/you/);
+    expect(readme).toMatch(/"--token-command", "/);
+    expect(readme).toMatch(/"-H", "X-Api-Key: \$\{EXAMPLE_API_KEY\}"/);
+    expect(readme).toMatch(/"-H", "Authorization: token \$\{GH_TOKEN\}"/);
   });
 
   it('has a Codex config with the token in env, not in args', () => {

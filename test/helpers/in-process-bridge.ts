@@ -24,7 +24,8 @@ export interface InProcessBridge extends BridgeHandle {
 }
 
 /** Long options that take a value, as the CLI spells them; `-H` is `--header`. */
-const VALUE_OPTIONS = new Set(['url', 'token-env', 'token-file', 'header', 'request-timeout', 'connect-timeout', 'stream-idle-timeout', 'max-line-bytes', 'max-message-bytes', 'ca-file', 'log-level', 'log-file', 'allow-tools', 'deny-tools']);
+const VALUE_OPTIONS = new Set(['url', 'token-env', 'token-file', 'token-command', 'header', 'request-timeout', 'connect-timeout', 'stream-idle-timeout', 'max-line-bytes', 'max-message-bytes', 'ca-file', 'log-level', 'log-file', 'protocol', 'allow-tools', 'deny-tools']);
+
 
 /** The CLI's argv (the subset the bridge takes) as the options commander would hand over. */
 export function toRawOptions(args: readonly string[]): RawOptions {
@@ -54,7 +55,7 @@ export function toRawOptions(args: readonly string[]): RawOptions {
 export function startInProcessBridge(args: string[], env: Record<string, string | undefined> = {}): InProcessBridge {
   const fullEnv = { FENBS_MCP_LOG_LEVEL: 'warn', ...env };
   const config = createConfig({ options: toRawOptions(args), env: fullEnv, readTextFile: (path) => readFileSync(path, 'utf8') });
-  const redact = createRedactor([config.token]);
+  const redact = createRedactor([config.token, ...config.headerSecrets]);
   let log = '';
   const logStream = new PassThrough();
   logStream.setEncoding('utf8');

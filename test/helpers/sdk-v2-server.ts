@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { createMcpHandler, fromJsonSchema, McpServer, type JsonSchemaType, type ServerNotifier } from '@modelcontextprotocol/server';
+import { acceptedContent, createMcpHandler, fromJsonSchema, inputRequired, inputResponse, McpServer, type JsonSchemaType, type ServerNotifier } from '@modelcontextprotocol/server';
 import { BIN } from './spawn-bridge.js';
 
 /** The task board `tasks_get` reads from. */
@@ -57,7 +57,19 @@ export interface SdkV2ServerOptions {
   keepAliveMs?: number;
   /** createMcpHandler's response shaping for modern exchanges (default 'auto'). */
   responseMode?: 'auto' | 'sse' | 'json';
+  /** How 2025-era traffic is served: 'reject' (default, a 2026-07-28-only server) or 'stateless' (dual-era). */
+  legacy?: 'reject' | 'stateless';
+  /**
+   * Refuses a 2025 `initialize` in front of the SDK the way other 2026-07-28-only servers do:
+   * 'not-found' (404 with -32601) or 'header-mismatch' (400 with -32020). Default: the SDK's own -32022.
+   */
+  refuseInitialize?: 'not-found' | 'header-mismatch';
 }
+
+/** The tool that asks the client to confirm (an MRTR elicitation) before it answers. */
+export const CONFIRM_TOOL = 'tasks_confirm';
+/** The requestState `tasks_confirm` mints; the retry must echo it exactly (2026-07-28 mrtr). */
+export const CONFIRM_STATE = 'confirm-state-1';
 
 /** A property mirrored into `Mcp-Param-{header}`; the annotation is outside JSON Schema's own vocabulary. */
 function mirrored(type: 'string' | 'integer' | 'boolean' | 'number', header: string): JsonSchemaType {
@@ -65,7 +77,45 @@ function mirrored(type: 'string' | 'integer' | 'boolean' | 'number', header: str
 }
 
 function createTaskServer(onSlowCall: () => void): McpServer {
-  const server = new McpServer({ name: 'fenbs-mcp-test-v2', version: '2.0.0' }, { capabilities: { tools: { listChanged: true } } });
+  const server = new McpServer({ name: 'fenbs-mcp-test-v2', version: '2.0.0' }, { capabilities: { tools: { listChanged: true } }, instructions: 'Ask for tasks by reference.' });
+  server.registerTool(
+    CONFIRM_TOOL,
+    {
+      description: 'Asks the client to confirm (2026-07-28 MRTR elicitation), then answers with what it said',
+      inputSchema: fromJsonSchema<{ ref: string }>({ type: 'object', properties: { ref: { type: 'string' } }, required: ['ref'] }),
+    },
+    ({ ref }, ctx) => {
+      const confirmed = acceptedContent(ctx.mcpReq.inputResponses, 'confirm');
+      if (confirmed === undefined) {
+        return inputRequired({
+          inputRequests: {
+            confirm: inputRequired.elicit({ message: `Close ${ref}?`, requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } }),
+          },
+          requestState: CONFIRM_STATE,
+        });
+      }
+      const state = ctx.mcpReq.requestState<string>();
+      return { content: [{ type: 'text', text: `${ref} confirmed=${String(confirmed.ok)} state=${String(state)}` }] };
+    },
+  );
+  server.registerTool('tasks_ask_forever', { description: 'Answers every round with input_required (state only)' }, () => inputRequired({ requestState: 'again' }));
+  server.registerTool('tasks_ask_url', { description: 'Asks for a URL-mode elicitation' }, () =>
+    inputRequired({ inputRequests: { visit: inputRequired.elicitUrl({ message: 'Sign in', url: 'https://example.com/sign-in' }) } }),
+  );
+  server.registerTool('tasks_ask_sampling', { description: 'Asks the client model for a summary' }, (ctx) => {
+    const view = inputResponse(ctx.mcpReq.inputResponses, 'summary');
+    if (view.kind !== 'sampling') {
+      return inputRequired({
+        inputRequests: { summary: inputRequired.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'Summarise T-1' } }], maxTokens: 50 }) },
+      });
+    }
+    return { content: [{ type: 'text', text: `summary: ${JSON.stringify(view.result.content)}` }] };
+  });
+  server.registerTool('tasks_ask_roots', { description: 'Asks for the client roots' }, (ctx) => {
+    const roots = ctx.mcpReq.inputResponses?.roots as { roots?: { uri: string }[] } | undefined;
+    if (roots === undefined) return inputRequired({ inputRequests: { roots: inputRequired.listRoots() } });
+    return { content: [{ type: 'text', text: (roots.roots ?? []).map((root) => root.uri).join(',') }] };
+  });
   server.registerTool(
     'tasks_get',
     {
@@ -106,6 +156,20 @@ function createTaskServer(onSlowCall: () => void): McpServer {
       inputSchema: fromJsonSchema<{ hours: number }>({ type: 'object', properties: { hours: mirrored('number', 'Hours') } }),
     },
     () => ({ content: [{ type: 'text', text: 'estimated' }] }),
+  );
+  server.registerTool(
+    'tasks_import',
+    {
+      description: 'Imports count tasks, one progress notification per task and the result right behind the last one',
+      inputSchema: fromJsonSchema<{ count: number }>({ type: 'object', properties: { count: { type: 'integer', minimum: 1, maximum: 100 } }, required: ['count'] }),
+    },
+    async ({ count }, ctx) => {
+      const progressToken = ctx.mcpReq._meta?.progressToken;
+      for (let done = 1; done <= count; done++) {
+        if (progressToken !== undefined) await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: done, total: count } });
+      }
+      return { content: [{ type: 'text', text: `imported ${count} tasks` }] };
+    },
   );
   server.registerTool(
     'slow_task',
@@ -182,7 +246,7 @@ export async function startSdkV2Server(options: SdkV2ServerOptions): Promise<Sdk
   const changed = () => changes.emit('change');
   let slowCalls = 0;
   const handler = createMcpHandler(() => createTaskServer(() => (slowCalls++, changed())), {
-    legacy: 'reject',
+    legacy: options.legacy ?? 'reject',
     keepAliveMs: options.keepAliveMs ?? 0,
     responseMode: options.responseMode ?? 'auto',
   });
@@ -237,6 +301,12 @@ export async function startSdkV2Server(options: SdkV2ServerOptions): Promise<Sdk
     }
     if (req.headers.authorization !== `Bearer ${options.token}`) {
       res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer error="invalid_token"' }).end('{"error":"invalid_token"}');
+      return;
+    }
+    const parsed = parseBody(bytes) as { id?: unknown; method?: unknown } | undefined;
+    if (options.refuseInitialize !== undefined && parsed?.method === 'initialize') {
+      const [status, code, message] = options.refuseInitialize === 'not-found' ? [404, -32601, 'Method not found: initialize'] : [400, -32020, 'Header mismatch: MCP-Protocol-Version is required'];
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: parsed.id ?? null, error: { code, message } }));
       return;
     }
     // The client going away is the cancellation (2026-07-28 transports §Cancellation): the SDK

@@ -1,0 +1,76 @@
+// createCredential: the one place that turns the configured credential into the Credential a run sends.
+
+import type { BridgeConfig } from './config.js';
+import type { Credential } from './credential.js';
+import type { Logger } from './logger.js';
+import { MIN_MASKABLE_SECRET_CHARS, type Redactor } from './secrets.js';
+import { TokenCommandCredential } from './token-command.js';
+
+export interface CredentialDeps {
+  env: Readonly<Record<string, string | undefined>>;
+  logger: Logger;
+  /**
+   * The run's redactor. A credential that learns a secret at run time (a token a command printed,
+   * an OAuth access or refresh token, a code, a verifier) registers it with `redact.add(secret)`
+   * before the secret is first used, so no log line, stdout line or doctor report shows it.
+   */
+  redact: Redactor;
+  /** For tests: a shorter --token-command deadline. */
+  tokenCommandTimeoutMs?: number;
+}
+
+/** A fixed Authorization value (env token, --token-file, -H Authorization from the environment). */
+export function staticCredential(source: string, authorization: string): Credential {
+  return {
+    source,
+    authorization: () => authorization,
+    // The same value again would be refused again: the refusal stands.
+    renew: () => Promise.resolve(false),
+  };
+}
+
+/** No credential: requests go without Authorization, and a 401 stays a 401. */
+export function noCredential(): Credential {
+  return { source: 'none', authorization: () => undefined, renew: () => Promise.resolve(false) };
+}
+
+/**
+ * The credential a config names when it needs nothing started: static or none. A token command
+ * must be run first, so it comes from createCredential only.
+ */
+export function fixedCredential(config: BridgeConfig): Credential {
+  const spec = config.credential;
+  if (spec.kind === 'command') throw new TypeError('a --token-command credential is made by createCredential');
+  return spec.kind === 'static' ? staticCredential(spec.source, spec.authorization) : noCredential();
+}
+
+/**
+ * The credential for this run, in the order the config chose: env token, --token-file,
+ * --token-command, -H Authorization from the environment; else none. Runs --token-command once
+ * before resolving. Sources set but not used are named in a warning.
+ */
+export async function createCredential(config: BridgeConfig, deps: CredentialDeps): Promise<Credential> {
+  const spec = config.credential;
+  for (const ignored of spec.ignored) deps.logger.warn(`${ignored} is set but not used: ${spec.source} comes first`);
+  switch (spec.kind) {
+    case 'static': {
+      const secret = spec.authorization.slice(spec.authorization.lastIndexOf(' ') + 1);
+      if (!deps.redact.add(secret)) {
+        deps.logger.warn(`the credential from ${spec.source} is shorter than ${MIN_MASKABLE_SECRET_CHARS} characters: too short to tell apart from ordinary text, so it cannot be masked in server replies on stdout`);
+      }
+      return staticCredential(spec.source, spec.authorization);
+    }
+    case 'command':
+      return TokenCommandCredential.start(spec.command, {
+        env: deps.env,
+        logger: deps.logger,
+        redact: deps.redact,
+        ...(deps.tokenCommandTimeoutMs === undefined ? {} : { timeoutMs: deps.tokenCommandTimeoutMs }),
+      });
+    case 'none':
+      // OAuth sign-in goes here: when no credential is set, the server's 401 with
+      // `WWW-Authenticate: Bearer` starts it (authorization §Error Handling, §Protected Resource
+      // Metadata Discovery); its credential registers every token it learns with deps.redact.add.
+      return noCredential();
+  }
+}

@@ -1,0 +1,235 @@
+// The shell commands (tools, call, resources, read, prompts, prompt): connect, ask, print, and the exit code.
+
+import type { Writable } from 'node:stream';
+import { isJsonObject, type JsonObject } from '../json-rpc.js';
+import { ArgumentError, buildArguments, parseArgsObject, parseAssignments, type Assignment } from './arguments.js';
+import { Interrupted, RpcError, ShellClient, type ClientOptions } from './client.js';
+import { createProgressView, type ProgressTarget } from './progress.js';
+import { renderCallResult, renderPromptResult, renderPrompts, renderReadResult, renderResources, renderTools } from './render.js';
+import { checkArguments } from './schema-check.js';
+
+/** Exit codes of shell commands: the numbers of EXIT in cli.ts. */
+export const SHELL_EXIT = {
+  OK: 0,
+  /** The tool said isError, or the server answered with a JSON-RPC error. */
+  FAILED: 1,
+  /** A usage mistake (a missing or wrong argument, an unknown tool); nothing was called. */
+  USAGE: 2,
+  /** The server could not be reached or did not answer usably: what `doctor` reports as a failed check. */
+  UNREACHABLE: 3,
+  /** Ctrl-C: the request was cancelled. */
+  INTERRUPTED: 130,
+} as const;
+
+/** Pages of a list followed through `nextCursor` before the command stops and says so. */
+export const MAX_LIST_PAGES = 100;
+
+export type ShellCommand =
+  | { kind: 'tools' }
+  | { kind: 'resources' }
+  | { kind: 'prompts' }
+  | { kind: 'read'; uri: string }
+  | { kind: 'call' | 'prompt'; name: string; assignments: readonly string[]; args?: string | undefined };
+
+/** The arguments as given: `--args` and the `key=value` words, parsed but not yet fitted to a schema. */
+interface Given {
+  base: JsonObject;
+  assignments: Assignment[];
+}
+
+export interface ShellIo {
+  stdout: Writable;
+  stderr: ProgressTarget;
+  /** Reads all of stdin, for `--args -`. */
+  readStdin: () => Promise<string>;
+  /** Print results as JSON for scripts. */
+  json: boolean;
+  /** Aborted by Ctrl-C. */
+  interrupt: AbortSignal;
+}
+
+/** Runs one shell command through an in-process bridge; resolves with the exit code. */
+export async function runShellCommand(command: ShellCommand, client: ClientOptions, io: ShellIo): Promise<number> {
+  const say = (line: string) => io.stderr.write(`fenbs-mcp: ${line}\n`);
+  // Arguments are checked before a connection is made: a typo costs nothing on the server.
+  let given: Given | undefined;
+  if (command.kind === 'call' || command.kind === 'prompt') {
+    try {
+      const base = command.args === undefined ? {} : parseArgsObject(command.args === '-' ? await io.readStdin() : command.args, command.args === '-' ? 'the arguments on stdin' : '--args');
+      given = { base, assignments: parseAssignments(command.assignments) };
+    } catch (error) {
+      if (!(error instanceof ArgumentError)) throw error;
+      return usageFailure(io.stderr, error);
+    }
+  }
+  if (io.interrupt.aborted) return SHELL_EXIT.INTERRUPTED;
+  const connection = new ShellClient(client);
+  // A reader of stdout that goes away early is no failure of the command: its EPIPE is not thrown.
+  const ignore = () => undefined;
+  io.stdout.on('error', ignore);
+  try {
+    await connection.open(io.interrupt);
+    switch (command.kind) {
+      case 'tools':
+        return await printList(connection, io, 'tools/list', 'tools', renderTools, say);
+      case 'resources':
+        return await printList(connection, io, 'resources/list', 'resources', renderResources, say);
+      case 'prompts':
+        return await printList(connection, io, 'prompts/list', 'prompts', renderPrompts, say);
+      case 'read': {
+        const result = await connection.request('resources/read', { uri: command.uri }, { signal: io.interrupt });
+        await print(io, io.json ? JSON.stringify(result) : renderReadResult(result));
+        return SHELL_EXIT.OK;
+      }
+      case 'prompt':
+        return await getPrompt(connection, command.name, given!, io, say);
+      case 'call':
+        return await callTool(connection, command.name, given!, io, client, say);
+    }
+  } catch (error) {
+    if (error instanceof Interrupted) {
+      say(`interrupted: ${error.message}`);
+      return SHELL_EXIT.INTERRUPTED;
+    }
+    if (error instanceof ArgumentError) return usageFailure(io.stderr, error);
+    if (!(error instanceof RpcError)) throw error;
+    if (error.bridgeCode !== undefined && error.bridgeCode !== 'METHOD_NOT_FOUND') {
+      say(`${error.method}: ${error.message}`);
+      const hint = error.hint?.startsWith(`${error.message}: `) === true ? error.hint.slice(error.message.length + 2) : error.hint;
+      if (hint !== undefined) io.stderr.write(`  hint: ${hint}\n`);
+      io.stderr.write('  fenbs-mcp doctor (with the same options) checks the connection step by step\n');
+      return SHELL_EXIT.UNREACHABLE;
+    }
+    say(`${error.method} failed: ${error.message} (JSON-RPC error ${error.code})`);
+    return SHELL_EXIT.FAILED;
+  } finally {
+    await connection.close();
+    io.stdout.off('error', ignore);
+  }
+}
+
+function usageFailure(stderr: ProgressTarget, error: ArgumentError): number {
+  stderr.write(`fenbs-mcp: ${error.message}\n${error.fix === undefined ? '' : `  try: ${error.fix}\n`}`);
+  return SHELL_EXIT.USAGE;
+}
+
+async function print(io: ShellIo, text: string): Promise<void> {
+  if (text === '' || io.stdout.destroyed) return;
+  const line = text.endsWith('\n') ? text : `${text}\n`;
+  // Back-pressure: a slow reader of stdout (a pager) is waited for, not buffered without bound; a
+  // reader that went away (`| head -1`, EPIPE) ends the wait, and the error, which is not ours to report.
+  if (io.stdout.write(line)) return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      io.stdout.off('drain', done).off('close', done).off('error', done);
+      resolve();
+    };
+    io.stdout.on('drain', done).on('close', done).on('error', done);
+  });
+}
+
+/** Every page of a list (2025-06-18 server/utilities §Pagination), bounded by MAX_LIST_PAGES. */
+async function listAll(connection: ShellClient, method: string, key: string, io: ShellIo, say: (line: string) => void): Promise<JsonObject[]> {
+  const items: JsonObject[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_LIST_PAGES; page++) {
+    const result = await connection.request(method, cursor === undefined ? {} : { cursor }, { signal: io.interrupt });
+    const list = result[key];
+    if (Array.isArray(list)) items.push(...list.filter(isJsonObject));
+    cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
+    if (cursor === undefined) return items;
+  }
+  say(`${method}: stopped after ${MAX_LIST_PAGES} pages; the server still offered more (nextCursor)`);
+  return items;
+}
+
+async function printList(connection: ShellClient, io: ShellIo, method: string, key: string, render: (items: JsonObject[]) => string, say: (line: string) => void): Promise<number> {
+  const items = await listAll(connection, method, key, io, say);
+  await print(io, io.json ? JSON.stringify(items) : render(items));
+  return SHELL_EXIT.OK;
+}
+
+async function callTool(
+  connection: ShellClient,
+  name: string,
+  given: Given,
+  io: ShellIo,
+  client: ClientOptions,
+  say: (line: string) => void,
+): Promise<number> {
+  const tools = await listAll(connection, 'tools/list', 'tools', io, say);
+  const tool = tools.find((candidate) => candidate.name === name);
+  if (tool === undefined) {
+    const names = tools.map((candidate) => String(candidate.name));
+    throw new ArgumentError(`the server has no tool "${name}"${names.length === 0 ? '' : `; it has: ${names.join(', ')}`}`, 'fenbs-mcp tools (with the same options) lists them');
+  }
+  const args = buildArguments(given.base, given.assignments, tool.inputSchema);
+  const report = checkArguments(tool.inputSchema, args);
+  for (const warning of report.warnings) say(`${name}: ${warning}; sent anyway`);
+  if (report.errors.length > 0) {
+    for (const error of report.errors) say(`${name}: ${error}`);
+    io.stderr.write(`  ${name} takes: ${describeParameters(tool.inputSchema)}\n  nothing was sent\n`);
+    return SHELL_EXIT.USAGE;
+  }
+  const progress = createProgressView(io.stderr, client.progressLogger ?? client.logger);
+  let result: JsonObject;
+  try {
+    result = await connection.request('tools/call', { name, arguments: args }, { signal: io.interrupt, onProgress: (update) => progress.update(update) });
+  } finally {
+    progress.clear();
+  }
+  if (result.resultType === 'input_required') {
+    // 2026-07-28 MRTR: the server needs an answer (elicitation, sampling) a shell command cannot give.
+    say(`${name} asks for input (${Object.keys(isJsonObject(result.inputRequests) ? result.inputRequests : {}).join(', ') || 'a follow-up request'}), which shell commands cannot answer; use an MCP client`);
+    if (io.json) await print(io, JSON.stringify(result));
+    return SHELL_EXIT.FAILED;
+  }
+  const failed = result.isError === true;
+  if (io.json) {
+    await print(io, JSON.stringify(result));
+  } else if (failed) {
+    say(`${name} reported an error:`);
+    io.stderr.write(`${renderCallResult(result)}\n`);
+  } else {
+    await print(io, renderCallResult(result));
+  }
+  return failed ? SHELL_EXIT.FAILED : SHELL_EXIT.OK;
+}
+
+/** prompts/get: prompt arguments are strings (2025-06-18 server/prompts §Getting a Prompt), checked against prompts/list first. */
+async function getPrompt(connection: ShellClient, name: string, given: Given, io: ShellIo, say: (line: string) => void): Promise<number> {
+  const prompts = await listAll(connection, 'prompts/list', 'prompts', io, say);
+  const prompt = prompts.find((candidate) => candidate.name === name);
+  if (prompt === undefined) {
+    const names = prompts.map((candidate) => String(candidate.name));
+    throw new ArgumentError(`the server has no prompt "${name}"${names.length === 0 ? '' : `; it has: ${names.join(', ')}`}`, 'fenbs-mcp prompts (with the same options) lists them');
+  }
+  const args: Record<string, string> = {};
+  for (const [key, value] of Object.entries(given.base)) args[key] = typeof value === 'string' ? value : JSON.stringify(value);
+  for (const { key, value, text } of given.assignments) args[key] = text ?? (typeof value === 'string' ? value : JSON.stringify(value));
+  const declared = Array.isArray(prompt.arguments) ? prompt.arguments.filter(isJsonObject) : [];
+  const missing = declared.filter((arg) => arg.required === true && args[String(arg.name)] === undefined).map((arg) => String(arg.name));
+  if (missing.length > 0) {
+    for (const argument of missing) say(`${name}: missing required argument "${argument}"`);
+    io.stderr.write(`  ${name} takes: ${declared.map((arg) => `${String(arg.name)}${arg.required === true ? ' (required)' : ''}`).join(', ')}\n  nothing was sent\n`);
+    return SHELL_EXIT.USAGE;
+  }
+  const result = await connection.request('prompts/get', { name, arguments: args }, { signal: io.interrupt });
+  await print(io, io.json ? JSON.stringify(result) : renderPromptResult(result));
+  return SHELL_EXIT.OK;
+}
+
+/** `ref (string, required), status (string)`: what the usage message lists. */
+function describeParameters(schema: unknown): string {
+  const properties = isJsonObject(schema) && isJsonObject(schema.properties) ? schema.properties : {};
+  const required = isJsonObject(schema) && Array.isArray(schema.required) ? schema.required : [];
+  const names = Object.keys(properties);
+  if (names.length === 0) return 'no arguments';
+  return names
+    .map((key) => {
+      const property = properties[key];
+      const type = isJsonObject(property) && (typeof property.type === 'string' || Array.isArray(property.type)) ? [property.type].flat().join('|') : 'any';
+      return `${key} (${type}${required.includes(key) ? ', required' : ''})`;
+    })
+    .join(', ');
+}

@@ -1,0 +1,101 @@
+// Checks arguments against a tool's inputSchema (required, type, enum, nested properties and items) before anything is sent.
+
+import { isJsonObject, type JsonObject } from '../json-rpc.js';
+
+/** Nesting followed into `properties` and `items`; deeper values are left to the server. */
+export const MAX_SCHEMA_DEPTH = 16;
+
+/** What the check found: `errors` refuse the call; `warnings` (a name the schema does not list) only say so. */
+export interface SchemaReport {
+  errors: string[];
+  warnings: string[];
+}
+
+/** Checks `args` against `schema`, an object schema; anything it does not understand passes. */
+export function checkArguments(schema: unknown, args: JsonObject): SchemaReport {
+  const report: SchemaReport = { errors: [], warnings: [] };
+  if (isJsonObject(schema)) checkObject(schema, args, '', report, 0);
+  return report;
+}
+
+/** True when `value` has one of the types `schema` allows (and is in its enum, if any). */
+export function acceptsValue(schema: unknown, value: unknown): boolean {
+  return problemOf(schema, value) === undefined;
+}
+
+function checkObject(schema: JsonObject, value: JsonObject, path: string, report: SchemaReport, depth: number): void {
+  const properties = isJsonObject(schema.properties) ? schema.properties : {};
+  const required = Array.isArray(schema.required) ? schema.required.filter((name): name is string => typeof name === 'string') : [];
+  for (const name of required) {
+    if (value[name] === undefined) report.errors.push(`missing required argument "${path}${name}"`);
+  }
+  for (const [name, item] of Object.entries(value)) {
+    const property = properties[name];
+    if (property === undefined) {
+      const known = Object.keys(properties);
+      const line = `unknown argument "${path}${name}"${known.length === 0 ? '' : ` (known: ${known.join(', ')})`}`;
+      if (schema.additionalProperties === false) report.errors.push(line);
+      else if (path === '') report.warnings.push(line);
+      continue;
+    }
+    checkValue(property, item, `${path}${name}`, report, depth + 1);
+  }
+}
+
+function checkValue(schema: unknown, value: unknown, path: string, report: SchemaReport, depth: number): void {
+  if (!isJsonObject(schema) || depth > MAX_SCHEMA_DEPTH) return;
+  const problem = problemOf(schema, value);
+  if (problem !== undefined) {
+    report.errors.push(`argument "${path}" ${problem}`);
+    return;
+  }
+  if (isJsonObject(value) && (isJsonObject(schema.properties) || Array.isArray(schema.required) || schema.additionalProperties === false)) {
+    checkObject(schema, value, `${path}.`, report, depth);
+  } else if (Array.isArray(value) && isJsonObject(schema.items)) {
+    value.forEach((item, index) => checkValue(schema.items, item, `${path}[${index}]`, report, depth + 1));
+  }
+}
+
+/** Why `value` does not fit `schema`'s `type`, `enum` or `const`; undefined when it does. */
+function problemOf(schema: unknown, value: unknown): string | undefined {
+  if (!isJsonObject(schema)) return undefined;
+  const types = typeof schema.type === 'string' ? [schema.type] : Array.isArray(schema.type) ? schema.type.filter((type): type is string => typeof type === 'string') : [];
+  if (types.length > 0 && !types.some((type) => hasType(value, type))) return `must be ${types.join(' or ')}, got ${describe(value)}`;
+  if (Array.isArray(schema.enum) && !schema.enum.some((allowed) => sameJson(allowed, value))) {
+    return `must be one of ${schema.enum.map((allowed) => JSON.stringify(allowed)).join(', ')}, got ${describe(value)}`;
+  }
+  if ('const' in schema && !sameJson(schema.const, value)) return `must be ${JSON.stringify(schema.const)}, got ${describe(value)}`;
+  return undefined;
+}
+
+/** JSON Schema's type names (draft 2020-12 validation §6.1.1); an unknown name accepts anything. */
+function hasType(value: unknown, type: string): boolean {
+  switch (type) {
+    case 'string':
+      return typeof value === 'string';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'null':
+      return value === null;
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return isJsonObject(value);
+    default:
+      return true;
+  }
+}
+
+function describe(value: unknown): string {
+  const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value === 'number' && Number.isInteger(value) ? 'integer' : typeof value;
+  const shown = JSON.stringify(value);
+  return kind === 'object' || kind === 'array' || kind === 'null' ? kind : `${kind} ${shown.length > 40 ? `${shown.slice(0, 37)}...` : shown}`;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}

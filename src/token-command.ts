@@ -1,0 +1,192 @@
+// --token-command: a shell command whose trimmed stdout is the bearer token, run at start and again after a 401.
+
+import { spawn } from 'node:child_process';
+import { fieldValueProblem } from './config.js';
+import type { Credential, CredentialChallenge } from './credential.js';
+import { BridgeError } from './errors.js';
+import { untilAborted } from './in-flight.js';
+import type { Logger } from './logger.js';
+import { MIN_MASKABLE_SECRET_CHARS, type Redactor } from './secrets.js';
+
+/** A password manager may wait for the user to unlock it; longer than this, the command is hung. */
+export const TOKEN_COMMAND_TIMEOUT_MS = 60_000;
+/** A token is a line; a command printing more than this is the wrong command, and is stopped. */
+export const MAX_TOKEN_COMMAND_OUTPUT_BYTES = 64 * 1024;
+/** How much of the command's stderr is kept, and how much of it an error shows. */
+export const MAX_TOKEN_COMMAND_STDERR_BYTES = 16 * 1024;
+export const TOKEN_COMMAND_STDERR_EXCERPT_CHARS = 300;
+
+const HINT = 'run the command in a terminal to see what it needs (a sign-in, an unlocked vault); it must print the token alone on stdout and exit 0';
+
+export interface TokenCommandOptions {
+  env: Readonly<Record<string, string | undefined>>;
+  timeoutMs?: number;
+  maxOutputBytes?: number;
+  /** Aborting it stops the command (the bridge is closing). */
+  signal?: AbortSignal;
+}
+
+function failed(message: string, context: Record<string, unknown> = {}): BridgeError {
+  return new BridgeError('TOKEN_COMMAND_FAILED', `--token-command ${message}`, { ...context, hint: HINT });
+}
+
+/** The start of what the command said on stderr, on one line. */
+function excerptOf(stderr: Buffer): string | undefined {
+  const text = stderr.toString('utf8').replace(/\s+/g, ' ').trim();
+  if (text === '') return undefined;
+  return text.length > TOKEN_COMMAND_STDERR_EXCERPT_CHARS ? `${text.slice(0, TOKEN_COMMAND_STDERR_EXCERPT_CHARS)}…` : text;
+}
+
+/**
+ * Runs `command` through the shell, with no stdin, and resolves with its trimmed stdout. Rejects
+ * with a TOKEN_COMMAND_FAILED BridgeError that names the exit code and the start of stderr, and
+ * never the output: a command that fails, prints nothing, prints what no header can carry, prints
+ * more than `maxOutputBytes`, or runs longer than `timeoutMs` (then its process group is killed).
+ */
+export function runTokenCommand(command: string, options: TokenCommandOptions): Promise<string> {
+  const timeoutMs = options.timeoutMs ?? TOKEN_COMMAND_TIMEOUT_MS;
+  const maxOutputBytes = options.maxOutputBytes ?? MAX_TOKEN_COMMAND_OUTPUT_BYTES;
+  // Its own process group on POSIX, so a timeout also stops what the shell started.
+  const group = process.platform !== 'win32';
+  return new Promise<string>((resolve, reject) => {
+    const child = spawn(command, { shell: true, stdio: ['ignore', 'pipe', 'pipe'], env: options.env, detached: group, windowsHide: true });
+    const stdout: Buffer[] = [];
+    let stdoutBytes = 0;
+    let stderr = Buffer.alloc(0);
+    let settled = false;
+    const finish = (error: BridgeError | undefined, token?: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      if (error === undefined) resolve(token!);
+      else reject(error);
+    };
+    const kill = () => {
+      try {
+        if (group && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+        /* c8 ignore next -- Windows has no process groups; the tests run on POSIX */
+        else child.kill('SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    };
+    const stop = (error: BridgeError) => {
+      kill();
+      finish(error);
+    };
+    const onAbort = () => stop(failed('was stopped: the bridge is closing'));
+    // The bridge keeps its own deadline: it answers when the timer fires, whatever the command does.
+    const timer = setTimeout(() => stop(failed(`did not finish within ${timeoutMs} ms`, { timeoutMs })), timeoutMs);
+    if (options.signal?.aborted === true) onAbort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdoutBytes += chunk.length;
+      if (stdoutBytes > maxOutputBytes) stop(failed(`printed more than ${maxOutputBytes} bytes: a token is one line`, { maxOutputBytes }));
+      else stdout.push(chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < MAX_TOKEN_COMMAND_STDERR_BYTES) stderr = Buffer.concat([stderr, chunk]).subarray(0, MAX_TOKEN_COMMAND_STDERR_BYTES);
+    });
+    child.on('error', (error: NodeJS.ErrnoException) => stop(failed(`could not be started (${error.code ?? error.message})`)));
+    child.on('close', (code, signal) => {
+      const stderrExcerpt = excerptOf(stderr);
+      if (code !== 0) {
+        const how = code === null ? `was killed by ${signal ?? 'a signal'}` : `exited with code ${code}`;
+        finish(failed(`${how}${stderrExcerpt === undefined ? '' : `: ${stderrExcerpt}`}`, { exitCode: code ?? undefined, stderr: stderrExcerpt }));
+        return;
+      }
+      const token = Buffer.concat(stdout).toString('utf8').trim();
+      if (token === '') {
+        finish(failed(`printed nothing on stdout (exit code 0)${stderrExcerpt === undefined ? '' : `; stderr: ${stderrExcerpt}`}`, { exitCode: 0, stderr: stderrExcerpt }));
+        return;
+      }
+      // Sent as `Authorization: Bearer <token>`; the output itself is never repeated.
+      const problem = fieldValueProblem(token);
+      if (problem !== undefined) {
+        finish(failed(`printed a token that contains ${problem}, so it cannot be sent in an Authorization header`, { exitCode: 0 }));
+        return;
+      }
+      finish(undefined, token);
+    });
+  });
+}
+
+export interface TokenCommandDeps {
+  env: Readonly<Record<string, string | undefined>>;
+  logger: Logger;
+  redact: Redactor;
+  /** For tests: a shorter deadline than TOKEN_COMMAND_TIMEOUT_MS. */
+  timeoutMs?: number;
+}
+
+/** The credential `--token-command` gives: the token it printed last, renewed by running it again. */
+export class TokenCommandCredential implements Credential {
+  readonly source = '--token-command';
+  readonly #command: string;
+  readonly #deps: TokenCommandDeps;
+  readonly #closed = new AbortController();
+  #authorization: string | undefined;
+  #renewal: Promise<boolean> | undefined;
+  /** Why the last run failed, while no later run succeeded; doctor shows it. */
+  lastFailure: BridgeError | undefined;
+
+  private constructor(command: string, deps: TokenCommandDeps) {
+    this.#command = command;
+    this.#deps = deps;
+  }
+
+  /**
+   * Runs the command once before the first request. A failure is logged, not fatal: requests then
+   * go without a token, and the server's 401 runs the command again (a vault unlocked meanwhile
+   * gives the token), or answers the request with the command's failure.
+   */
+  static async start(command: string, deps: TokenCommandDeps): Promise<TokenCommandCredential> {
+    const credential = new TokenCommandCredential(command, deps);
+    await credential.#run().catch((error: unknown) => {
+      const failure = error as BridgeError;
+      deps.logger.error({ code: failure.code, exitCode: failure.context.exitCode, hint: failure.context.hint }, failure.message);
+    });
+    return credential;
+  }
+
+  authorization(): string | undefined {
+    return this.#authorization;
+  }
+
+  renew(challenge: CredentialChallenge, signal: AbortSignal): Promise<boolean> {
+    // Another request already renewed it: the refused token is no longer the one sent.
+    if (challenge.sent !== this.#authorization) return Promise.resolve(true);
+    this.#renewal ??= this.#run().finally(() => (this.#renewal = undefined));
+    return untilAborted(this.#renewal, signal);
+  }
+
+  close(): Promise<void> {
+    this.#closed.abort();
+    return Promise.resolve();
+  }
+
+  /** Runs the command; resolves true when it printed a token other than the current one. */
+  async #run(): Promise<boolean> {
+    const options: TokenCommandOptions = { env: this.#deps.env, signal: this.#closed.signal };
+    if (this.#deps.timeoutMs !== undefined) options.timeoutMs = this.#deps.timeoutMs;
+    let token: string;
+    try {
+      token = await runTokenCommand(this.#command, options);
+    } catch (error) {
+      this.lastFailure = error as BridgeError;
+      throw error;
+    }
+    this.lastFailure = undefined;
+    // Registered before it is first sent, so no log line or server echo can show it.
+    if (!this.#deps.redact.add(token)) {
+      this.#deps.logger.warn(`the token from --token-command is shorter than ${MIN_MASKABLE_SECRET_CHARS} characters: too short to tell apart from ordinary text, so it cannot be masked in server replies on stdout`);
+    }
+    const next = `Bearer ${token}`;
+    const changed = next !== this.#authorization;
+    this.#authorization = next;
+    this.#deps.logger.debug({ changed }, '--token-command gave a token');
+    return changed;
+  }
+}

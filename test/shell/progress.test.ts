@@ -1,0 +1,87 @@
+// A call's progress: a bar or a spinner on a terminal, plain info lines otherwise.
+
+import { once } from 'node:events';
+import { PassThrough } from 'node:stream';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { BAR_WIDTH_CHARS, CLEAR_LINE, createProgressView, describeProgress, percentOf, SPINNER_FRAME_MS } from '../../src/shell/progress.js';
+
+function terminal(columns?: number) {
+  const target = { written: [] as string[], isTTY: true, ...(columns === undefined ? {} : { columns }), write: (text: string) => target.written.push(text) };
+  return target;
+}
+const silent = pino({ level: 'silent' });
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('percentOf and describeProgress', () => {
+  it('round down, stay within 0..100, and show the count alone without a total', () => {
+    expect(percentOf(2, 3)).toBe(66);
+    expect(percentOf(7, 5)).toBe(100);
+    expect(percentOf(-1, 5)).toBe(0);
+    expect(percentOf(1, 0)).toBe(0);
+    expect(describeProgress({ progress: 3, total: 5 })).toBe('3/5 60%');
+    expect(describeProgress({ progress: 3, message: 'copying' })).toBe('3 copying');
+  });
+});
+
+describe('on a terminal', () => {
+  it('draws a bar redrawn in place and erases it once', () => {
+    const target = terminal(200);
+    const view = createProgressView(target, silent);
+    view.update({ progress: 1, total: 4 });
+    view.update({ progress: 4, total: 4, message: 'done' });
+    expect(target.written).toEqual([`${CLEAR_LINE}${'█'.repeat(6)}${'░'.repeat(BAR_WIDTH_CHARS - 6)} 1/4 25%`, `${CLEAR_LINE}${'█'.repeat(BAR_WIDTH_CHARS)} 4/4 100% done`]);
+    view.clear();
+    view.clear();
+    expect(target.written.slice(2)).toEqual([CLEAR_LINE]);
+  });
+
+  it('cuts the line one character short of the width, and takes 80 columns when the terminal says 0 or nothing', () => {
+    const narrow = terminal(10);
+    createProgressView(narrow, silent).update({ progress: 1, total: 2 });
+    expect(narrow.written[0]).toBe(`${CLEAR_LINE}${'█'.repeat(9)}`);
+    for (const target of [terminal(0), terminal()]) {
+      createProgressView(target, silent).update({ progress: 1, total: 2, message: 'x'.repeat(100) });
+      expect([...target.written[0]!.slice(CLEAR_LINE.length)]).toHaveLength(79);
+    }
+  });
+
+  it('turns a spinner with the message while the total is unknown, and stops it for a bar or the end', () => {
+    vi.useFakeTimers();
+    const target = terminal(80);
+    const view = createProgressView(target, silent);
+    view.update({ progress: 1, message: 'scanning' });
+    expect(target.written[0]).toBe(`${CLEAR_LINE}⠙ scanning (1)`);
+    vi.advanceTimersByTime(SPINNER_FRAME_MS);
+    expect(target.written[1]).toBe(`${CLEAR_LINE}⠹ scanning (1)`);
+    view.update({ progress: 2 });
+    expect(target.written[2]).toBe(`${CLEAR_LINE}⠸ working (2)`);
+    view.update({ progress: 1, total: 2 });
+    const drawn = target.written.length;
+    vi.advanceTimersByTime(SPINNER_FRAME_MS * 5);
+    expect(target.written).toHaveLength(drawn);
+    view.update({ progress: 3 });
+    view.clear();
+    const cleared = target.written.length;
+    vi.advanceTimersByTime(SPINNER_FRAME_MS * 5);
+    expect(target.written).toHaveLength(cleared);
+  });
+});
+
+describe('without a terminal', () => {
+  it('logs one plain info line per report and never writes to the stream', async () => {
+    const stream = new PassThrough();
+    stream.setEncoding('utf8');
+    const logged = once(stream, 'data');
+    const target = { written: [] as string[], write: (text: string) => target.written.push(text) };
+    const view = createProgressView(target, pino({ level: 'info' }, stream));
+    view.update({ progress: 1, total: 2, message: 'half' });
+    view.clear();
+    expect(target.written).toEqual([]);
+    const [line] = (await logged) as [string];
+    expect(JSON.parse(line)).toMatchObject({ level: 30, msg: 'progress 1/2 50% half' });
+  });
+});

@@ -1,0 +1,146 @@
+// In-process: --token-command run as a real shell command: its output, its failures, its limits, and its renewal.
+
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { createRedactor } from '../src/secrets.js';
+import { runTokenCommand, TokenCommandCredential } from '../src/token-command.js';
+
+const env = { PATH: process.env.PATH };
+const failureOf = (promise: Promise<unknown>) => promise.then(
+  () => expect.unreachable('the command should have failed'),
+  (error: unknown) => error as { code: string; message: string; context: Record<string, unknown> },
+);
+/** A logger whose lines are kept, to check what the credential says. */
+const recordingLogger = () => {
+  const lines: string[] = [];
+  return { lines, logger: pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) }) };
+};
+
+describe('runTokenCommand', () => {
+  it('resolves with the trimmed stdout, run through the shell with the environment given', async () => {
+    expect(await runTokenCommand('printf "  %s\\n\\n" "$FENBS_TEST_SECRET"', { env: { ...env, FENBS_TEST_SECRET: 'shell-token-1' } })).toBe('shell-token-1');
+  });
+
+  it('names the exit code and the start of stderr of a command that fails, never its stdout', async () => {
+    const failure = await failureOf(runTokenCommand('echo printed-token-2; echo "  locked \n vault  " >&2; exit 7', { env }));
+    expect(failure).toMatchObject({ code: 'TOKEN_COMMAND_FAILED', message: '--token-command exited with code 7: locked vault', context: { exitCode: 7, stderr: 'locked vault' } });
+    expect(JSON.stringify(failure.context) + failure.message).not.toContain('printed-token-2');
+  });
+
+  it('cuts a long stderr to its first TOKEN_COMMAND_STDERR_EXCERPT_CHARS characters', async () => {
+    const failure = await failureOf(runTokenCommand('head -c 20000 /dev/zero | tr "\\0" e >&2; exit 1', { env }));
+    expect(failure.message).toMatch(/^--token-command exited with code 1: e{300}…$/);
+  });
+
+  it('says so when the command prints nothing, or only white space', async () => {
+    expect((await failureOf(runTokenCommand('printf "  \\n"', { env }))).message).toBe('--token-command printed nothing on stdout (exit code 0)');
+    expect((await failureOf(runTokenCommand('echo why >&2', { env }))).message).toBe('--token-command printed nothing on stdout (exit code 0); stderr: why');
+  });
+
+  it('refuses output that no Authorization header can carry, without repeating it', async () => {
+    const failure = await failureOf(runTokenCommand('printf "line-one-secret\\nline-two"', { env }));
+    expect(failure.message).toBe('--token-command printed a token that contains a line break, so it cannot be sent in an Authorization header');
+  });
+
+  it('stops a command that prints more than maxOutputBytes', async () => {
+    const failure = await failureOf(runTokenCommand('head -c 100000 /dev/zero | tr "\\0" x', { env, maxOutputBytes: 1000 }));
+    expect(failure).toMatchObject({ message: '--token-command printed more than 1000 bytes: a token is one line', context: { maxOutputBytes: 1000 } });
+  });
+
+  it('stops a command that runs past timeoutMs, and answers at its deadline', async () => {
+    // A background child holds stdout open too: the deadline does not wait for it.
+    const failure = await failureOf(runTokenCommand('sleep 30 & sleep 30', { env, timeoutMs: 100 }));
+    expect(failure).toMatchObject({ message: '--token-command did not finish within 100 ms', context: { timeoutMs: 100 } });
+  });
+
+  it('names the signal that killed the command', async () => {
+    expect((await failureOf(runTokenCommand('kill -9 $$', { env }))).message).toBe('--token-command was killed by SIGKILL');
+  });
+
+  it('stops the command when its signal aborts, before or while it runs', async () => {
+    const controller = new AbortController();
+    const running = runTokenCommand('sleep 30', { env, signal: controller.signal });
+    controller.abort();
+    expect((await failureOf(running)).message).toBe('--token-command was stopped: the bridge is closing');
+    expect((await failureOf(runTokenCommand('sleep 30', { env, signal: controller.signal }))).message).toBe('--token-command was stopped: the bridge is closing');
+  });
+});
+
+describe('TokenCommandCredential', () => {
+  const counted = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fenbs-token-credential-'));
+    const token = join(dir, 'token');
+    const runs = join(dir, 'runs');
+    writeFileSync(runs, '');
+    return { token, runs, command: `echo run >> "${runs}"; cat "${token}"`, count: () => readFileSync(runs, 'utf8').split('\n').filter(Boolean).length };
+  };
+
+  it('starts with the token the command printed, registered with the redactor before its first use', async () => {
+    const files = counted();
+    writeFileSync(files.token, 'credential-token-one\n');
+    const redact = createRedactor([]);
+    const credential = await TokenCommandCredential.start(files.command, { env, logger: recordingLogger().logger, redact });
+    expect(credential.source).toBe('--token-command');
+    expect(credential.authorization()).toBe('Bearer credential-token-one');
+    expect(redact('credential-token-one')).toBe('[REDACTED]');
+    expect(credential.lastFailure).toBeUndefined();
+  });
+
+  it('resolves true at once, without running the command, for a refusal of a token that is no longer current', async () => {
+    const files = counted();
+    writeFileSync(files.token, 'credential-token-current\n');
+    const credential = await TokenCommandCredential.start(files.command, { env, logger: recordingLogger().logger, redact: createRedactor([]) });
+    const renewed = await credential.renew({ status: 401, wwwAuthenticate: undefined, sent: 'Bearer credential-token-older' }, new AbortController().signal);
+    expect(renewed).toBe(true);
+    expect(files.count()).toBe(1);
+  });
+
+  it('shares one run between concurrent renewals, and resolves false when the command printed the refused token again', async () => {
+    const files = counted();
+    writeFileSync(files.token, 'credential-token-same\n');
+    const credential = await TokenCommandCredential.start(files.command, { env, logger: recordingLogger().logger, redact: createRedactor([]) });
+    const challenge = { status: 401 as const, wwwAuthenticate: 'Bearer error="invalid_token"', sent: credential.authorization() };
+    const signal = new AbortController().signal;
+    expect(await Promise.all([credential.renew(challenge, signal), credential.renew(challenge, signal)])).toEqual([false, false]);
+    expect(files.count()).toBe(2);
+  });
+
+  it('logs a failed first run, keeps it for doctor, and runs the command again on renewal', async () => {
+    const files = counted();
+    const { lines, logger } = recordingLogger();
+    const credential = await TokenCommandCredential.start(files.command, { env, logger, redact: createRedactor([]) });
+    expect(credential.authorization()).toBeUndefined();
+    expect(credential.lastFailure?.message).toMatch(/^--token-command exited with code 1: cat: /);
+    expect(lines.map((line) => JSON.parse(line) as { level: number; msg: string })).toContainEqual(expect.objectContaining({ level: 50, msg: expect.stringMatching(/--token-command exited with code 1/) }));
+    writeFileSync(files.token, 'credential-token-late\n');
+    expect(await credential.renew({ status: 401, wwwAuthenticate: undefined, sent: undefined }, new AbortController().signal)).toBe(true);
+    expect(credential.authorization()).toBe('Bearer credential-token-late');
+    expect(credential.lastFailure).toBeUndefined();
+  });
+
+  it('warns that a token shorter than 8 characters cannot be masked on stdout', async () => {
+    const { lines, logger } = recordingLogger();
+    await TokenCommandCredential.start('printf short', { env, logger, redact: createRedactor([]) });
+    expect(lines.join('')).toMatch(/the token from --token-command is shorter than 8 characters/);
+  });
+
+  it('gives up a renewal at once when the request is cancelled, and stops the command when closed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fenbs-token-close-'));
+    const hang = join(dir, 'hang');
+    // Prints a token at start; once the hang file exists, it hangs instead.
+    const credential = await TokenCommandCredential.start(`if [ -f "${hang}" ]; then sleep 30; fi; printf credential-token-start`, { env, logger: recordingLogger().logger, redact: createRedactor([]) });
+    writeFileSync(hang, '');
+    const challenge = { status: 401 as const, wwwAuthenticate: undefined, sent: credential.authorization() };
+    const cancelled = new AbortController();
+    const first = credential.renew(challenge, cancelled.signal);
+    const second = credential.renew(challenge, new AbortController().signal);
+    cancelled.abort(new Error('cancelled by the client'));
+    expect((await failureOf(first)).message).toBe('cancelled by the client');
+    await credential.close();
+    expect((await failureOf(second)).message).toBe('--token-command was stopped: the bridge is closing');
+    expect(credential.authorization()).toBe('Bearer credential-token-start');
+  });
+});
