@@ -13,6 +13,7 @@ import { matchesGlob, MAX_TOOL_PATTERN_CHARS, MAX_TOOL_PATTERNS, parseToolPatter
 import { ToolHeaderRegistry } from '../src/tool-headers.js';
 import { result, sendJson, startMcpServer } from './helpers/hardening-servers.js';
 import { startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
+import { startSdkV2Server } from './helpers/sdk-v2-server.js';
 import { initializedNotification, initializeRequest } from './helpers/spawn-bridge.js';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
@@ -201,5 +202,27 @@ describe('tool filters through the bridge against a 2026-07-28 server', () => {
     expect((await bridge.reply('find')).result.content[0].text).toBe('ok search');
     expect(server.postsFor('reset')).toEqual([]);
     expect(server.postsFor('find')).toHaveLength(1);
+  });
+});
+
+describe('tool filters for a 2025-era client translated for a 2026-07-28-only server', () => {
+  it('filters the translated tools/list and answers a call to a hidden tool without a round trip', async () => {
+    const token = 'tool-filter-translated-token';
+    const server = await startSdkV2Server({ token });
+    cleanups.push(() => server.close());
+    const bridge = startInProcessBridge(['--url', server.url, '--allow-tools', 'tasks_*', '--deny-tools', 'tasks_ask_*,tasks_import'], { FENBS_TOKEN: token });
+    cleanups.push(() => bridge.kill());
+    bridge.send(initializeRequest('init'));
+    await bridge.reply('init');
+    bridge.send(initializedNotification);
+    bridge.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
+    const names = namesOf(await bridge.reply('list'));
+    expect(names).toContain('tasks_get');
+    expect(names.filter((name) => !name.startsWith('tasks_') || name.startsWith('tasks_ask_') || name === 'tasks_import')).toEqual([]);
+    const calls = () => server.requests.filter((r) => r.method === 'POST' && r.body?.method === 'tools/call').length;
+    const before = calls();
+    bridge.send({ jsonrpc: '2.0', id: 'imp', method: 'tools/call', params: { name: 'tasks_import', arguments: {} } });
+    expect((await bridge.reply('imp')).error).toMatchObject({ code: -32602, data: { filter: '--deny-tools', pattern: 'tasks_import' } });
+    expect(calls()).toBe(before);
   });
 });
