@@ -29,6 +29,7 @@ export const BRIDGE_ERRORS = {
   SESSION_LOST: { rpcCode: -31012, summary: 'the session expired and could not be re-established' },
   PROXY_FAILED: { rpcCode: -31013, summary: 'the HTTP proxy refused or failed the connection' },
   SHUTTING_DOWN: { rpcCode: -31014, summary: 'the bridge is shutting down' },
+  AUTH_REQUIRED: { rpcCode: -31015, summary: 'the server needs a sign-in that did not complete' },
   INTERNAL: { rpcCode: -31099, summary: 'the bridge failed unexpectedly' },
 } as const;
 
