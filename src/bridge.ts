@@ -4,6 +4,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Dispatcher } from './undici-parts.js';
 import type { BridgeConfig } from './config.js';
 import { Endpoint } from './endpoint.js';
+import { OAuthCredential } from './oauth/oauth-credential.js';
 import { BridgeError } from './errors.js';
 import { Forwarder } from './forwarder.js';
 import { InFlight } from './in-flight.js';
@@ -32,6 +33,10 @@ export interface BridgeOptions {
   signal: AbortSignal;
   /** Injected for tests; created from the config otherwise. */
   dispatcher?: Dispatcher;
+  /** Where text for the person at the terminal goes (the OAuth sign-in URL); nowhere when absent. */
+  writeStderr?: (text: string) => void;
+  /** Masks a secret learnt at run time (OAuth tokens) from now on. */
+  registerSecret?: (secret: string) => void;
 }
 
 /** Why the bridge stopped; the CLI turns it into an exit code. */
@@ -46,7 +51,21 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     outputClosed();
   }, options.redact);
   const dispatcher = options.dispatcher ?? createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env: options.env });
-  const endpoint = new Endpoint(config, dispatcher, options.env);
+  // Interim wiring until the credential factory lands: OAuth when no token is set.
+  const credential =
+    config.token === undefined
+      ? new OAuthCredential({
+          url: config.url,
+          allowHttp: config.allowHttp,
+          settings: config.oauth,
+          logger,
+          env: options.env,
+          registerSecret: options.registerSecret ?? (() => undefined),
+          dispatcher,
+          writeStderr: options.writeStderr ?? (() => undefined),
+        })
+      : undefined;
+  const endpoint = new Endpoint(config, dispatcher, options.env, credential);
   const write = (message: JsonObject, serialised?: string | Buffer) => writer.write(message, serialised);
   // While stdout is full, replies are not read further: TCP flow control then holds the server back.
   const room = () => (writer.full ? writer.room() : undefined);
@@ -144,6 +163,7 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   // (nothing, after a clean drain) is answered here, and its exchange stopped.
   await inFlight.failAll(new BridgeError('SHUTTING_DOWN', 'the bridge is shutting down; the request was abandoned'));
   await legacy.close(config.shutdownGraceMs);
+  await credential?.close();
   void dispatcher.destroy().catch(() => undefined);
   return exit;
 }

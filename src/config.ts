@@ -4,6 +4,7 @@ import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { LOG_LEVELS } from './logger.js';
 import { maskUrl } from './secrets.js';
+import { parseOAuthSettings, type OAuthRawOptions, type OAuthSettings } from './oauth/settings.js';
 import type { LevelWithSilent } from 'pino';
 
 export const DEFAULT_URL = 'https://fenbs.ai/api/mcp';
@@ -51,10 +52,12 @@ export interface BridgeConfig {
   /** How stderr shows the logs; undefined = readable lines on a terminal, JSON otherwise. */
   readonly logFormat: LogFormat | undefined;
   readonly logFile: string | undefined;
+  /** The OAuth sign-in options, used when no other credential is set. */
+  readonly oauth: OAuthSettings;
 }
 
 /** What commander hands over: every value still a string or a flag. */
-export interface RawOptions {
+export interface RawOptions extends OAuthRawOptions {
   url?: string | undefined;
   tokenEnv?: string | undefined;
   tokenFile?: string | undefined;
@@ -353,5 +356,6 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     logLevel: logLevel as LevelWithSilent,
     logFormat: logFormat as LogFormat | undefined,
     logFile: options.logFile,
+    oauth: parseOAuthSettings(options, env, readTextFile),
   });
 }

@@ -13,6 +13,7 @@ import type { HttpExchange } from './remote.js';
 import { createDispatcher, proxyFromEnv, redactUserinfo, trustedCas } from './remote.js';
 import { maskUrl, type Redactor } from './secrets.js';
 import type { Logger } from './logger.js';
+import { oauthCacheCheck } from './oauth/doctor-check.js';
 
 export interface Check {
   name: string;
@@ -62,6 +63,8 @@ export async function runDoctor(config: BridgeConfig, env: Readonly<Record<strin
   const begin = (name: string, doing: string) => onProgress({ kind: 'start', name, doing });
 
   add({ name: 'url', ok: true, detail: maskUrl(config.url) });
+  const oauth = oauthCacheCheck(config, env);
+  if (oauth !== undefined) add(oauth);
   const proxy = proxyFromEnv(env, config.url.protocol) || undefined;
   const host = config.url.hostname.replace(/^\[|\]$/g, '');
   const port = Number(config.url.port || (config.url.protocol === 'https:' ? 443 : 80));

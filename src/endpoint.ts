@@ -4,6 +4,7 @@ import type { Dispatcher } from './undici-parts.js';
 import type { BridgeConfig } from './config.js';
 import { proxyFor, sendHttp, toBridgeError, type HttpExchange, type HttpMethod } from './remote.js';
 import type { BridgeError } from './errors.js';
+import type { Credential } from './credential.js';
 
 export const ACCEPT_BOTH = 'application/json, text/event-stream';
 
@@ -12,8 +13,10 @@ export class Endpoint {
   readonly #dispatcher: Dispatcher;
   readonly #baseHeaders: Record<string, string>;
   readonly #proxy: string | undefined;
+  readonly credential: Credential | undefined;
 
-  constructor(config: BridgeConfig, dispatcher: Dispatcher, env: Readonly<Record<string, string | undefined>>) {
+  constructor(config: BridgeConfig, dispatcher: Dispatcher, env: Readonly<Record<string, string | undefined>>, credential?: Credential) {
+    this.credential = credential;
     this.url = config.url;
     this.#dispatcher = dispatcher;
     this.#proxy = proxyFor(config.url, env);
@@ -44,7 +47,8 @@ export class Endpoint {
   }
 
   async #send(method: HttpMethod, headers: Record<string, string>, signal: AbortSignal, body?: string): Promise<HttpExchange> {
-    const options = { method, url: this.url, headers: { ...this.#baseHeaders, ...headers }, signal };
+    const authorization = this.credential?.authorization();
+    const options = { method, url: this.url, headers: { ...this.#baseHeaders, ...headers, ...(authorization === undefined ? {} : { authorization }) }, signal };
     try {
       return await sendHttp(this.#dispatcher, body === undefined ? options : { ...options, body });
     } catch (error) {

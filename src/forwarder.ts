@@ -13,7 +13,7 @@ import type { LegacySession } from './legacy-session.js';
 import type { Logger } from './logger.js';
 import { HEADER_MISMATCH, type ModernEra } from './modern-era.js';
 import type { HttpExchange } from './remote.js';
-import { excerptOf, mediaTypeOf, readReply, retryAfterMs, singleLineBytes, type Reply, type StreamItem } from './reply-reader.js';
+import { excerptOf, headerValue, mediaTypeOf, readReply, retryAfterMs, singleLineBytes, type Reply, type StreamItem } from './reply-reader.js';
 import { malformedResponse, type Router } from './router.js';
 import { maskUrl, type Redactor } from './secrets.js';
 import { statusError } from './status-errors.js';
@@ -161,8 +161,10 @@ export class Forwarder {
     let rateLimitRetries = 0;
     let healed = false;
     let toolsRefreshed = false;
+    let renewed = false;
     for (;;) {
       const headers = era.headersFor(message, pending.method);
+      const sent = this.#d.endpoint.credential?.authorization();
       const exchange = await this.#post(pending, body, headers);
       if (exchange.status >= 200 && exchange.status < 300 && mediaTypeOf(exchange.headers) === 'text/event-stream') {
         await this.#followStream(pending, era, exchange);
@@ -180,6 +182,13 @@ export class Forwarder {
         healed = true;
         await era.heal(headers);
         continue;
+      }
+      // Interim wiring until the credential factory lands: a 401 (or a 403 asking for more scope)
+      // renews the credential and the request goes once more (authorization §Error Handling).
+      const credential = this.#d.endpoint.credential;
+      if ((reply.status === 401 || reply.status === 403) && credential !== undefined && !renewed) {
+        renewed = true;
+        if (await credential.renew({ status: reply.status, wwwAuthenticate: headerValue(exchange.headers, 'www-authenticate'), sent }, signal)) continue;
       }
       const waitMs = retryAfterMs(exchange.headers);
       // A wait that would outlast the request deadline is not started: the 429/503 is the answer

@@ -6,6 +6,8 @@ import type { OAuthHttp } from './http.js';
 
 /** What a `WWW-Authenticate: Bearer` challenge says (RFC 6750 §3, RFC 9728 §5.1). */
 export interface BearerChallenge {
+  /** False when the header carries no Bearer challenge at all. */
+  bearer: boolean;
   resourceMetadata: URL | undefined;
   scope: string | undefined;
   error: string | undefined;
@@ -20,7 +22,10 @@ export interface Discovered {
   as: oauth.AuthorizationServer;
 }
 
-const NO_CHALLENGE: BearerChallenge = { resourceMetadata: undefined, scope: undefined, error: undefined };
+export const NO_CHALLENGE: BearerChallenge = Object.freeze({ bearer: false, resourceMetadata: undefined, scope: undefined, error: undefined });
+
+/** The server asked for a token but publishes no OAuth metadata: it wants a static token, not a sign-in. */
+export class NoResourceMetadataError extends BridgeError {}
 
 /**
  * Parses `WWW-Authenticate` with oauth4webapi's own parser (it raises the parsed challenges as a
@@ -38,7 +43,7 @@ export async function parseBearerChallenge(header: string | undefined): Promise<
   const bearer = challenges.find((challenge) => challenge.scheme === 'bearer');
   if (bearer === undefined) return NO_CHALLENGE;
   const { resource_metadata: metadata, scope, error } = bearer.parameters;
-  return { resourceMetadata: metadata !== undefined && URL.canParse(metadata) ? new URL(metadata) : undefined, scope, error };
+  return { bearer: true, resourceMetadata: metadata !== undefined && URL.canParse(metadata) ? new URL(metadata) : undefined, scope, error };
 }
 
 /**
@@ -112,10 +117,9 @@ async function findResourceMetadata(http: OAuthHttp, server: URL, challenge: Bea
       reasons.push(`${url.href}: ${reasonOf(error)}`);
     }
   }
-  throw discoveryFailure(
-    `the server asks for sign-in but publishes no usable OAuth protected-resource metadata (${reasons.join('; ')})`,
-    'the server must publish RFC 9728 metadata for OAuth sign-in; or give a token with FENBS_TOKEN / --token-file',
-  );
+  throw new NoResourceMetadataError('AUTH_REQUIRED', `the server asks for a token but publishes no usable OAuth protected-resource metadata (${reasons.join('; ')})`, {
+    hint: 'this server does not offer OAuth sign-in: give a token with FENBS_TOKEN or --token-file',
+  });
 }
 
 function resourceOf(text: string): URL | undefined {

@@ -8,7 +8,7 @@ import type { Logger } from '../logger.js';
 import { maskUrl } from '../secrets.js';
 import type { Dispatcher } from '../undici-parts.js';
 import { openBrowser } from './browser.js';
-import { discover, fetchAuthorizationServer, parseBearerChallenge, reasonOf, type BearerChallenge, type Discovered } from './discovery.js';
+import { discover, fetchAuthorizationServer, NO_CHALLENGE, NoResourceMetadataError, parseBearerChallenge, reasonOf, type BearerChallenge, type Discovered } from './discovery.js';
 import { LockTimeoutError, withFileLock } from './file-lock.js';
 import { refreshTokens, SignInError, signIn, TokenRequestError, type FlowDeps } from './flow.js';
 import { createOAuthHttp } from './http.js';
@@ -134,6 +134,8 @@ export class OAuthCredential implements Credential {
   async renew(challenge: CredentialChallenge, signal: AbortSignal): Promise<boolean> {
     const sent = bearerOf(challenge.sent);
     const bearer = await parseBearerChallenge(challenge.wwwAuthenticate);
+    // OAuth only when the server asks for it with a Bearer challenge (RFC 6750 §3).
+    if (!bearer.bearer) return false;
     const mode: Mode = challenge.status === 403 ? 'step-up' : 'renew';
     // A 403 other than insufficient_scope is a refusal no new token changes (authorization §Error Handling).
     if (mode === 'step-up' && bearer.error !== 'insufficient_scope') return false;
@@ -150,7 +152,7 @@ export class OAuthCredential implements Credential {
 
   /** Signs in ahead of time (`fenbs-mcp login`): a cached valid token or a refresh is enough. */
   async login(signal: AbortSignal): Promise<'cached' | 'refreshed' | 'signed-in'> {
-    await untilAborted(this.#work('login', { resourceMetadata: undefined, scope: undefined, error: undefined }, undefined), signal);
+    await untilAborted(this.#work('login', NO_CHALLENGE, undefined), signal);
     return this.#lastAction;
   }
 
@@ -199,7 +201,7 @@ export class OAuthCredential implements Credential {
         return { as, resource: new URL(entry.resource), scopesSupported: undefined };
       }
     }
-    this.#discovered = await discover(this.#flow.http, this.#o.url, bearer ?? { resourceMetadata: undefined, scope: undefined, error: undefined }, signal);
+    this.#discovered = await discover(this.#flow.http, this.#o.url, bearer ?? NO_CHALLENGE, signal);
     return this.#discovered;
   }
 
@@ -273,6 +275,11 @@ export class OAuthCredential implements Credential {
         return true;
       });
     } catch (error) {
+      if (error instanceof NoResourceMetadataError && mode === 'renew') {
+        // A server that wants a static token: the refusal stands and is reported as such.
+        this.#o.logger.warn({ reason: error.message }, 'the server asks for a token and offers no OAuth sign-in');
+        return false;
+      }
       if (isBridgeError(error)) throw error;
       throw new BridgeError('AUTH_REQUIRED', `the OAuth sign-in for ${maskUrl(this.#o.url)} failed: ${reasonOf(error)}`, { hint: 'check the network path to the authorization server, then retry; fenbs-mcp doctor shows what is reachable' }, { cause: error });
     }
