@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ADMIN_TOOL, startOAuthSetup, type OAuthSetup } from './helpers/oauth-servers.js';
+import { startOAuthSetup, type OAuthSetup } from './helpers/oauth-servers.js';
 import { startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
 import { initializedNotification, initializeRequest } from './helpers/spawn-bridge.js';
 

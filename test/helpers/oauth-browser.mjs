@@ -1,4 +1,5 @@
 // A test browser for BROWSER=<node> <this file>: records each URL it is given, then signs in with plain HTTP requests.
+/* global fetch, URLSearchParams */
 //
 // OAUTH_BROWSER_LOG: file that gets one line per invocation (the URL).
 // OAUTH_BROWSER_CODES: file that gets the callback URL it delivered (so tests can look for the code).
