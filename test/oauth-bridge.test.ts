@@ -1,11 +1,11 @@
 // OAuth sign-in through the bridge in-process, against oidc-provider and an MCP server that checks its tokens.
 
-import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startOAuthSetup, type OAuthSetup } from './helpers/oauth-servers.js';
+import { ADMIN_TOOL, startOAuthSetup, type OAuthSetup } from './helpers/oauth-servers.js';
 import { startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
 import { initializedNotification, initializeRequest } from './helpers/spawn-bridge.js';
 
@@ -73,5 +73,121 @@ describe('OAuth sign-in through the bridge (in-process)', () => {
     expect(signInUrl.searchParams.get('resource')).toBe(w.setup.mcpUrl);
     expect(signInUrl.searchParams.get('scope')).toBe('mcp:read');
     expect(w.setup.grants).toEqual(['authorization_code']);
+  });
+});
+
+async function signedIn(w: World): Promise<void> {
+  const bridge = bridgeFor(w);
+  await session(bridge);
+  bridge.end();
+  await bridge.exited;
+}
+
+function cacheFiles(w: World): string[] {
+  const dir = join(w.home, 'state', 'oauth');
+  return existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith('.json')).map((name) => join(dir, name)) : [];
+}
+
+describe('OAuth tokens kept and renewed (in-process)', () => {
+  it('starts a second run with the cached token and opens no browser', async () => {
+    const w = await world();
+    await signedIn(w);
+    const again = bridgeFor(w);
+    await session(again);
+    again.send({ jsonrpc: '2.0', id: 'call', method: 'tools/call', params: { name: 'echo', arguments: { text: 'again' } } });
+    expect((await again.reply('call')).result.content[0].text).toBe('again');
+    expect(w.invocations()).toHaveLength(1);
+    expect(w.setup.grants).toEqual(['authorization_code']);
+  });
+
+  it('refreshes with the refresh token after the access token expired, without a browser', async () => {
+    const w = await world();
+    const bridge = bridgeFor(w);
+    await session(bridge);
+    w.setup.expireAccessTokens();
+    bridge.send({ jsonrpc: '2.0', id: 'call', method: 'tools/call', params: { name: 'echo', arguments: { text: 'after expiry' } } });
+    expect((await bridge.reply('call')).result.content[0].text).toBe('after expiry');
+    expect(w.invocations()).toHaveLength(1);
+    expect(w.setup.grants).toEqual(['authorization_code', 'refresh_token']);
+  });
+
+  it('runs one sign-in for two bridges started at once, and both use its token', async () => {
+    const w = await world();
+    const [first, second] = [bridgeFor(w), bridgeFor(w)];
+    await Promise.all([session(first), session(second)]);
+    expect(w.invocations()).toHaveLength(1);
+    expect(w.setup.grants).toEqual(['authorization_code']);
+  });
+
+  it('re-authorizes with the challenged scopes on a 403 insufficient_scope, once, and the call then succeeds', async () => {
+    const w = await world();
+    const bridge = bridgeFor(w);
+    await session(bridge);
+    bridge.send({ jsonrpc: '2.0', id: 'admin', method: 'tools/call', params: { name: ADMIN_TOOL, arguments: {} } });
+    expect((await bridge.reply('admin')).result.content[0].text).toBe('admin report');
+    expect(w.invocations()).toHaveLength(2);
+    // authorization §Scope Challenge Handling: the scopes the challenge names.
+    expect(new URL(w.invocations()[1]!).searchParams.get('scope')?.split(' ').sort()).toEqual(['mcp:admin', 'mcp:read']);
+  });
+
+  it('signs in again with a fresh registration when the cache is corrupt, with nothing to delete by hand', async () => {
+    const w = await world();
+    await signedIn(w);
+    for (const file of cacheFiles(w)) writeFileSync(file, '{ not json');
+    const bridge = bridgeFor(w);
+    await session(bridge);
+    expect(w.invocations()).toHaveLength(2);
+  });
+
+  it('registers anew when the authorization server no longer knows the cached client', async () => {
+    const w = await world();
+    await signedIn(w);
+    const [file] = cacheFiles(w);
+    const contents = JSON.parse(readFileSync(file!, 'utf8'));
+    for (const entry of Object.values<any>(contents.issuers)) entry.client.clientId = 'forgotten-client';
+    writeFileSync(file!, JSON.stringify(contents));
+    w.setup.expireAccessTokens();
+    const bridge = bridgeFor(w);
+    await session(bridge);
+    expect(w.invocations()).toHaveLength(2);
+    expect(w.setup.grants).toEqual(['authorization_code', 'refresh_token', 'authorization_code']);
+  });
+
+  it('keeps the cache private: directory 0700, files 0600', async () => {
+    const w = await world();
+    await signedIn(w);
+    expect(statSync(join(w.home, 'state')).mode & 0o777).toBe(0o700);
+    expect(statSync(join(w.home, 'state', 'oauth')).mode & 0o777).toBe(0o700);
+    for (const file of cacheFiles(w)) expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe('OAuth sign-in that does not complete (in-process)', () => {
+  it('answers with AUTH_REQUIRED, the URL and a hint when the user denies the sign-in', async () => {
+    const w = await world();
+    const bridge = bridgeFor(w, 'deny');
+    bridge.send(initializeRequest('init'));
+    const reply = await bridge.reply('init', 20_000);
+    expect(reply.error).toMatchObject({ code: -31015, data: { bridgeCode: 'AUTH_REQUIRED', url: expect.stringContaining('/auth?'), hint: expect.stringMatching(/sign in again/) } });
+    expect(reply.error.message).toMatch(/denied/);
+  });
+
+  it('answers with AUTH_REQUIRED when no sign-in completes within the login timeout (a closed window)', async () => {
+    const w = await world();
+    const bridge = bridgeFor(w, 'ignore', ['--oauth-login-timeout', '300']);
+    bridge.send(initializeRequest('init'));
+    const reply = await bridge.reply('init', 20_000);
+    expect(reply.error).toMatchObject({ code: -31015, data: { bridgeCode: 'AUTH_REQUIRED', hint: expect.stringMatching(/--oauth-login-timeout/) } });
+    expect(reply.error.message).toMatch(/no sign-in completed/);
+  });
+
+  it('refuses an authorization server whose metadata names another issuer, and opens no browser', async () => {
+    const w = await world({ wrongIssuer: true });
+    const bridge = bridgeFor(w);
+    bridge.send(initializeRequest('init'));
+    const reply = await bridge.reply('init', 20_000);
+    expect(reply.error).toMatchObject({ code: -31015, data: { bridgeCode: 'AUTH_REQUIRED' } });
+    expect(reply.error.message).toMatch(/different issuer/);
+    expect(w.invocations()).toHaveLength(0);
   });
 });
