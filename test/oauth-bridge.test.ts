@@ -4,7 +4,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createConfig } from '../src/config.js';
+import { runAccountCommand } from '../src/oauth/commands.js';
+import { oauthCacheCheck } from '../src/oauth/doctor-check.js';
 import { ADMIN_TOOL, startOAuthSetup, type OAuthSetup } from './helpers/oauth-servers.js';
 import { startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
 import { initializedNotification, initializeRequest } from './helpers/spawn-bridge.js';
@@ -189,5 +193,46 @@ describe('OAuth sign-in that does not complete (in-process)', () => {
     expect(reply.error).toMatchObject({ code: -31015, data: { bridgeCode: 'AUTH_REQUIRED' } });
     expect(reply.error.message).toMatch(/different issuer/);
     expect(w.invocations()).toHaveLength(0);
+  });
+});
+
+describe('pre-registered clients, login/logout and doctor (in-process)', () => {
+  it('uses --oauth-client-id with its secret from the environment instead of registering, and keeps the secret out of the cache', async () => {
+    const preRegistered = { clientId: 'fenbs-pre', clientSecret: 'pre-registered-client-secret-value' };
+    const w = await world({ preRegistered });
+    const bridge = startInProcessBridge(['--url', w.setup.mcpUrl, '--oauth-client-id', preRegistered.clientId], { ...w.env(), FENBS_MCP_OAUTH_CLIENT_SECRET: preRegistered.clientSecret });
+    cleanups.push(() => bridge.kill());
+    await session(bridge);
+    expect(new URL(w.invocations()[0]!).searchParams.get('client_id')).toBe('fenbs-pre');
+    for (const file of cacheFiles(w)) expect(readFileSync(file, 'utf8')).not.toContain(preRegistered.clientSecret);
+  });
+
+  it('login signs in ahead and then finds the cached token; logout forgets it; doctor reports each state', async () => {
+    const w = await world();
+    const env = w.env();
+    const config = createConfig({ options: { url: w.setup.mcpUrl }, env, readTextFile: () => '' });
+    const said: string[] = [];
+    const run = (command: 'login' | 'logout') => runAccountCommand(command, { config, env, logger: pino({ level: 'silent' }), registerSecret: () => undefined, writeStderr: (text) => said.push(text), signal: AbortSignal.timeout(20_000) });
+    expect(oauthCacheCheck(config, env)).toBeUndefined();
+    expect(await run('login')).toBe(true);
+    expect(said.at(-1)).toMatch(/^fenbs-mcp: signed in to/);
+    expect(oauthCacheCheck(config, env)).toMatchObject({ ok: true, detail: expect.stringMatching(/is valid until/) });
+    expect(oauthCacheCheck(config, env, Date.now() + 7200_000)).toMatchObject({ detail: expect.stringMatching(/refreshes it without a browser/) });
+    expect(await run('login')).toBe(true);
+    expect(said.at(-1)).toMatch(/already signed in/);
+    expect(await run('logout')).toBe(true);
+    expect(said.at(-1)).toMatch(/signed out of/);
+    expect(await run('logout')).toBe(true);
+    expect(said.at(-1)).toMatch(/nothing stored/);
+    expect(oauthCacheCheck(createConfig({ options: { url: w.setup.mcpUrl }, env: { ...env, FENBS_TOKEN: 'static-token-value' }, readTextFile: () => '' }), env)).toBeUndefined();
+  });
+
+  it('login fails with the reason and a hint when the server offers no sign-in', async () => {
+    const w = await world({ wrongIssuer: true });
+    const env = w.env();
+    const said: string[] = [];
+    const ok = await runAccountCommand('login', { config: createConfig({ options: { url: w.setup.mcpUrl }, env, readTextFile: () => '' }), env, logger: pino({ level: 'silent' }), registerSecret: () => undefined, writeStderr: (text) => said.push(text), signal: AbortSignal.timeout(20_000) });
+    expect(ok).toBe(false);
+    expect(said.join('')).toMatch(/login failed: .*different issuer[\s\S]*\n {2}\S/);
   });
 });

@@ -18,6 +18,8 @@ export interface OAuthSetupOptions {
   accessTokenTtlSeconds?: number;
   /** Serve authorization-server metadata whose `issuer` is another URL (refused by clients). */
   wrongIssuer?: boolean;
+  /** A confidential client registered ahead (client_secret_basic, loopback redirect on any port). */
+  preRegistered?: { clientId: string; clientSecret: string };
 }
 
 export interface OAuthSetup {
@@ -72,7 +74,20 @@ export async function startOAuthSetup(options: OAuthSetupOptions = {}): Promise<
   const metadataUrl = `http://127.0.0.1:${mcpPort}/.well-known/oauth-protected-resource/mcp`;
 
   const provider = new Provider(issuer, {
-    clients: [],
+    clients:
+      options.preRegistered === undefined
+        ? []
+        : [
+            {
+              client_id: options.preRegistered.clientId,
+              client_secret: options.preRegistered.clientSecret,
+              application_type: 'native',
+              redirect_uris: ['http://127.0.0.1/callback'],
+              grant_types: ['authorization_code', 'refresh_token'],
+              response_types: ['code'],
+              token_endpoint_auth_method: 'client_secret_basic',
+            },
+          ],
     cookies: { keys: ['fenbs-mcp-test-cookie-key'] },
     scopes: ['offline_access', READ_SCOPE, ADMIN_SCOPE],
     features: {
