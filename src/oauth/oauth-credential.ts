@@ -138,7 +138,8 @@ export class OAuthCredential implements Credential {
     if (!bearer.bearer) return false;
     const mode: Mode = challenge.status === 403 ? 'step-up' : 'renew';
     // A 403 other than insufficient_scope is a refusal no new token changes (authorization §Error Handling).
-    if (mode === 'step-up' && bearer.error !== 'insufficient_scope') return false;
+    // Step-up applies to a token this credential obtained; without one there is nothing to widen.
+    if (mode === 'step-up' && (bearer.error !== 'insufficient_scope' || this.#current === undefined)) return false;
     for (;;) {
       if (this.#currentToken() !== sent && (mode === 'renew' || covers(this.#current?.tokens.scope, bearer.scope))) return true;
       const running = this.#renewal;
@@ -275,7 +276,7 @@ export class OAuthCredential implements Credential {
         return true;
       });
     } catch (error) {
-      if (error instanceof NoResourceMetadataError && mode === 'renew') {
+      if (error instanceof NoResourceMetadataError && mode !== 'login') {
         // A server that wants a static token: the refusal stands and is reported as such.
         this.#o.logger.warn({ reason: error.message }, 'the server asks for a token and offers no OAuth sign-in');
         return false;
