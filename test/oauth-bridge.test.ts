@@ -123,6 +123,19 @@ describe('OAuth tokens kept and renewed (in-process)', () => {
     expect(w.setup.grants).toEqual(['authorization_code']);
   });
 
+  it('refreshes once for two bridges whose token expired at the same time (a rotated refresh token is never reused)', async () => {
+    const w = await world();
+    await signedIn(w);
+    const [first, second] = [bridgeFor(w), bridgeFor(w)];
+    await Promise.all([session(first), session(second)]);
+    w.setup.expireAccessTokens();
+    for (const [i, bridge] of [first, second].entries()) bridge.send({ jsonrpc: '2.0', id: `call-${i}`, method: 'tools/call', params: { name: 'echo', arguments: { text: `b${i}` } } });
+    expect((await first.reply('call-0')).result.content[0].text).toBe('b0');
+    expect((await second.reply('call-1')).result.content[0].text).toBe('b1');
+    expect(w.setup.grants).toEqual(['authorization_code', 'refresh_token']);
+    expect(w.invocations()).toHaveLength(1);
+  });
+
   it('re-authorizes with the challenged scopes on a 403 insufficient_scope, once, and the call then succeeds', async () => {
     const w = await world();
     const bridge = bridgeFor(w);
