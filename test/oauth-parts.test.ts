@@ -12,7 +12,7 @@ import { UsageError } from '../src/config.js';
 import { authorizationServerMetadataUrls, discover, isResourceFor, parseBearerChallenge, resourceMetadataUrls } from '../src/oauth/discovery.js';
 import { openerCommand } from '../src/oauth/browser.js';
 import { withFileLock, LockTimeoutError } from '../src/oauth/file-lock.js';
-import { obtainClient, toStoredTokens, type FlowDeps } from '../src/oauth/flow.js';
+import { obtainClient, refreshTokens, signIn, toStoredTokens, type FlowDeps } from '../src/oauth/flow.js';
 import { createOAuthHttp } from '../src/oauth/http.js';
 import { OAuthCredential, refreshAt, cachedState } from '../src/oauth/oauth-credential.js';
 import { LOGIN_TIMEOUT_MS, parseOAuthSettings } from '../src/oauth/settings.js';
@@ -237,5 +237,101 @@ describe('OAuthCredential on its own clock', () => {
     // A 403 that is not about scope is a refusal no new token changes.
     expect(await credential.renew({ status: 403, wwwAuthenticate: 'Bearer error="invalid_token"', sent: credential.authorization() }, AbortSignal.timeout(1000))).toBe(false);
     expect(await credential.renew({ status: 401, wwwAuthenticate: 'Basic realm="x"', sent: credential.authorization() }, AbortSignal.timeout(1000))).toBe(false);
+  });
+});
+
+describe('sign-in steps against a scripted authorization server', () => {
+  /** A scripted AS: registration answers `register`, the token endpoint answers `token`. */
+  async function scriptedAs(script: { register?: (res: ServerResponse) => void; token?: (res: ServerResponse) => void; authMethods?: string[] }) {
+    const tokenRequests: { auth: string | undefined; body: string }[] = [];
+    const origin = await serve((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        if (req.url === '/register') (script.register ?? ((r) => r.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ client_id: 'dcr-client', client_secret: 'dcr-secret-value', client_secret_expires_at: 0 }))))(res);
+        else if (req.url === '/token') {
+          tokenRequests.push({ auth: req.headers.authorization, body: Buffer.concat(chunks).toString() });
+          (script.token ?? ((r) => r.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'at-value-1234', token_type: 'bearer', expires_in: 60 }))))(res);
+        } else res.writeHead(404).end();
+      });
+    });
+    const as = {
+      issuer: origin,
+      authorization_endpoint: `${origin}/auth`,
+      token_endpoint: `${origin}/token`,
+      registration_endpoint: `${origin}/register`,
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+      ...(script.authMethods === undefined ? {} : { token_endpoint_auth_methods_supported: script.authMethods }),
+    };
+    return { as, tokenRequests, discovered: { as, resource: new URL(`${origin}/mcp`), scopesSupported: undefined } };
+  }
+
+  /** A "browser" that answers the callback with the parameters `reply` builds from the authorization URL. */
+  function flowDeps(reply: (auth: URL) => Record<string, string>, settings: object = {}): FlowDeps & { secrets: string[] } {
+    const secrets: string[] = [];
+    return {
+      secrets,
+      http: createOAuthHttp(dispatcher(), false),
+      settings: { clientId: undefined, clientSecret: undefined, clientMetadataUrl: undefined, callbackPort: undefined, loginTimeoutMs: 10_000, ...settings },
+      registerSecret: (s) => secrets.push(s),
+      showUrl: () => undefined,
+      now: () => 0,
+      openBrowser: (url) => {
+        const auth = new URL(url);
+        const callback = new URL(auth.searchParams.get('redirect_uri')!);
+        for (const [k, v] of Object.entries({ state: auth.searchParams.get('state')!, ...reply(auth) })) callback.searchParams.set(k, v);
+        void fetch(callback).then((r) => r.text());
+      },
+    };
+  }
+
+  it('exchanges the code with the verifier and resource, registers every secret, and uses client_secret_post where only that is offered', async () => {
+    const { as, tokenRequests, discovered } = await scriptedAs({ authMethods: ['client_secret_post'] });
+    const deps = flowDeps(() => ({ code: 'code-value-5678', iss: as.issuer }));
+    const result = await signIn(deps, { discovered, scope: 'a b', storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) });
+    expect(result.client).toMatchObject({ kind: 'registered', clientId: 'dcr-client', clientSecret: 'dcr-secret-value' });
+    expect(result.tokens).toMatchObject({ accessToken: 'at-value-1234', expiresAt: 60_000 });
+    const body = new URLSearchParams(tokenRequests[0]!.body);
+    expect(body.get('resource')).toBe(`${as.issuer}/mcp`);
+    expect(body.get('client_secret')).toBe('dcr-secret-value');
+    expect(deps.secrets).toEqual(expect.arrayContaining(['dcr-secret-value', 'code-value-5678', 'at-value-1234', body.get('code_verifier')]));
+  });
+
+  it('refuses an authorization response whose iss is another server (RFC 9207)', async () => {
+    const { discovered } = await scriptedAs({});
+    const deps = flowDeps(() => ({ code: 'c', iss: 'https://evil.example' }));
+    await expect(signIn(deps, { discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) })).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/failed its checks/) });
+  });
+
+  it('reports an error the authorization server returned, and a refused client as such', async () => {
+    const { as, discovered } = await scriptedAs({});
+    await expect(signIn(flowDeps(() => ({ error: 'invalid_scope', error_description: 'no such scope', iss: as.issuer })), { discovered, scope: 'x', storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) })).rejects.toMatchObject({
+      failure: 'failed',
+      message: expect.stringMatching(/refused the sign-in: invalid_scope \(no such scope\)/),
+    });
+    const refusing = await scriptedAs({ token: (res) => res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"invalid_client"}') });
+    await expect(signIn(flowDeps(() => ({ code: 'c', iss: refusing.as.issuer })), { discovered: refusing.discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) })).rejects.toMatchObject({ failure: 'client-rejected' });
+  });
+
+  it('says so when registration is refused, and when the configured callback port is taken', async () => {
+    const { discovered } = await scriptedAs({ register: (res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_client_metadata"}') });
+    await expect(signIn(flowDeps(() => ({})), { discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) })).rejects.toMatchObject({ message: expect.stringMatching(/registering with the authorization server .* failed/) });
+    const taken = Number(new URL(await serve((_req, res) => res.end())).port);
+    await expect(signIn(flowDeps(() => ({}), { callbackPort: taken }), { discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) })).rejects.toMatchObject({ message: expect.stringMatching(/cannot listen for the sign-in callback/) });
+    // A remembered port that is taken now is not an error: another free port is used.
+    const ok = await scriptedAs({});
+    const result = await signIn(flowDeps(() => ({ code: 'c', iss: ok.as.issuer })), { discovered: ok.discovered, scope: undefined, storedClient: undefined, preferredPort: taken, signal: AbortSignal.timeout(10_000) });
+    expect(result.client.redirectUri).not.toContain(`:${taken}/`);
+  });
+
+  it('refresh keeps the newest refresh token and names a refused grant', async () => {
+    const { discovered } = await scriptedAs({ token: (res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'at-2', token_type: 'bearer', refresh_token: 'rt-2' })) });
+    const deps = flowDeps(() => ({}));
+    const client = { kind: 'registered' as const, clientId: 'c' };
+    expect(await refreshTokens(deps, discovered, client, { accessToken: 'at-1', refreshToken: 'rt-1', obtainedAt: 0 }, AbortSignal.timeout(5000))).toMatchObject({ accessToken: 'at-2', refreshToken: 'rt-2' });
+    await expect(refreshTokens(deps, discovered, client, { accessToken: 'at-1', obtainedAt: 0 }, AbortSignal.timeout(5000))).rejects.toMatchObject({ kind: 'invalid-grant' });
+    const revoked = await scriptedAs({ token: (res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_grant"}') });
+    await expect(refreshTokens(deps, revoked.discovered, client, { accessToken: 'at-1', refreshToken: 'rt-1', obtainedAt: 0 }, AbortSignal.timeout(5000))).rejects.toMatchObject({ kind: 'invalid-grant', message: expect.stringMatching(/invalid_grant/) });
   });
 });
