@@ -103,6 +103,44 @@ describe('discovery', () => {
   });
 });
 
+describe('discovery against scripted metadata', () => {
+  /** Serves the JSON `docs[path]` (a function of the origin), 404 otherwise. */
+  async function metadata(docs: Record<string, (origin: string) => unknown>): Promise<string> {
+    return serve((req, res, origin) => {
+      const doc = docs[req.url ?? ''];
+      if (doc === undefined) res.writeHead(404).end();
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(doc(origin)));
+    });
+  }
+  const run = async (origin: string, header = 'Bearer') => discover(createOAuthHttp(dispatcher(), false), new URL(`${origin}/mcp`), await parseBearerChallenge(header), AbortSignal.timeout(5000));
+
+  it('follows resource_metadata from the challenge, and falls back from RFC 8414 to OpenID Connect discovery', async () => {
+    const origin = await metadata({
+      '/custom-prm': (o) => ({ resource: `${o}/`, authorization_servers: [`${o}/tenant`], scopes_supported: ['s1'] }),
+      '/.well-known/openid-configuration/tenant': (o) => ({ issuer: `${o}/tenant`, authorization_endpoint: `${o}/a`, token_endpoint: `${o}/t`, code_challenge_methods_supported: ['S256'] }),
+    });
+    const found = await run(origin, `Bearer resource_metadata="${origin}/custom-prm"`);
+    expect(found).toMatchObject({ resource: new URL(`${origin}/`), scopesSupported: ['s1'], as: { issuer: `${origin}/tenant` } });
+  });
+
+  it('refuses metadata that lists no authorization server, or an authorization server without endpoints', async () => {
+    const none = await metadata({ '/.well-known/oauth-protected-resource/mcp': (o) => ({ resource: `${o}/mcp`, authorization_servers: [] }) });
+    await expect(run(none)).rejects.toMatchObject({ message: expect.stringMatching(/lists no authorization server/) });
+    const bare = await metadata({
+      '/.well-known/oauth-protected-resource': (o) => ({ resource: `${o}/mcp`, authorization_servers: [o] }),
+      '/.well-known/oauth-authorization-server': (o) => ({ issuer: o }),
+    });
+    await expect(run(bare)).rejects.toMatchObject({ message: expect.stringMatching(/no authorization or token endpoint/) });
+    const missing = await metadata({ '/.well-known/oauth-protected-resource/mcp': (o) => ({ resource: `${o}/mcp`, authorization_servers: [`${o}/nowhere`] }) });
+    await expect(run(missing)).rejects.toMatchObject({ message: expect.stringMatching(/no authorization server metadata found/) });
+  });
+
+  it('refuses protected-resource metadata for another resource', async () => {
+    const origin = await metadata({ '/.well-known/oauth-protected-resource/mcp': () => ({ resource: 'https://other.example/mcp', authorization_servers: ['https://as.example'] }) });
+    await expect(run(origin)).rejects.toMatchObject({ message: expect.stringMatching(/no usable OAuth protected-resource metadata/) });
+  });
+});
+
 describe('token cache', () => {
   it('lives in $FENBS_MCP_HOME, else $XDG_CONFIG_HOME/fenbs-mcp, else ~/.config/fenbs-mcp', () => {
     expect(cacheDirectory({ FENBS_MCP_HOME: '/h', XDG_CONFIG_HOME: '/x' }, '/home/u')).toBe('/h');
