@@ -32,7 +32,13 @@ async function world(options: Parameters<typeof startOAuthSetup>[0] = {}): Promi
   const setup = await startOAuthSetup(options);
   cleanups.push(() => setup.close());
   const home = mkdtempSync(join(tmpdir(), 'fenbs-oauth-'));
-  cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+  cleanups.push(() => {
+    try {
+      rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+    } catch (error) {
+      throw new Error(`left: ${JSON.stringify(readdirSync(home, { recursive: true }))}`, { cause: error });
+    }
+  });
   const browserLog = join(home, 'browser.log');
   return {
     setup,

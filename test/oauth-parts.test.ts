@@ -27,7 +27,7 @@ afterEach(async () => {
 
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'fenbs-oauth-parts-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   return dir;
 }
 

@@ -23,7 +23,7 @@ beforeAll(() => {
 });
 afterAll(async () => {
   await Promise.all(setups.map((setup) => setup.close()));
-  rmSync(home, { recursive: true, force: true });
+  rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
 });
 
 function envFor(name: string, mode = 'approve'): Record<string, string> {
