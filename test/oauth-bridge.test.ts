@@ -193,6 +193,12 @@ describe('OAuth sign-in that does not complete (in-process)', () => {
     const reply = await bridge.reply('init', 20_000);
     expect(reply.error).toMatchObject({ code: -31015, data: { bridgeCode: 'AUTH_REQUIRED', url: expect.stringContaining('/auth?'), hint: expect.stringMatching(/sign in again/) } });
     expect(reply.error.message).toMatch(/denied/);
+    // A client that retries at once gets the same answer, not a window per retry.
+    bridge.send(initializeRequest('again'));
+    expect((await bridge.reply('again', 20_000)).error.message).toMatch(/denied/);
+    expect(w.invocations()).toHaveLength(1);
+    // The registration made for the failed sign-in is kept for the next one.
+    expect(cacheFiles(w).map((file) => Object.values<any>(JSON.parse(readFileSync(file, 'utf8')).issuers)[0].client.kind)).toEqual(['registered']);
   });
 
   it('answers with AUTH_REQUIRED when no sign-in completes within the login timeout (a closed window)', async () => {

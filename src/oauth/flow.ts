@@ -118,6 +118,8 @@ export interface SignInRequest {
   /** Port to prefer when none is configured: that of the client registered before. */
   preferredPort: number | undefined;
   signal: AbortSignal;
+  /** Told of a newly obtained client id before the browser opens. */
+  onClient?: (client: StoredClient) => void;
 }
 
 export interface SignInResult {
@@ -167,6 +169,8 @@ export async function signIn(deps: FlowDeps, request: SignInRequest): Promise<Si
   let authorizationUrl: string | undefined;
   try {
     const client = await obtainClient(deps, as, request.storedClient, callback.redirectUri, request.signal);
+    // Kept before the browser opens: a sign-in that fails still leaves one registration to reuse.
+    if (client !== request.storedClient) request.onClient?.(client);
     const url = new URL(as.authorization_endpoint!);
     url.searchParams.set('response_type', 'code');
     url.searchParams.set('client_id', client.clientId);

@@ -17,6 +17,11 @@ import { cacheDirectory, TokenStore, type IssuerEntry, type StoredClient, type S
 
 /** Refresh this long before expiry at most (a quarter of a short lifetime at least, so a 60 s token is not refreshed on every request). */
 export const REFRESH_AHEAD_MS = 60_000;
+/**
+ * After a sign-in was denied or timed out, requests within this long get that same error instead
+ * of a new browser window each (a client retrying in a loop would otherwise open window after window).
+ */
+export const SIGN_IN_RETRY_DELAY_MS = 10_000;
 /** Waiting for another bridge's sign-in may take its login timeout plus this. */
 export const LOCK_MARGIN_MS = 30_000;
 
@@ -97,6 +102,7 @@ export class OAuthCredential implements Credential {
   #current: { issuer: string; tokens: StoredTokens } | undefined;
   #discovered: Discovered | undefined;
   #renewal: Renewal | undefined;
+  #lastFailure: { error: SignInError; at: number } | undefined;
   /** What the last piece of work did, for `login`'s report. */
   #lastAction: 'cached' | 'refreshed' | 'signed-in' = 'cached';
 
@@ -147,6 +153,8 @@ export class OAuthCredential implements Credential {
       if (!running.background) return untilAborted(running.done, signal);
       await untilAborted(running.done.catch(() => false), signal);
     }
+    const failure = this.#lastFailure;
+    if (failure !== undefined && this.#now() - failure.at < SIGN_IN_RETRY_DELAY_MS) throw failure.error;
     const renewal = this.#start(false, () => this.#work(mode, bearer, sent));
     return untilAborted(renewal.done, signal);
   }
@@ -290,9 +298,13 @@ export class OAuthCredential implements Credential {
   async #signIn(discovered: Discovered, scope: string | undefined, client: StoredClient | undefined, issuer: string, resource: string) {
     const signal = this.#closing.signal;
     const preferredPort = client?.redirectUri === undefined ? undefined : Number(new URL(client.redirectUri).port) || undefined;
+    const onClient = (obtained: StoredClient) => {
+      if (obtained.kind === 'registered') this.store.update(issuer, resource, (old) => ({ ...old, client: obtained }));
+    };
     try {
-      return await signIn(this.#flow, { discovered, scope, storedClient: client, preferredPort, signal });
+      return await signIn(this.#flow, { discovered, scope, storedClient: client, preferredPort, signal, onClient });
     } catch (error) {
+      if (error instanceof SignInError && (error.failure === 'denied' || error.failure === 'timeout')) this.#lastFailure = { error, at: this.#now() };
       const reused = client?.kind === 'registered';
       if (!(error instanceof SignInError) || !reused || (error.failure !== 'client-rejected' && error.failure !== 'timeout')) throw error;
       // A registration the server forgot shows as an error page instead of a redirect, so a timeout
@@ -300,7 +312,7 @@ export class OAuthCredential implements Credential {
       this.store.update(issuer, resource, (old) => ({ ...old, client: undefined }));
       if (error.failure === 'timeout') throw error;
       this.#o.logger.info('the authorization server no longer knows the registered client; registering again');
-      return signIn(this.#flow, { discovered, scope, storedClient: undefined, preferredPort: undefined, signal });
+      return signIn(this.#flow, { discovered, scope, storedClient: undefined, preferredPort: undefined, signal, onClient });
     }
   }
 }
