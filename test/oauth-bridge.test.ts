@@ -239,6 +239,9 @@ describe('pre-registered clients, login/logout and doctor (in-process)', () => {
     const said: string[] = [];
     const run = (command: 'login' | 'logout') => runAccountCommand(command, { config, env, logger: pino({ level: 'silent' }), registerSecret: () => undefined, writeStderr: (text) => said.push(text), signal: AbortSignal.timeout(20_000) });
     expect(oauthCacheCheck(config, env)).toBeUndefined();
+    // On a machine that never signed in: nothing to forget, and no error.
+    expect(await run('logout')).toBe(true);
+    expect(said.at(-1)).toMatch(/nothing stored/);
     expect(await run('login')).toBe(true);
     expect(said.at(-1)).toMatch(/^fenbs-mcp: signed in to/);
     expect(oauthCacheCheck(config, env)).toMatchObject({ ok: true, detail: expect.stringMatching(/is valid until/) });

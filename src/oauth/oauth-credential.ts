@@ -139,6 +139,8 @@ export class OAuthCredential implements Credential {
 
   async renew(challenge: CredentialChallenge, signal: AbortSignal): Promise<boolean> {
     const sent = bearerOf(challenge.sent);
+    // Renewed meanwhile by another request: this one goes again with the new token.
+    if (challenge.status === 401 && this.#currentToken() !== undefined && this.#currentToken() !== sent) return true;
     const bearer = await parseBearerChallenge(challenge.wwwAuthenticate);
     // OAuth only when the server asks for it with a Bearer challenge (RFC 6750 §3).
     if (!bearer.bearer) return false;
@@ -168,6 +170,7 @@ export class OAuthCredential implements Credential {
   /** Forgets this server's client registrations and tokens (`fenbs-mcp logout`). */
   async logout(signal: AbortSignal): Promise<boolean> {
     this.#current = undefined;
+    this.store.ensureDirectory();
     return this.#locked(signal, () => Promise.resolve(this.store.remove()));
   }
 
