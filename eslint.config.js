@@ -12,7 +12,7 @@ export default tseslint.config(
       // The scripts outside tsconfig (no allowJs) number more than the default cap of 8.
       parserOptions: {
         projectService: {
-          allowDefaultProject: ['*.js', 'bin/*.js', 'bench/*.js', 'scripts/*.js'],
+          allowDefaultProject: ['*.js', 'bin/*.js', 'bench/*.js', 'scripts/*.js', 'test/helpers/*.mjs'],
           maximumDefaultProjectFileMatchCount_THIS_WILL_SLOW_DOWN_LINTING: 16,
         },
         tsconfigRootDir: import.meta.dirname,
@@ -37,7 +37,7 @@ export default tseslint.config(
     rules: { 'n/no-process-exit': 'off' },
   },
   {
-    files: ['**/*.js'],
+    files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly' } },
   },

@@ -38,6 +38,8 @@ export interface BridgeOptions {
   dispatcher?: Dispatcher;
   /** The run's credential; created from the config (and closed at the end) otherwise. */
   credential?: Credential;
+  /** Where text for the person at the terminal goes (the OAuth sign-in URL); nowhere when absent. */
+  writeStderr?: (text: string) => void;
 }
 
 /** Why the bridge stopped; the CLI turns it into an exit code. */
@@ -45,15 +47,17 @@ export type BridgeExit = 'input-ended' | 'signal' | 'output-closed' | 'input-fai
 
 export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   const { config, logger } = options;
+  const dispatcher = options.dispatcher ?? createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env: options.env });
   // Before the first line is read: a token command runs once here, so requests go with its token.
-  const credential = options.credential ?? (await createCredential(config, { env: options.env, logger, redact: options.redact }));
+  const credential =
+    options.credential ??
+    (await createCredential(config, { env: options.env, logger, redact: options.redact, dispatcher, ...(options.writeStderr === undefined ? {} : { writeStderr: options.writeStderr }) }));
   let outputClosed: () => void = () => undefined;
   const outputGone = new Promise<void>((resolve) => (outputClosed = resolve));
   const writer = createMessageWriter(options.output, (error) => {
     logger.debug({ err: error?.message }, 'stdout closed by the reader');
     outputClosed();
   }, options.redact);
-  const dispatcher = options.dispatcher ?? createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env: options.env });
   const endpoint = new Endpoint(config, dispatcher, options.env, credential, { logger, redact: options.redact });
   const toStdout = (message: JsonObject, serialised?: string | Buffer) => writer.write(message, serialised);
   // --protocol auto: a 2025-era client meeting a 2026-07-28-only server is translated; the

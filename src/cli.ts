@@ -26,7 +26,7 @@ export const EXIT = {
 } as const;
 
 /** The subcommands, for suggestions when a word on the command line is none of them. */
-const COMMANDS = ['doctor', 'help', ...SHELL_COMMANDS] as const;
+const COMMANDS = ['doctor', 'login', 'logout', 'help', ...SHELL_COMMANDS] as const;
 
 /** SIGTERM/SIGINT/SIGHUP end the process within a second: a client that sent one waits for the exit. */
 const SIGNAL_EXIT_DEADLINE_MS = 900;
@@ -92,6 +92,11 @@ function addConnectionOptions(command: Command): Command {
     .option('--max-message-bytes <n>', 'largest reply message accepted, in bytes (default 67108864 = 64 MiB)')
     .option('--ca-file <pem>', 'also trust the CA certificates in this PEM file')
     .option('--allow-http', 'allow sending the token over plain http:// to a non-loopback host')
+    .option('--oauth-client-id <id>', 'OAuth: a client id registered with the authorization server (secret in env FENBS_MCP_OAUTH_CLIENT_SECRET)')
+    .option('--oauth-client-secret-file <path>', 'OAuth: read the client secret from this file')
+    .option('--oauth-client-metadata-url <url>', 'OAuth: an https URL of a Client ID Metadata Document, used as client id where supported')
+    .option('--oauth-callback-port <port>', 'OAuth: loopback port for the sign-in callback (default: a free port)')
+    .option('--oauth-login-timeout <ms>', 'OAuth: how long a sign-in in the browser may take, in ms (default 300000 = 5 min)')
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (env FENBS_MCP_LOG_LEVEL, default info)'))
     .option('--log-format <format>', 'json or pretty: how stderr shows the logs (default: pretty on a terminal, json otherwise)')
     .option('--log-file <path>', 'also append the logs to this file (always JSON)')
@@ -103,7 +108,12 @@ function addConnectionOptions(command: Command): Command {
 
 function buildProgram(
   version: string,
-  actions: { bridge: (options: CliOptions) => Promise<number>; doctor: (options: CliOptions) => Promise<number>; shell: (command: ShellCommand, options: CliOptions) => Promise<number> },
+  actions: {
+    bridge: (options: CliOptions) => Promise<number>;
+    doctor: (options: CliOptions) => Promise<number>;
+    shell: (command: ShellCommand, options: CliOptions) => Promise<number>;
+    account: (command: 'login' | 'logout', options: CliOptions) => Promise<number>;
+  },
 ): { program: Command; result: () => number } {
   let exitCode: number = EXIT.OK;
   const program = addConnectionOptions(
@@ -131,6 +141,14 @@ function buildProgram(
   addShellCommands(program, addConnectionOptions, async (command, options) => {
     exitCode = await actions.shell(command, options);
   });
+  for (const command of ['login', 'logout'] as const) {
+    addConnectionOptions(program.command(command).description(command === 'login' ? 'sign in to the server with OAuth ahead of time (opens a browser), then exit' : "forget the server's OAuth tokens and client registration"))
+      .addHelpText('after', `\nExamples:\n  fenbs-mcp ${command} --url https://example.com/mcp\n`)
+      .exitOverride()
+      .action(async (options: CliOptions) => {
+        exitCode = await actions.account(command, options);
+      });
+  }
   const output = {
     writeOut: (text: string) => process.stdout.write(text),
     writeErr: (text: string) => process.stderr.write(text),
@@ -250,6 +268,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     bridge: (options) => bridgeCommand(options, version),
     doctor: (options) => doctorCommand(options),
     shell: (command, options) => shellCommand(command, options, version),
+    account: (command, options) => accountCommand(command, options),
   });
   try {
     await program.parseAsync(argv);
@@ -298,6 +317,34 @@ async function doctorCommand(options: CliOptions): Promise<number> {
   }
 }
 
+async function accountCommand(command: 'login' | 'logout', options: CliOptions): Promise<number> {
+  const prepared = await prepare(options);
+  if (typeof prepared === 'number') return prepared;
+  const { redact } = redactorFor(prepared.config, prepared.env);
+  let log: BridgeLog;
+  try {
+    log = createLogger({ level: prepared.config.logLevel, file: prepared.config.logFile, redact, formatStderr: await stderrFormatter(prepared.config) });
+  } catch (error) {
+    await prepared.demo?.close();
+    if (error instanceof LogFileError) return usage(error.message);
+    throw error;
+  }
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    const { runAccountCommand } = await import('./oauth/commands.js');
+    const ok = await runAccountCommand(command, { config: prepared.config, env: prepared.env, logger: log.logger, registerSecret: (secret) => void redact.add(secret), writeStderr: (text) => process.stderr.write(redact(text)), signal: controller.signal });
+    return ok ? EXIT.OK : EXIT.FAILURE;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    await log.close();
+    await prepared.demo?.close();
+  }
+}
+
 async function bridgeCommand(options: CliOptions, version: string): Promise<number> {
   const prepared = await prepare(options);
   if (typeof prepared === 'number') return prepared;
@@ -315,11 +362,12 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
   const { logger } = log;
 
   logger.info(
-    { url: maskUrl(config.url), version, node: process.versions.node, credentials: config.credential.kind === 'none' ? 'none' : config.credential.kind === 'command' ? 'token from --token-command' : config.token === undefined ? config.credential.source : `token from ${config.tokenSource}`, proxy: proxy === undefined || proxy === '' ? undefined : redactUserinfo(proxy), demo: demo !== undefined || undefined },
+    { url: maskUrl(config.url), version, node: process.versions.node, credentials: config.credential.kind === 'none' ? 'OAuth sign-in if the server asks for it' : config.credential.kind === 'command' ? 'token from --token-command' : config.token === undefined ? config.credential.source : `token from ${config.tokenSource}`, proxy: proxy === undefined || proxy === '' ? undefined : redactUserinfo(proxy), demo: demo !== undefined || undefined },
     'fenbs-mcp started',
   );
   if (config.credential.kind === 'none') {
-    logger.warn(`no token: ${config.tokenSource} is not set, so requests go without Authorization`);
+    // Not a warning: a server that wants OAuth says so with its 401, and the sign-in starts then.
+    logger.info(`no token: ${config.tokenSource} is not set; a cached OAuth token is used, or a sign-in starts when the server asks for one`);
   }
   if (config.url.protocol === 'http:' && config.allowHttp) {
     logger.warn('--allow-http: the token travels unencrypted over plain http://');
@@ -346,7 +394,10 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
 
   let exit: BridgeExit;
   try {
-    exit = await runBridge({ input: process.stdin, output: process.stdout, config, logger, redact, env, signal: controller.signal });
+    exit = await runBridge({ input: process.stdin, output: process.stdout, config, logger, redact, env, signal: controller.signal,
+      // Through the logger (bounded, never blocks on a stderr nobody reads), masked like every line.
+      writeStderr: (text) => logger.warn(text.trim()),
+    });
   } finally {
     await demo?.close();
   }

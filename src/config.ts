@@ -6,6 +6,7 @@ import { expandHeaderValue, isAuthorizationFromReference } from './header-secret
 import { LOG_LEVELS } from './logger.js';
 import { maskUrl } from './secrets.js';
 import { parseToolPatterns, type ToolFilterOption } from './tool-filter.js';
+import { parseOAuthSettings, type OAuthRawOptions, type OAuthSettings } from './oauth/settings.js';
 import type { LevelWithSilent } from 'pino';
 
 export const DEFAULT_URL = 'https://fenbs.ai/api/mcp';
@@ -81,10 +82,12 @@ export interface BridgeConfig {
   /** --allow-tools / --deny-tools globs; empty = no such filter (see tool-filter.ts). */
   readonly allowTools: readonly string[];
   readonly denyTools: readonly string[];
+  /** The OAuth sign-in options, used when no other credential is set. */
+  readonly oauth: OAuthSettings;
 }
 
 /** What commander hands over: every value still a string or a flag. */
-export interface RawOptions {
+export interface RawOptions extends OAuthRawOptions {
   url?: string | undefined;
   tokenEnv?: string | undefined;
   tokenFile?: string | undefined;
@@ -455,5 +458,6 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     protocol: protocol as ProtocolMode,
     allowTools: parseToolOption(options.allowTools, '--allow-tools'),
     denyTools: parseToolOption(options.denyTools, '--deny-tools'),
+    oauth: parseOAuthSettings(options, env, readTextFile),
   });
 }

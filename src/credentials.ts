@@ -3,8 +3,10 @@
 import type { BridgeConfig } from './config.js';
 import type { Credential } from './credential.js';
 import type { Logger } from './logger.js';
+import { OAuthCredential } from './oauth/oauth-credential.js';
 import { MIN_MASKABLE_SECRET_CHARS, type Redactor } from './secrets.js';
 import { TokenCommandCredential } from './token-command.js';
+import type { Dispatcher } from './undici-parts.js';
 
 export interface CredentialDeps {
   env: Readonly<Record<string, string | undefined>>;
@@ -15,6 +17,10 @@ export interface CredentialDeps {
    * before the secret is first used, so no log line, stdout line or doctor report shows it.
    */
   redact: Redactor;
+  /** The run's HTTP dispatcher, for OAuth discovery and token requests; without it no OAuth. */
+  dispatcher?: Dispatcher;
+  /** Where text for the person at the terminal goes (the OAuth sign-in URL); nowhere when absent. */
+  writeStderr?: (text: string) => void;
   /** For tests: a shorter --token-command deadline. */
   tokenCommandTimeoutMs?: number;
 }
@@ -68,9 +74,19 @@ export async function createCredential(config: BridgeConfig, deps: CredentialDep
         ...(deps.tokenCommandTimeoutMs === undefined ? {} : { timeoutMs: deps.tokenCommandTimeoutMs }),
       });
     case 'none':
-      // OAuth sign-in goes here: when no credential is set, the server's 401 with
-      // `WWW-Authenticate: Bearer` starts it (authorization §Error Handling, §Protected Resource
-      // Metadata Discovery); its credential registers every token it learns with deps.redact.add.
-      return noCredential();
+      // OAuth sign-in: when no credential is set, the server's 401 with `WWW-Authenticate: Bearer`
+      // starts it (authorization §Error Handling, §Protected Resource Metadata Discovery); a cached
+      // token is sent from the start. Every token it learns is registered with deps.redact.add.
+      if (deps.dispatcher === undefined) return noCredential();
+      return new OAuthCredential({
+        url: config.url,
+        allowHttp: config.allowHttp,
+        settings: config.oauth,
+        logger: deps.logger,
+        env: deps.env,
+        registerSecret: (secret) => void deps.redact.add(secret),
+        dispatcher: deps.dispatcher,
+        writeStderr: deps.writeStderr ?? (() => undefined),
+      });
   }
 }

@@ -18,6 +18,7 @@ import { createDispatcher, proxyFromEnv, redactUserinfo, trustedCas } from './re
 import { createRedactor, maskUrl, type Redactor } from './secrets.js';
 import type { Logger } from './logger.js';
 import { TokenCommandCredential } from './token-command.js';
+import { oauthCacheCheck } from './oauth/doctor-check.js';
 
 export interface Check {
   name: string;
@@ -78,6 +79,8 @@ export async function runDoctor(config: BridgeConfig, env: Readonly<Record<strin
     options.credential ??
     (await createCredential(config, { env, logger: options.logger ?? pino({ level: 'silent' }, { write: () => undefined }), redact: options.redact ?? createRedactor([]) }));
   add(credentialCheck(credential));
+  const oauth = oauthCacheCheck(config, env);
+  if (oauth !== undefined) add(oauth);
   try {
     await checkConnection(config, env, credential, report, add, begin);
   } finally {

@@ -31,6 +31,7 @@ export const BRIDGE_ERRORS = {
   SESSION_LOST: { rpcCode: -31012, summary: 'the session expired and could not be re-established' },
   PROXY_FAILED: { rpcCode: -31013, summary: 'the HTTP proxy refused or failed the connection' },
   SHUTTING_DOWN: { rpcCode: -31014, summary: 'the bridge is shutting down' },
+  AUTH_REQUIRED: { rpcCode: -31015, summary: 'the server needs a sign-in that did not complete' },
   TOKEN_COMMAND_FAILED: { rpcCode: -31020, summary: 'the --token-command failed, printed nothing, or took too long' },
   INPUT_UNAVAILABLE: { rpcCode: -31021, summary: 'the server asked for input the 2025-era client cannot give' },
   INPUT_ROUNDS_EXCEEDED: { rpcCode: -31022, summary: 'the server kept asking for input past the round limit' },

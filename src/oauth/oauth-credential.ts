@@ -1,0 +1,321 @@
+// The OAuth credential: cached tokens at start, refresh ahead of expiry and after a 401, one shared sign-in otherwise.
+
+import { homedir } from 'node:os';
+import type { Credential, CredentialChallenge } from '../credential.js';
+import { BridgeError, isBridgeError } from '../errors.js';
+import { untilAborted } from '../in-flight.js';
+import type { Logger } from '../logger.js';
+import { maskUrl } from '../secrets.js';
+import type { Dispatcher } from '../undici-parts.js';
+import { openBrowser } from './browser.js';
+import { discover, fetchAuthorizationServer, NO_CHALLENGE, NoResourceMetadataError, parseBearerChallenge, reasonOf, type BearerChallenge, type Discovered } from './discovery.js';
+import { LockTimeoutError, withFileLock } from './file-lock.js';
+import { refreshTokens, SignInError, signIn, TokenRequestError, type FlowDeps } from './flow.js';
+import { createOAuthHttp } from './http.js';
+import type { OAuthSettings } from './settings.js';
+import { cacheDirectory, TokenStore, type IssuerEntry, type StoredClient, type StoredTokens } from './token-store.js';
+
+/** Refresh this long before expiry at most (a quarter of a short lifetime at least, so a 60 s token is not refreshed on every request). */
+export const REFRESH_AHEAD_MS = 60_000;
+/**
+ * After a sign-in was denied or timed out, requests within this long get that same error instead
+ * of a new browser window each (a client retrying in a loop would otherwise open window after window).
+ */
+export const SIGN_IN_RETRY_DELAY_MS = 10_000;
+/** Waiting for another bridge's sign-in may take its login timeout plus this. */
+export const LOCK_MARGIN_MS = 30_000;
+
+export interface OAuthCredentialOptions {
+  /** The MCP server. */
+  url: URL;
+  allowHttp: boolean;
+  settings: OAuthSettings;
+  logger: Logger;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Masks a secret in everything the bridge writes from now on. */
+  registerSecret: (secret: string) => void;
+  dispatcher: Dispatcher;
+  /** Writes text on stderr as is (the sign-in URL, for headless machines and remote shells). */
+  writeStderr: (text: string) => void;
+  /** Seams for tests; the real ones otherwise. */
+  home?: string;
+  platform?: NodeJS.Platform;
+  now?: () => number;
+  openBrowser?: (url: string) => void;
+}
+
+/** What a cached token is worth, for doctor and login. */
+export type CachedState =
+  | { kind: 'none' }
+  | { kind: 'valid'; expiresAt: number | undefined; issuer: string }
+  | { kind: 'refreshable'; issuer: string }
+  | { kind: 'expired'; issuer: string };
+
+type Mode = 'renew' | 'step-up' | 'refresh-only' | 'login';
+
+interface Renewal {
+  background: boolean;
+  done: Promise<boolean>;
+}
+
+function bearerOf(header: string | undefined): string | undefined {
+  return header?.startsWith('Bearer ') === true ? header.slice('Bearer '.length) : undefined;
+}
+
+function scopeSet(scope: string | undefined): Set<string> {
+  return new Set((scope ?? '').split(' ').filter((s) => s !== ''));
+}
+
+function covers(granted: string | undefined, needed: string | undefined): boolean {
+  const have = scopeSet(granted);
+  return [...scopeSet(needed)].every((s) => have.has(s));
+}
+
+/** When to refresh: REFRESH_AHEAD_MS before expiry, or after three quarters of a shorter lifetime. */
+export function refreshAt(tokens: StoredTokens): number | undefined {
+  if (tokens.expiresAt === undefined) return undefined;
+  const lifetime = tokens.expiresAt - tokens.obtainedAt;
+  return tokens.expiresAt - Math.min(REFRESH_AHEAD_MS, Math.max(0, lifetime) / 4);
+}
+
+/** Reads the cache of `url` without touching the network. */
+export function cachedState(store: TokenStore, now: number): CachedState {
+  const contents = store.read();
+  const issuer = contents.issuer;
+  const tokens = issuer === undefined ? undefined : contents.issuers[issuer]?.tokens;
+  if (issuer === undefined || tokens === undefined) return { kind: 'none' };
+  if (tokens.expiresAt === undefined || tokens.expiresAt > now) return { kind: 'valid', expiresAt: tokens.expiresAt, issuer };
+  return tokens.refreshToken === undefined ? { kind: 'expired', issuer } : { kind: 'refreshable', issuer };
+}
+
+export function createTokenStore(url: URL, env: Readonly<Record<string, string | undefined>>, home: string = homedir()): TokenStore {
+  return new TokenStore(cacheDirectory(env, home), url);
+}
+
+export class OAuthCredential implements Credential {
+  readonly source = 'OAuth';
+  readonly store: TokenStore;
+  readonly #o: OAuthCredentialOptions;
+  readonly #flow: FlowDeps;
+  readonly #now: () => number;
+  readonly #closing = new AbortController();
+  #current: { issuer: string; tokens: StoredTokens } | undefined;
+  #discovered: Discovered | undefined;
+  #renewal: Renewal | undefined;
+  #lastFailure: { error: SignInError; at: number } | undefined;
+  /** What the last piece of work did, for `login`'s report. */
+  #lastAction: 'cached' | 'refreshed' | 'signed-in' = 'cached';
+
+  constructor(options: OAuthCredentialOptions) {
+    this.#o = options;
+    this.#now = options.now ?? Date.now;
+    this.store = createTokenStore(options.url, options.env, options.home);
+    const http = createOAuthHttp(options.dispatcher, options.allowHttp);
+    const platform = options.platform ?? process.platform;
+    this.#flow = {
+      http,
+      settings: options.settings,
+      registerSecret: options.registerSecret,
+      now: this.#now,
+      showUrl: (url) => options.writeStderr(`fenbs-mcp: sign in to ${maskUrl(options.url)} in your browser. If no browser opened, open this URL:\n\n  ${url}\n\n`),
+      openBrowser: options.openBrowser ?? ((url) => openBrowser(url, { env: options.env, platform, onError: (message) => options.logger.warn(`${message}; open the sign-in URL shown above yourself`) })),
+    };
+    if (options.settings.clientSecret !== undefined) options.registerSecret(options.settings.clientSecret);
+    const contents = this.store.read();
+    const tokens = contents.issuer === undefined ? undefined : contents.issuers[contents.issuer]?.tokens;
+    if (contents.issuer !== undefined && tokens !== undefined) this.#adopt(contents.issuer, tokens);
+  }
+
+  authorization(): string | undefined {
+    const tokens = this.#current?.tokens;
+    if (tokens === undefined) return undefined;
+    const at = refreshAt(tokens);
+    if (at !== undefined && this.#now() >= at && tokens.refreshToken !== undefined && this.#renewal === undefined && !this.#closing.signal.aborted) {
+      // Ahead of expiry, in the background: this request still goes with the current token.
+      this.#start(true, () => this.#work('refresh-only', undefined, tokens.accessToken));
+    }
+    return `Bearer ${tokens.accessToken}`;
+  }
+
+  async renew(challenge: CredentialChallenge, signal: AbortSignal): Promise<boolean> {
+    const sent = bearerOf(challenge.sent);
+    // Renewed meanwhile by another request: this one goes again with the new token.
+    if (challenge.status === 401 && this.#currentToken() !== undefined && this.#currentToken() !== sent) return true;
+    const bearer = await parseBearerChallenge(challenge.wwwAuthenticate);
+    // OAuth only when the server asks for it with a Bearer challenge (RFC 6750 §3).
+    if (!bearer.bearer) return false;
+    const mode: Mode = challenge.status === 403 ? 'step-up' : 'renew';
+    // A 403 other than insufficient_scope is a refusal no new token changes (authorization §Error Handling).
+    // Step-up applies to a token this credential obtained; without one there is nothing to widen.
+    if (mode === 'step-up' && (bearer.error !== 'insufficient_scope' || this.#current === undefined)) return false;
+    for (;;) {
+      if (this.#currentToken() !== sent && (mode === 'renew' || covers(this.#current?.tokens.scope, bearer.scope))) return true;
+      const running = this.#renewal;
+      if (running === undefined) break;
+      if (!running.background) return untilAborted(running.done, signal);
+      await untilAborted(running.done.catch(() => false), signal);
+    }
+    const failure = this.#lastFailure;
+    if (failure !== undefined && this.#now() - failure.at < SIGN_IN_RETRY_DELAY_MS) throw failure.error;
+    const renewal = this.#start(false, () => this.#work(mode, bearer, sent));
+    return untilAborted(renewal.done, signal);
+  }
+
+  /** Signs in ahead of time (`fenbs-mcp login`): a cached valid token or a refresh is enough. */
+  async login(signal: AbortSignal): Promise<'cached' | 'refreshed' | 'signed-in'> {
+    await untilAborted(this.#work('login', NO_CHALLENGE, undefined), signal);
+    return this.#lastAction;
+  }
+
+  /** Forgets this server's client registrations and tokens (`fenbs-mcp logout`). */
+  async logout(signal: AbortSignal): Promise<boolean> {
+    this.#current = undefined;
+    this.store.ensureDirectory();
+    return this.#locked(signal, () => Promise.resolve(this.store.remove()));
+  }
+
+  close(): Promise<void> {
+    this.#closing.abort(new BridgeError('SHUTTING_DOWN', 'the bridge is shutting down; the sign-in was abandoned'));
+    return Promise.resolve();
+  }
+
+  #currentToken(): string | undefined {
+    return this.#current?.tokens.accessToken;
+  }
+
+  #adopt(issuer: string, tokens: StoredTokens): void {
+    this.#o.registerSecret(tokens.accessToken);
+    if (tokens.refreshToken !== undefined) this.#o.registerSecret(tokens.refreshToken);
+    this.#current = { issuer, tokens };
+  }
+
+  #start(background: boolean, work: () => Promise<boolean>): Renewal {
+    const renewal: Renewal = { background, done: work() };
+    this.#renewal = renewal;
+    const clear = () => {
+      if (this.#renewal === renewal) this.#renewal = undefined;
+    };
+    renewal.done.then(clear, (error: unknown) => {
+      clear();
+      if (background) this.#o.logger.warn({ err: reasonOf(error) }, 'refreshing the OAuth token ahead of expiry failed; the next 401 renews it');
+    });
+    return renewal;
+  }
+
+  async #discover(bearer: BearerChallenge | undefined): Promise<Discovered> {
+    const signal = this.#closing.signal;
+    if (bearer === undefined && this.#discovered !== undefined) return this.#discovered;
+    if (bearer === undefined && this.#current !== undefined) {
+      // A refresh needs only the authorization server: its metadata is fetched by the issuer kept in the cache.
+      const entry = this.store.read().issuers[this.#current.issuer];
+      if (entry !== undefined) {
+        const as = await fetchAuthorizationServer(this.#flow.http, new URL(this.#current.issuer), signal);
+        return { as, resource: new URL(entry.resource), scopesSupported: undefined };
+      }
+    }
+    this.#discovered = await discover(this.#flow.http, this.#o.url, bearer ?? NO_CHALLENGE, signal);
+    return this.#discovered;
+  }
+
+  /** The client kept for `entry`, or none when the configuration now names another one. */
+  #clientFor(entry: IssuerEntry | undefined): StoredClient | undefined {
+    const stored = entry?.client;
+    const { clientId, clientSecret } = this.#o.settings;
+    if (clientId !== undefined) return stored?.kind === 'pre-registered' && stored.clientId === clientId ? { ...stored, clientSecret } : undefined;
+    return stored?.kind === 'pre-registered' ? undefined : stored;
+  }
+
+  #locked<T>(signal: AbortSignal, task: () => Promise<T>): Promise<T> {
+    const waitMs = this.#o.settings.loginTimeoutMs + LOCK_MARGIN_MS;
+    return withFileLock(this.store.lockFile, { waitMs, staleMs: waitMs, signal, onWait: () => this.#o.logger.info('another fenbs-mcp is signing in to this server; waiting for it') }, task).catch((error: unknown) => {
+      if (error instanceof LockTimeoutError) {
+        throw new BridgeError('AUTH_REQUIRED', `waited ${Math.round(waitMs / 1000)} s for another fenbs-mcp to finish signing in`, { hint: 'finish or close the other sign-in, then retry' });
+      }
+      throw error;
+    });
+  }
+
+  /**
+   * The one place tokens change. Under the cross-process lock: adopt what another bridge stored
+   * meanwhile, else refresh (no browser), else sign in (unless `refresh-only`).
+   */
+  async #work(mode: Mode, bearer: BearerChallenge | undefined, sent: string | undefined): Promise<boolean> {
+    const signal = this.#closing.signal;
+    try {
+      // A refresh reuses the issuer in the cache; a renewal follows the server's challenge.
+      const discovered = await this.#discover(mode === 'refresh-only' ? undefined : bearer);
+      const issuer = discovered.as.issuer;
+      const resource = discovered.resource.href;
+      this.store.ensureDirectory();
+      return await this.#locked(signal, async () => {
+        const entry = this.store.read().issuers[issuer];
+        const cached = entry?.tokens;
+        // Another bridge signed in or refreshed while this one waited: its result is shared.
+        if (cached !== undefined && cached.accessToken !== sent && (mode !== 'step-up' || covers(cached.scope, bearer?.scope))) {
+          if (cached.expiresAt === undefined || cached.expiresAt > this.#now()) {
+            this.#adopt(issuer, cached);
+            this.#lastAction = 'cached';
+            return true;
+          }
+        }
+        let client = this.#clientFor(entry);
+        if (mode !== 'step-up' && cached?.refreshToken !== undefined && client !== undefined) {
+          try {
+            const tokens = await refreshTokens(this.#flow, discovered, client, cached, signal);
+            this.store.update(issuer, resource, (old) => ({ ...old, resource, tokens }));
+            this.#adopt(issuer, tokens);
+            this.#lastAction = 'refreshed';
+            this.#o.logger.info('OAuth token refreshed');
+            return true;
+          } catch (error) {
+            if (!(error instanceof TokenRequestError) || error.kind === 'other') throw error;
+            // The grant is gone (revoked, rotated elsewhere) or the client was forgotten: sign in again.
+            this.#o.logger.info({ reason: error.message }, 'the refresh token was refused; a new sign-in is needed');
+            if (error.kind === 'invalid-client') client = undefined;
+            this.store.update(issuer, resource, (old) => ({ resource, client: error.kind === 'invalid-client' ? undefined : old.client, tokens: undefined }));
+          }
+        }
+        if (mode === 'refresh-only') return false;
+        const scope = mode === 'step-up' ? [...new Set([...scopeSet(cached?.scope ?? this.#current?.tokens.scope), ...scopeSet(bearer?.scope)])].join(' ') : (bearer?.scope ?? discovered.scopesSupported?.join(' '));
+        const result = await this.#signIn(discovered, scope || undefined, client, issuer, resource);
+        this.#lastAction = 'signed-in';
+        // A pre-registered client's secret stays in the environment or its file, never in the cache.
+        const keep: StoredClient = result.client.kind === 'pre-registered' ? { kind: 'pre-registered', clientId: result.client.clientId } : result.client;
+        this.store.update(issuer, resource, () => ({ resource, client: keep, tokens: result.tokens }));
+        this.#adopt(issuer, result.tokens);
+        this.#o.logger.info({ server: maskUrl(this.#o.url) }, 'signed in');
+        return true;
+      });
+    } catch (error) {
+      if (error instanceof NoResourceMetadataError && mode !== 'login') {
+        // A server that wants a static token: the refusal stands and is reported as such.
+        this.#o.logger.warn({ reason: error.message }, 'the server asks for a token and offers no OAuth sign-in');
+        return false;
+      }
+      if (isBridgeError(error)) throw error;
+      throw new BridgeError('AUTH_REQUIRED', `the OAuth sign-in for ${maskUrl(this.#o.url)} failed: ${reasonOf(error)}`, { hint: 'check the network path to the authorization server, then retry; fenbs-mcp doctor shows what is reachable' }, { cause: error });
+    }
+  }
+
+  /** A sign-in; a kept registration the server no longer knows is dropped and registered anew once. */
+  async #signIn(discovered: Discovered, scope: string | undefined, client: StoredClient | undefined, issuer: string, resource: string) {
+    const signal = this.#closing.signal;
+    const preferredPort = client?.redirectUri === undefined ? undefined : Number(new URL(client.redirectUri).port) || undefined;
+    const onClient = (obtained: StoredClient) => {
+      if (obtained.kind === 'registered') this.store.update(issuer, resource, (old) => ({ ...old, client: obtained }));
+    };
+    try {
+      return await signIn(this.#flow, { discovered, scope, storedClient: client, preferredPort, signal, onClient });
+    } catch (error) {
+      if (error instanceof SignInError && (error.failure === 'denied' || error.failure === 'timeout')) this.#lastFailure = { error, at: this.#now() };
+      const reused = client?.kind === 'registered';
+      if (!(error instanceof SignInError) || !reused || (error.failure !== 'client-rejected' && error.failure !== 'timeout')) throw error;
+      // A registration the server forgot shows as an error page instead of a redirect, so a timeout
+      // with a kept registration also drops it: the next sign-in registers anew, with no cache to delete.
+      this.store.update(issuer, resource, (old) => ({ ...old, client: undefined }));
+      if (error.failure === 'timeout') throw error;
+      this.#o.logger.info('the authorization server no longer knows the registered client; registering again');
+      return signIn(this.#flow, { discovered, scope, storedClient: undefined, preferredPort: undefined, signal, onClient });
+    }
+  }
+}

@@ -1,0 +1,154 @@
+// OAuth through the built bin, as a desktop client runs it: sign-in, reuse, refresh, login/logout, doctor, and no secret in any output.
+
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startOAuthSetup, type OAuthSetup } from '../helpers/oauth-servers.js';
+import { BIN, initializedNotification, initializeRequest, spawnBridge, type BridgeProcess } from '../helpers/spawn-bridge.js';
+
+const exec = promisify(execFile);
+const BROWSER_SCRIPT = fileURLToPath(new URL('../helpers/oauth-browser.mjs', import.meta.url));
+
+/** Everything any run wrote (stdout, stderr, log files, doctor), searched for secrets at the end. */
+const outputs: { what: string; text: string }[] = [];
+const setups: OAuthSetup[] = [];
+let home: string;
+
+beforeAll(() => {
+  home = mkdtempSync(join(tmpdir(), 'fenbs-oauth-e2e-'));
+});
+afterAll(async () => {
+  await Promise.all(setups.map((setup) => setup.close()));
+  rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+});
+
+function envFor(name: string, mode = 'approve'): Record<string, string> {
+  return {
+    FENBS_MCP_HOME: join(home, name, 'state'),
+    BROWSER: `"${process.execPath}" "${BROWSER_SCRIPT}"`,
+    OAUTH_BROWSER_LOG: join(home, name, 'browser.log'),
+    OAUTH_BROWSER_CODES: join(home, name, 'codes.log'),
+    OAUTH_BROWSER_MODE: mode,
+    FENBS_MCP_LOG_LEVEL: 'info',
+  };
+}
+
+function invocations(name: string): number {
+  const file = join(home, name, 'browser.log');
+  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((line) => line !== '').length : 0;
+}
+
+async function newSetup(): Promise<OAuthSetup> {
+  const setup = await startOAuthSetup();
+  setups.push(setup);
+  return setup;
+}
+
+function bridge(setup: OAuthSetup, name: string, mode?: string): { process: BridgeProcess; logFile: string } {
+  const logFile = join(home, name, `bridge-${outputs.length}-${Math.random().toString(36).slice(2)}.log`);
+  return { process: spawnBridge(['--url', setup.mcpUrl, '--log-file', logFile], envFor(name, mode)), logFile };
+}
+
+async function finish(run: { process: BridgeProcess; logFile: string }, what: string): Promise<void> {
+  run.process.end();
+  await run.process.exited;
+  outputs.push({ what: `${what} stdout`, text: run.process.lines.join('\n') }, { what: `${what} stderr`, text: run.process.stderr() });
+  if (existsSync(run.logFile)) outputs.push({ what: `${what} log file`, text: readFileSync(run.logFile, 'utf8') });
+}
+
+async function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  const done = await exec(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env } }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+  );
+  outputs.push({ what: `fenbs-mcp ${args[0]} stdout`, text: done.stdout }, { what: `fenbs-mcp ${args[0]} stderr`, text: done.stderr });
+  return done;
+}
+
+async function useTools(run: BridgeProcess, tag: string): Promise<void> {
+  run.send(initializeRequest(`init-${tag}`));
+  expect((await run.reply(`init-${tag}`, 30_000)).result.protocolVersion).toBe('2025-06-18');
+  run.send(initializedNotification);
+  run.send({ jsonrpc: '2.0', id: `list-${tag}`, method: 'tools/list' });
+  expect((await run.reply(`list-${tag}`)).result.tools.map((tool: { name: string }) => tool.name)).toContain('echo');
+  run.send({ jsonrpc: '2.0', id: `call-${tag}`, method: 'tools/call', params: { name: 'echo', arguments: { text: tag } } });
+  expect((await run.reply(`call-${tag}`)).result.content[0].text).toBe(tag);
+}
+
+describe('OAuth through the built bridge', () => {
+  let setup: OAuthSetup;
+
+  it('signs in with no token set, then initializes, lists and calls tools; prints the sign-in URL on stderr', async () => {
+    setup = await newSetup();
+    const run = bridge(setup, 'main');
+    await useTools(run.process, 'first');
+    expect(invocations('main')).toBe(1);
+    expect(run.process.stderr()).toMatch(/in your browser\. If no browser opened, open this URL/);
+    await finish(run, 'first run');
+  });
+
+  it('opens no browser on a second run, and refreshes an expired token without one', async () => {
+    const run = bridge(setup, 'main');
+    await useTools(run.process, 'second');
+    setup.expireAccessTokens();
+    run.process.send({ jsonrpc: '2.0', id: 'after-expiry', method: 'tools/call', params: { name: 'echo', arguments: { text: 'refreshed' } } });
+    expect((await run.process.reply('after-expiry')).result.content[0].text).toBe('refreshed');
+    expect(invocations('main')).toBe(1);
+    expect(setup.grants).toEqual(['authorization_code', 'refresh_token']);
+    await finish(run, 'second run');
+  });
+
+  it('doctor says the cached token is valid', async () => {
+    const { stdout } = await cli(['doctor', '--url', setup.mcpUrl], envFor('main'));
+    expect(stdout).toMatch(/oauth\s+a cached OAuth token from http:\/\/127\.0\.0\.1:\d+ is valid until/);
+  });
+
+  it('logout forgets the server; login signs in ahead (exit 0) and then finds itself signed in', async () => {
+    const logout = await cli(['logout', '--url', setup.mcpUrl], envFor('main'));
+    expect(logout).toMatchObject({ code: 0, stderr: expect.stringMatching(/signed out of/) });
+    const login = await cli(['login', '--url', setup.mcpUrl], envFor('main'));
+    expect(login).toMatchObject({ code: 0, stderr: expect.stringMatching(/fenbs-mcp: signed in to/) });
+    expect(invocations('main')).toBe(2);
+    const again = await cli(['login', '--url', setup.mcpUrl], envFor('main'));
+    expect(again).toMatchObject({ code: 0, stderr: expect.stringMatching(/already signed in/) });
+    expect(invocations('main')).toBe(2);
+  });
+
+  it('runs one sign-in for two bridges started at once (a desktop app starting several)', async () => {
+    const shared = await newSetup();
+    const runs = [bridge(shared, 'pair'), bridge(shared, 'pair')];
+    await Promise.all(runs.map((run, i) => useTools(run.process, `pair-${i}`)));
+    expect(invocations('pair')).toBe(1);
+    expect(shared.grants.filter((grant) => grant === 'authorization_code')).toHaveLength(1);
+    for (const [i, run] of runs.entries()) await finish(run, `pair run ${i}`);
+  });
+
+  it('answers a denied sign-in with an AUTH_REQUIRED error reply, not a hang', async () => {
+    const denied = await newSetup();
+    const run = bridge(denied, 'denied', 'deny');
+    run.process.send(initializeRequest('init'));
+    expect((await run.process.reply('init', 30_000)).error).toMatchObject({ data: { bridgeCode: 'AUTH_REQUIRED' }, message: expect.stringMatching(/denied/) });
+    await finish(run, 'denied run');
+  });
+
+  it('writes no token, code or verifier to any stdout, stderr, log file or doctor report', () => {
+    const secrets = new Set(setups.flatMap((s) => [...s.secrets]));
+    for (const name of ['main', 'pair', 'denied']) {
+      const codes = join(home, name, 'codes.log');
+      if (!existsSync(codes)) continue;
+      for (const line of readFileSync(codes, 'utf8').split('\n').filter((l) => l !== '')) {
+        const code = new URL(line).searchParams.get('code');
+        if (code !== null) secrets.add(code);
+      }
+    }
+    // What was seen: codes, verifiers, access and refresh tokens of every run above.
+    expect(secrets.size).toBeGreaterThan(10);
+    expect(outputs.length).toBeGreaterThan(10);
+    const leaks = outputs.flatMap(({ what, text }) => [...secrets].filter((secret) => text.includes(secret)).map((secret) => `${what}: ${secret.slice(0, 4)}…`));
+    expect(leaks).toEqual([]);
+  });
+});

@@ -1,0 +1,190 @@
+// A real OAuth setup on loopback: an oidc-provider authorization server in front of an SDK MCP server that checks its tokens.
+
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import Provider from 'oidc-provider';
+import * as z from 'zod/v4';
+
+/** The scope every call needs, and the one the admin tool needs on top (the step-up case). */
+export const READ_SCOPE = 'mcp:read';
+export const ADMIN_SCOPE = 'mcp:admin';
+export const ADMIN_TOOL = 'admin-report';
+
+export interface OAuthSetupOptions {
+  /** Access-token lifetime at the authorization server, in seconds. */
+  accessTokenTtlSeconds?: number;
+  /** Serve authorization-server metadata whose `issuer` is another URL (refused by clients). */
+  wrongIssuer?: boolean;
+  /** A confidential client registered ahead (client_secret_basic, loopback redirect on any port). */
+  preRegistered?: { clientId: string; clientSecret: string };
+}
+
+export interface OAuthSetup {
+  /** The MCP endpoint, http://127.0.0.1:<port>/mcp. */
+  mcpUrl: string;
+  issuer: string;
+  /** Every secret the authorization server handed out or received: codes, verifiers, tokens. */
+  secrets: Set<string>;
+  /** Access tokens the MCP server accepted, in order. */
+  accepted: string[];
+  /** Token requests by grant type, in order. */
+  grants: string[];
+  /** From now on the MCP server treats every access token issued so far as expired (401 invalid_token). */
+  expireAccessTokens(): void;
+  close(): Promise<void>;
+}
+
+function listen(server: Server): Promise<number> {
+  server.listen(0, '127.0.0.1');
+  return once(server, 'listening').then(() => (server.address() as AddressInfo).port);
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text === '' ? undefined : JSON.parse(text);
+}
+
+function createMcpServer(): McpServer {
+  const server = new McpServer({ name: 'fenbs-mcp-oauth-test', version: '1.0.0' });
+  server.registerTool('echo', { description: 'Returns its text', inputSchema: { text: z.string() } }, ({ text }) => ({ content: [{ type: 'text', text }] }));
+  server.registerTool(ADMIN_TOOL, { description: `Needs ${ADMIN_SCOPE}` }, () => ({ content: [{ type: 'text', text: 'admin report' }] }));
+  return server;
+}
+
+/** Starts the authorization server and the MCP server on 127.0.0.1, each on a free port. */
+export async function startOAuthSetup(options: OAuthSetupOptions = {}): Promise<OAuthSetup> {
+  const ttl = options.accessTokenTtlSeconds ?? 3600;
+  const secrets = new Set<string>();
+  const accepted: string[] = [];
+  const grants: string[] = [];
+  const expired = new Set<string>();
+  const seen = new Set<string>();
+
+  const asServer = createServer();
+  const asPort = await listen(asServer);
+  const issuer = `http://127.0.0.1:${asPort}`;
+  const mcpServer = createServer();
+  const mcpPort = await listen(mcpServer);
+  const mcpUrl = `http://127.0.0.1:${mcpPort}/mcp`;
+  const metadataUrl = `http://127.0.0.1:${mcpPort}/.well-known/oauth-protected-resource/mcp`;
+
+  const provider = new Provider(issuer, {
+    clients:
+      options.preRegistered === undefined
+        ? []
+        : [
+            {
+              client_id: options.preRegistered.clientId,
+              client_secret: options.preRegistered.clientSecret,
+              application_type: 'native',
+              redirect_uris: ['http://127.0.0.1/callback'],
+              grant_types: ['authorization_code', 'refresh_token'],
+              response_types: ['code'],
+              token_endpoint_auth_method: 'client_secret_basic',
+            },
+          ],
+    cookies: { keys: ['fenbs-mcp-test-cookie-key'] },
+    scopes: ['offline_access', READ_SCOPE, ADMIN_SCOPE],
+    features: {
+      devInteractions: { enabled: true },
+      registration: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => mcpUrl,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx: unknown, indicator: string) => {
+          if (indicator !== mcpUrl) throw new Error(`unknown resource ${indicator}`);
+          return { scope: `${READ_SCOPE} ${ADMIN_SCOPE}`, audience: mcpUrl, accessTokenTTL: ttl, accessTokenFormat: 'opaque' };
+        },
+      },
+    },
+    issueRefreshToken: (_ctx: unknown, client: any) => client.grantTypeAllowed('refresh_token'),
+    expiresWithSession: () => false,
+    ttl: { AccessToken: ttl, RefreshToken: 24 * 3600, Grant: 24 * 3600, Session: 24 * 3600, Interaction: 600, AuthorizationCode: 60 },
+  });
+  // Records what crosses the token endpoint, so tests can look for it where it must never be.
+  provider.use(async (ctx: any, next: () => Promise<void>) => {
+    await next();
+    if (ctx.path === '/token' && ctx.method === 'POST') {
+      const params = ctx.oidc?.params ?? {};
+      grants.push(String(params.grant_type));
+      for (const key of ['code', 'code_verifier', 'refresh_token']) if (typeof params[key] === 'string') secrets.add(params[key]);
+      const body = ctx.body ?? {};
+      for (const key of ['access_token', 'refresh_token', 'id_token']) if (typeof body[key] === 'string') secrets.add(body[key]);
+    }
+  });
+  const callback = provider.callback();
+  asServer.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (options.wrongIssuer === true && req.url?.startsWith('/.well-known/')) {
+      // Metadata that claims to be another issuer (RFC 8414 §3.3 says to refuse it).
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({ issuer: 'http://127.0.0.1:1/elsewhere', authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, code_challenge_methods_supported: ['S256'], response_types_supported: ['code'] }),
+      );
+      return;
+    }
+    callback(req, res);
+  });
+
+  const challenge = (error?: string, scope = READ_SCOPE) => `Bearer ${error === undefined ? '' : `error="${error}", `}scope="${scope}", resource_metadata="${metadataUrl}"`;
+  mcpServer.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    void (async () => {
+      if (req.url === '/.well-known/oauth-protected-resource/mcp') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ resource: mcpUrl, authorization_servers: [issuer], scopes_supported: [READ_SCOPE, ADMIN_SCOPE], bearer_methods_supported: ['header'] }));
+        return;
+      }
+      if (req.url !== '/mcp') {
+        res.writeHead(404).end();
+        return;
+      }
+      const body = await readBody(req);
+      const header = req.headers.authorization;
+      const token = header?.startsWith('Bearer ') === true ? header.slice(7) : undefined;
+      const found = token === undefined || expired.has(token) ? undefined : await provider.AccessToken.find(token);
+      if (found === undefined || found.aud !== mcpUrl) {
+        // authorization §Error Handling: 401 with the resource metadata URL and the scope needed.
+        res.writeHead(401, { 'www-authenticate': challenge(token === undefined ? undefined : 'invalid_token'), 'content-type': 'application/json' }).end('{"error":"invalid_token"}');
+        return;
+      }
+      seen.add(token!);
+      const scopes = new Set(String(found.scope ?? '').split(' '));
+      const isAdminCall = (body as any)?.method === 'tools/call' && (body as any)?.params?.name === ADMIN_TOOL;
+      if (!scopes.has(READ_SCOPE) || (isAdminCall && !scopes.has(ADMIN_SCOPE))) {
+        res.writeHead(403, { 'www-authenticate': challenge('insufficient_scope', `${READ_SCOPE} ${ADMIN_SCOPE}`), 'content-type': 'application/json' }).end('{"error":"insufficient_scope"}');
+        return;
+      }
+      accepted.push(token!);
+      const server = createMcpServer();
+      const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req, res, body);
+    })().catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(500).end(String(error));
+    });
+  });
+
+  return {
+    mcpUrl,
+    issuer,
+    secrets,
+    accepted,
+    grants,
+    expireAccessTokens: () => {
+      for (const token of seen) expired.add(token);
+    },
+    close: async () => {
+      for (const server of [asServer, mcpServer]) {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    },
+  };
+}

@@ -1,0 +1,375 @@
+// The OAuth parts on their own: discovery URLs and challenges, the cache, the lock, the opener, the options, the credential's clock.
+
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { UsageError } from '../src/config.js';
+import { authorizationServerMetadataUrls, discover, isResourceFor, parseBearerChallenge, resourceMetadataUrls } from '../src/oauth/discovery.js';
+import { openerCommand } from '../src/oauth/browser.js';
+import { withFileLock, LockTimeoutError } from '../src/oauth/file-lock.js';
+import { obtainClient, refreshTokens, signIn, toStoredTokens, type FlowDeps } from '../src/oauth/flow.js';
+import { createOAuthHttp } from '../src/oauth/http.js';
+import { OAuthCredential, refreshAt, cachedState } from '../src/oauth/oauth-credential.js';
+import { LOGIN_TIMEOUT_MS, parseOAuthSettings } from '../src/oauth/settings.js';
+import { cacheDirectory, TokenStore } from '../src/oauth/token-store.js';
+import { createDispatcher } from '../src/remote.js';
+import { startOAuthSetup } from './helpers/oauth-servers.js';
+
+const cleanups: (() => Promise<unknown> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'fenbs-oauth-parts-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
+  return dir;
+}
+
+const silent = pino({ level: 'silent' });
+const dispatcher = () => {
+  const d = createDispatcher({ connectTimeoutMs: 5000, env: {} });
+  cleanups.push(() => d.close());
+  return d;
+};
+
+async function serve(route: (req: IncomingMessage, res: ServerResponse, origin: string) => void): Promise<string> {
+  const server = createServer((req, res) => route(req, res, origin));
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  cleanups.push(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+  return origin;
+}
+
+describe('discovery', () => {
+  it('tries the path-aware protected-resource URL first, then the root (RFC 9728 §3)', () => {
+    expect(resourceMetadataUrls(new URL('https://a.example/v1/mcp')).map(String)).toEqual(['https://a.example/.well-known/oauth-protected-resource/v1/mcp', 'https://a.example/.well-known/oauth-protected-resource']);
+    expect(resourceMetadataUrls(new URL('https://a.example/')).map(String)).toEqual(['https://a.example/.well-known/oauth-protected-resource']);
+  });
+
+  it('orders authorization-server metadata URLs as the MCP spec does: RFC 8414, then OIDC inserted, then OIDC appended', () => {
+    expect(authorizationServerMetadataUrls(new URL('https://as.example/tenant1')).map(String)).toEqual([
+      'https://as.example/.well-known/oauth-authorization-server/tenant1',
+      'https://as.example/.well-known/openid-configuration/tenant1',
+      'https://as.example/tenant1/.well-known/openid-configuration',
+    ]);
+    expect(authorizationServerMetadataUrls(new URL('https://as.example')).map(String)).toEqual(['https://as.example/.well-known/oauth-authorization-server', 'https://as.example/.well-known/openid-configuration']);
+  });
+
+  it('reads resource_metadata, scope and error from a Bearer challenge and ignores other schemes', async () => {
+    expect(await parseBearerChallenge('Basic realm="x", Bearer error="insufficient_scope", scope="a b", resource_metadata="https://r.example/.well-known/oauth-protected-resource"')).toEqual({
+      bearer: true,
+      error: 'insufficient_scope',
+      scope: 'a b',
+      resourceMetadata: new URL('https://r.example/.well-known/oauth-protected-resource'),
+    });
+    expect((await parseBearerChallenge('Basic realm="x"')).bearer).toBe(false);
+    expect((await parseBearerChallenge(undefined)).bearer).toBe(false);
+  });
+
+  it('accepts a resource that is the server URL or a path above it on the same origin, nothing else', () => {
+    const server = new URL('https://a.example/v1/mcp');
+    expect(isResourceFor(new URL('https://a.example/v1/mcp'), server)).toBe(true);
+    expect(isResourceFor(new URL('https://a.example/'), server)).toBe(true);
+    expect(isResourceFor(new URL('https://a.example/v2'), server)).toBe(false);
+    expect(isResourceFor(new URL('https://b.example/v1/mcp'), server)).toBe(false);
+  });
+
+  it('refuses an authorization server that does not advertise PKCE S256', async () => {
+    const origin = await serve((req, res, origin) => {
+      const body =
+        req.url === '/.well-known/oauth-protected-resource/mcp'
+          ? { resource: `${origin}/mcp`, authorization_servers: [origin] }
+          : req.url === '/.well-known/oauth-authorization-server'
+            ? { issuer: origin, authorization_endpoint: `${origin}/auth`, token_endpoint: `${origin}/token`, code_challenge_methods_supported: ['plain'] }
+            : undefined;
+      if (body === undefined) res.writeHead(404).end();
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    });
+    const http = createOAuthHttp(dispatcher(), false);
+    await expect(discover(http, new URL(`${origin}/mcp`), await parseBearerChallenge('Bearer'), AbortSignal.timeout(5000))).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/S256/) });
+  });
+
+  it('says the server offers no sign-in when no protected-resource metadata exists', async () => {
+    const origin = await serve((_req, res) => res.writeHead(404).end());
+    const http = createOAuthHttp(dispatcher(), false);
+    await expect(discover(http, new URL(`${origin}/mcp`), await parseBearerChallenge('Bearer'), AbortSignal.timeout(5000))).rejects.toMatchObject({ message: expect.stringMatching(/no usable OAuth protected-resource metadata/) });
+  });
+});
+
+describe('discovery against scripted metadata', () => {
+  /** Serves the JSON `docs[path]` (a function of the origin), 404 otherwise. */
+  async function metadata(docs: Record<string, (origin: string) => unknown>): Promise<string> {
+    return serve((req, res, origin) => {
+      const doc = docs[req.url ?? ''];
+      if (doc === undefined) res.writeHead(404).end();
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(doc(origin)));
+    });
+  }
+  const run = async (origin: string, header = 'Bearer') => discover(createOAuthHttp(dispatcher(), false), new URL(`${origin}/mcp`), await parseBearerChallenge(header), AbortSignal.timeout(5000));
+
+  it('follows resource_metadata from the challenge, and falls back from RFC 8414 to OpenID Connect discovery', async () => {
+    const origin = await metadata({
+      '/custom-prm': (o) => ({ resource: `${o}/`, authorization_servers: [`${o}/tenant`], scopes_supported: ['s1'] }),
+      '/.well-known/openid-configuration/tenant': (o) => ({ issuer: `${o}/tenant`, authorization_endpoint: `${o}/a`, token_endpoint: `${o}/t`, code_challenge_methods_supported: ['S256'] }),
+    });
+    const found = await run(origin, `Bearer resource_metadata="${origin}/custom-prm"`);
+    expect(found).toMatchObject({ resource: new URL(`${origin}/`), scopesSupported: ['s1'], as: { issuer: `${origin}/tenant` } });
+  });
+
+  it('refuses metadata that lists no authorization server, or an authorization server without endpoints', async () => {
+    const none = await metadata({ '/.well-known/oauth-protected-resource/mcp': (o) => ({ resource: `${o}/mcp`, authorization_servers: [] }) });
+    await expect(run(none)).rejects.toMatchObject({ message: expect.stringMatching(/lists no authorization server/) });
+    const bare = await metadata({
+      '/.well-known/oauth-protected-resource': (o) => ({ resource: `${o}/mcp`, authorization_servers: [o] }),
+      '/.well-known/oauth-authorization-server': (o) => ({ issuer: o }),
+    });
+    await expect(run(bare)).rejects.toMatchObject({ message: expect.stringMatching(/no authorization or token endpoint/) });
+    const missing = await metadata({ '/.well-known/oauth-protected-resource/mcp': (o) => ({ resource: `${o}/mcp`, authorization_servers: [`${o}/nowhere`] }) });
+    await expect(run(missing)).rejects.toMatchObject({ message: expect.stringMatching(/no authorization server metadata found/) });
+  });
+
+  it('refuses protected-resource metadata for another resource', async () => {
+    const origin = await metadata({ '/.well-known/oauth-protected-resource/mcp': () => ({ resource: 'https://other.example/mcp', authorization_servers: ['https://as.example'] }) });
+    await expect(run(origin)).rejects.toMatchObject({ message: expect.stringMatching(/no usable OAuth protected-resource metadata/) });
+  });
+});
+
+describe('token cache', () => {
+  it('lives in $FENBS_MCP_HOME, else $XDG_CONFIG_HOME/fenbs-mcp, else ~/.config/fenbs-mcp', () => {
+    expect(cacheDirectory({ FENBS_MCP_HOME: '/h', XDG_CONFIG_HOME: '/x' }, '/home/u')).toBe('/h');
+    expect(cacheDirectory({ XDG_CONFIG_HOME: '/x' }, '/home/u')).toBe(join('/x', 'fenbs-mcp'));
+    expect(cacheDirectory({}, '/home/u')).toBe(join('/home/u', '.config', 'fenbs-mcp'));
+  });
+
+  it('reads a damaged entry as absent and keeps the well-formed ones', () => {
+    const store = new TokenStore(tempDir(), new URL('https://a.example/mcp'));
+    store.write({ server: 'https://a.example/mcp', issuer: 'https://as', issuers: { 'https://as': { resource: 'https://a.example/mcp', tokens: { accessToken: 'abcd', obtainedAt: 1 } }, bad: { resource: 3 } as never } });
+    expect(Object.keys(store.read().issuers)).toEqual(['https://as']);
+    writeFileSync(store.file, JSON.stringify({ version: 1, server: 'https://other/mcp', issuers: {} }));
+    expect(store.read().issuers).toEqual({});
+    expect(store.remove()).toBe(true);
+    expect(store.remove()).toBe(false);
+  });
+
+  it('refreshes ahead by a quarter of a short lifetime and by at most 60 s of a long one', () => {
+    expect(refreshAt({ accessToken: 'x', obtainedAt: 0, expiresAt: 40_000 })).toBe(30_000);
+    expect(refreshAt({ accessToken: 'x', obtainedAt: 0, expiresAt: 3_600_000 })).toBe(3_540_000);
+    expect(refreshAt({ accessToken: 'x', obtainedAt: 0 })).toBeUndefined();
+  });
+
+  it('tells doctor whether a cached token is valid, refreshable or expired', () => {
+    const store = new TokenStore(tempDir(), new URL('https://a.example/mcp'));
+    expect(cachedState(store, 0)).toEqual({ kind: 'none' });
+    const save = (tokens: object) => store.write({ server: 'https://a.example/mcp', issuer: 'https://as', issuers: { 'https://as': { resource: 'r', tokens: { accessToken: 'x', obtainedAt: 0, ...tokens } } } });
+    save({ expiresAt: 10 });
+    expect(cachedState(store, 5)).toMatchObject({ kind: 'valid', expiresAt: 10 });
+    expect(cachedState(store, 20)).toMatchObject({ kind: 'expired' });
+    save({ expiresAt: 10, refreshToken: 'r' });
+    expect(cachedState(store, 20)).toMatchObject({ kind: 'refreshable' });
+  });
+
+  it('keeps the newest refresh token, and the old one only when none came', () => {
+    expect(toStoredTokens({ access_token: 'a2', token_type: 'bearer', expires_in: 10 }, 1000, { accessToken: 'a1', refreshToken: 'r1', obtainedAt: 0, scope: 's' })).toEqual({ accessToken: 'a2', refreshToken: 'r1', expiresAt: 11_000, obtainedAt: 1000, scope: 's' });
+    expect(toStoredTokens({ access_token: 'a2', token_type: 'bearer', refresh_token: 'r2' }, 0).refreshToken).toBe('r2');
+  });
+});
+
+describe('cross-process lock', () => {
+  it('takes over a lock whose holder is a process that no longer exists', async () => {
+    const path = join(tempDir(), 'x.lock');
+    writeFileSync(path, JSON.stringify({ pid: 2 ** 22 + 12345, host: (await import('node:os')).hostname(), at: Date.now(), nonce: 'old' }));
+    expect(await withFileLock(path, { waitMs: 1000, staleMs: 60_000, signal: AbortSignal.timeout(5000) }, () => Promise.resolve('ran'))).toBe('ran');
+  });
+
+  it('gives up after its bounded wait while a live process holds the lock', async () => {
+    const path = join(tempDir(), 'x.lock');
+    writeFileSync(path, JSON.stringify({ pid: process.ppid, host: (await import('node:os')).hostname(), at: Date.now(), nonce: 'other' }));
+    let told = false;
+    await expect(withFileLock(path, { waitMs: 60, staleMs: 60_000, signal: AbortSignal.timeout(5000), onWait: () => (told = true) }, () => Promise.resolve())).rejects.toBeInstanceOf(LockTimeoutError);
+    expect(told).toBe(true);
+    // Not ours: left in place.
+    expect(JSON.parse(readFileSync(path, 'utf8')).nonce).toBe('other');
+  });
+});
+
+describe('browser opener', () => {
+  it('runs $BROWSER through the shell with the URL as one argument, else the system opener', () => {
+    const url = 'https://as.example/auth?a=1&b=$(x)';
+    expect(openerCommand(url, { BROWSER: 'firefox --new-window' }, 'linux')).toEqual({ file: '/bin/sh', args: ['-c', 'firefox --new-window "$1"', 'fenbs-mcp-browser', url] });
+    expect(openerCommand(url, {}, 'linux')).toEqual({ file: 'xdg-open', args: [url] });
+    expect(openerCommand(url, {}, 'darwin')).toEqual({ file: 'open', args: [url] });
+    expect(openerCommand(url, {}, 'win32')).toEqual({ file: 'rundll32', args: ['url.dll,FileProtocolHandler', url] });
+  });
+});
+
+describe('OAuth options', () => {
+  const read = (content: string) => () => content;
+  it('takes the client secret from the environment or a file, never without a client id', () => {
+    expect(parseOAuthSettings({ oauthClientId: 'id' }, { FENBS_MCP_OAUTH_CLIENT_SECRET: 's3' }, read(''))).toMatchObject({ clientId: 'id', clientSecret: 's3', loginTimeoutMs: LOGIN_TIMEOUT_MS });
+    expect(parseOAuthSettings({ oauthClientId: 'id', oauthClientSecretFile: '/f' }, {}, read(' s4\n'))).toMatchObject({ clientSecret: 's4' });
+    expect(() => parseOAuthSettings({}, { FENBS_MCP_OAUTH_CLIENT_SECRET: 's3' }, read(''))).toThrow(UsageError);
+    expect(() => parseOAuthSettings({ oauthClientId: 'id', oauthClientSecretFile: '/f' }, {}, read(' '))).toThrow(/is empty/);
+  });
+  it('refuses a metadata-document URL that is not https with a path, and ports or timeouts out of range', () => {
+    expect(() => parseOAuthSettings({ oauthClientMetadataUrl: 'http://a.example/c.json' }, {}, read(''))).toThrow(/https/);
+    expect(parseOAuthSettings({ oauthClientMetadataUrl: 'https://a.example/c.json', oauthCallbackPort: '8765', oauthLoginTimeout: '1000' }, {}, read(''))).toMatchObject({ callbackPort: 8765, loginTimeoutMs: 1000 });
+    expect(() => parseOAuthSettings({ oauthCallbackPort: '70000' }, {}, read(''))).toThrow(/--oauth-callback-port/);
+  });
+});
+
+describe('client id order', () => {
+  const deps = (settings: object): FlowDeps => ({
+    http: createOAuthHttp(dispatcher(), false),
+    settings: { clientId: undefined, clientSecret: undefined, clientMetadataUrl: undefined, callbackPort: undefined, loginTimeoutMs: 1000, ...settings },
+    registerSecret: () => undefined,
+    showUrl: () => undefined,
+    openBrowser: () => undefined,
+    now: Date.now,
+  });
+  const as = { issuer: 'https://as.example', client_id_metadata_document_supported: true };
+  it('prefers the pre-registered client, then a metadata document where supported, and refuses when nothing works', async () => {
+    const signal = AbortSignal.timeout(1000);
+    expect(await obtainClient(deps({ clientId: 'pre', clientSecret: 's' }), as, undefined, 'http://127.0.0.1:1/callback', signal)).toEqual({ kind: 'pre-registered', clientId: 'pre', clientSecret: 's' });
+    const cimd = new URL('https://c.example/client.json');
+    expect(await obtainClient(deps({ clientMetadataUrl: cimd }), as, undefined, 'http://127.0.0.1:1/callback', signal)).toEqual({ kind: 'metadata-document', clientId: cimd.href });
+    await expect(obtainClient(deps({ clientMetadataUrl: cimd }), { issuer: 'https://as.example' }, undefined, 'http://127.0.0.1:1/callback', signal)).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/no dynamic client registration/) });
+  });
+});
+
+describe('OAuthCredential on its own clock', () => {
+  it('refreshes in the background ahead of expiry: the current request keeps its token, the next gets the new one', async () => {
+    const setup = await startOAuthSetup({ accessTokenTtlSeconds: 3600 });
+    cleanups.push(() => setup.close());
+    const home = tempDir();
+    let now = Date.now();
+    const browser = await import('./helpers/oauth-browser-driver.js');
+    const credential = new OAuthCredential({
+      url: new URL(setup.mcpUrl),
+      allowHttp: false,
+      settings: parseOAuthSettings({}, {}, () => ''),
+      logger: silent,
+      env: { FENBS_MCP_HOME: home },
+      registerSecret: () => undefined,
+      dispatcher: dispatcher(),
+      writeStderr: () => undefined,
+      now: () => now,
+      openBrowser: (url) => void browser.approve(url),
+    });
+    cleanups.push(() => credential.close());
+    const challenge = `Bearer resource_metadata="${new URL('/.well-known/oauth-protected-resource/mcp', setup.mcpUrl).href}"`;
+    expect(await credential.renew({ status: 401, wwwAuthenticate: challenge, sent: undefined }, AbortSignal.timeout(20_000))).toBe(true);
+    const first = credential.authorization();
+    now += 3600_000 - 30_000;
+    // Past the refresh point: this request still carries the old token while the refresh runs.
+    expect(credential.authorization()).toBe(first);
+    expect(await credential.renew({ status: 401, wwwAuthenticate: challenge, sent: first }, AbortSignal.timeout(20_000))).toBe(true);
+    expect(credential.authorization()).not.toBe(first);
+    expect(setup.grants).toEqual(['authorization_code', 'refresh_token']);
+    // A 403 that is not about scope is a refusal no new token changes.
+    expect(await credential.renew({ status: 403, wwwAuthenticate: 'Bearer error="invalid_token"', sent: credential.authorization() }, AbortSignal.timeout(1000))).toBe(false);
+    expect(await credential.renew({ status: 401, wwwAuthenticate: 'Basic realm="x"', sent: credential.authorization() }, AbortSignal.timeout(1000))).toBe(false);
+  });
+});
+
+describe('sign-in steps against a scripted authorization server', () => {
+  /** A scripted AS: registration answers `register`, the token endpoint answers `token`. */
+  async function scriptedAs(script: { register?: (res: ServerResponse) => void; token?: (res: ServerResponse) => void; authMethods?: string[] }) {
+    const tokenRequests: { auth: string | undefined; body: string }[] = [];
+    const origin = await serve((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        if (req.url === '/register') (script.register ?? ((r) => r.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ client_id: 'dcr-client', client_secret: 'dcr-secret-value', client_secret_expires_at: 0 }))))(res);
+        else if (req.url === '/token') {
+          tokenRequests.push({ auth: req.headers.authorization, body: Buffer.concat(chunks).toString() });
+          (script.token ?? ((r) => r.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'at-value-1234', token_type: 'bearer', expires_in: 60 }))))(res);
+        } else res.writeHead(404).end();
+      });
+    });
+    const as = {
+      issuer: origin,
+      authorization_endpoint: `${origin}/auth`,
+      token_endpoint: `${origin}/token`,
+      registration_endpoint: `${origin}/register`,
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+      ...(script.authMethods === undefined ? {} : { token_endpoint_auth_methods_supported: script.authMethods }),
+    };
+    return { as, tokenRequests, discovered: { as, resource: new URL(`${origin}/mcp`), scopesSupported: undefined } };
+  }
+
+  /** A "browser" that answers the callback with the parameters `reply` builds from the authorization URL. */
+  function flowDeps(reply: (auth: URL) => Record<string, string>, settings: object = {}): FlowDeps & { secrets: string[] } {
+    const secrets: string[] = [];
+    return {
+      secrets,
+      http: createOAuthHttp(dispatcher(), false),
+      settings: { clientId: undefined, clientSecret: undefined, clientMetadataUrl: undefined, callbackPort: undefined, loginTimeoutMs: 10_000, ...settings },
+      registerSecret: (s) => secrets.push(s),
+      showUrl: () => undefined,
+      now: () => 0,
+      openBrowser: (url) => {
+        const auth = new URL(url);
+        const callback = new URL(auth.searchParams.get('redirect_uri')!);
+        for (const [k, v] of Object.entries({ state: auth.searchParams.get('state')!, ...reply(auth) })) callback.searchParams.set(k, v);
+        void fetch(callback).then((r) => r.text());
+      },
+    };
+  }
+
+  it('exchanges the code with the verifier and resource, registers every secret, and uses client_secret_post where only that is offered', async () => {
+    const { as, tokenRequests, discovered } = await scriptedAs({ authMethods: ['client_secret_post'] });
+    const deps = flowDeps(() => ({ code: 'code-value-5678', iss: as.issuer }));
+    const result = await signIn(deps, { discovered, scope: 'a b', storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) });
+    expect(result.client).toMatchObject({ kind: 'registered', clientId: 'dcr-client', clientSecret: 'dcr-secret-value' });
+    expect(result.tokens).toMatchObject({ accessToken: 'at-value-1234', expiresAt: 60_000 });
+    const body = new URLSearchParams(tokenRequests[0]!.body);
+    expect(body.get('resource')).toBe(`${as.issuer}/mcp`);
+    expect(body.get('client_secret')).toBe('dcr-secret-value');
+    expect(deps.secrets).toEqual(expect.arrayContaining(['dcr-secret-value', 'code-value-5678', 'at-value-1234', body.get('code_verifier')]));
+  });
+
+  it('refuses an authorization response whose iss is another server (RFC 9207)', async () => {
+    const { discovered } = await scriptedAs({});
+    const deps = flowDeps(() => ({ code: 'c', iss: 'https://evil.example' }));
+    await expect(signIn(deps, { discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) })).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/failed its checks/) });
+  });
+
+  it('reports an error the authorization server returned, and a refused client as such', async () => {
+    const { as, discovered } = await scriptedAs({});
+    await expect(signIn(flowDeps(() => ({ error: 'invalid_scope', error_description: 'no such scope', iss: as.issuer })), { discovered, scope: 'x', storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) })).rejects.toMatchObject({
+      failure: 'failed',
+      message: expect.stringMatching(/refused the sign-in: invalid_scope \(no such scope\)/),
+    });
+    const refusing = await scriptedAs({ token: (res) => res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"invalid_client"}') });
+    await expect(signIn(flowDeps(() => ({ code: 'c', iss: refusing.as.issuer })), { discovered: refusing.discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) })).rejects.toMatchObject({ failure: 'client-rejected' });
+  });
+
+  it('says so when registration is refused, and when the configured callback port is taken', async () => {
+    const { discovered } = await scriptedAs({ register: (res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_client_metadata"}') });
+    await expect(signIn(flowDeps(() => ({})), { discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) })).rejects.toMatchObject({ message: expect.stringMatching(/registering with the authorization server .* failed/) });
+    const taken = Number(new URL(await serve((_req, res) => res.end())).port);
+    await expect(signIn(flowDeps(() => ({}), { callbackPort: taken }), { discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) })).rejects.toMatchObject({ message: expect.stringMatching(/cannot listen for the sign-in callback/) });
+    // A remembered port that is taken now is not an error: another free port is used.
+    const ok = await scriptedAs({});
+    const result = await signIn(flowDeps(() => ({ code: 'c', iss: ok.as.issuer })), { discovered: ok.discovered, scope: undefined, storedClient: undefined, preferredPort: taken, signal: AbortSignal.timeout(10_000) });
+    expect(result.client.redirectUri).not.toContain(`:${taken}/`);
+  });
+
+  it('refresh keeps the newest refresh token and names a refused grant', async () => {
+    const { discovered } = await scriptedAs({ token: (res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'at-2', token_type: 'bearer', refresh_token: 'rt-2' })) });
+    const deps = flowDeps(() => ({}));
+    const client = { kind: 'registered' as const, clientId: 'c' };
+    expect(await refreshTokens(deps, discovered, client, { accessToken: 'at-1', refreshToken: 'rt-1', obtainedAt: 0 }, AbortSignal.timeout(5000))).toMatchObject({ accessToken: 'at-2', refreshToken: 'rt-2' });
+    await expect(refreshTokens(deps, discovered, client, { accessToken: 'at-1', obtainedAt: 0 }, AbortSignal.timeout(5000))).rejects.toMatchObject({ kind: 'invalid-grant' });
+    const revoked = await scriptedAs({ token: (res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_grant"}') });
+    await expect(refreshTokens(deps, revoked.discovered, client, { accessToken: 'at-1', refreshToken: 'rt-1', obtainedAt: 0 }, AbortSignal.timeout(5000))).rejects.toMatchObject({ kind: 'invalid-grant', message: expect.stringMatching(/invalid_grant/) });
+  });
+});
