@@ -4,6 +4,7 @@ import type { Dispatcher } from './undici-parts.js';
 import type { BridgeConfig } from './config.js';
 import { proxyFor, sendHttp, toBridgeError, type HttpExchange, type HttpMethod } from './remote.js';
 import type { BridgeError } from './errors.js';
+import type { AbortSource } from './in-flight.js';
 
 export const ACCEPT_BOTH = 'application/json, text/event-stream';
 
@@ -25,25 +26,25 @@ export class Endpoint {
   }
 
   /** POSTs one JSON-RPC message (its serialised text) with the protocol headers given. */
-  post(body: string, protocolHeaders: Record<string, string>, signal: AbortSignal): Promise<HttpExchange> {
+  post(body: string | Buffer, protocolHeaders: Record<string, string>, signal: AbortSource): Promise<HttpExchange> {
     return this.#send('POST', { ...protocolHeaders, 'content-type': 'application/json', accept: ACCEPT_BOTH }, signal, body);
   }
 
   /** Opens a GET event stream (legacy listen stream, or resumption with Last-Event-ID). */
-  get(protocolHeaders: Record<string, string>, signal: AbortSignal): Promise<HttpExchange> {
+  get(protocolHeaders: Record<string, string>, signal: AbortSource): Promise<HttpExchange> {
     return this.#send('GET', { ...protocolHeaders, accept: 'text/event-stream' }, signal);
   }
 
-  delete(protocolHeaders: Record<string, string>, signal: AbortSignal): Promise<HttpExchange> {
+  delete(protocolHeaders: Record<string, string>, signal: AbortSource): Promise<HttpExchange> {
     return this.#send('DELETE', protocolHeaders, signal);
   }
 
   /** Classifies a failure seen while reading a reply, with the proxy named where one is used. */
-  failure(error: unknown, signal: AbortSignal | undefined): BridgeError {
+  failure(error: unknown, signal: AbortSource | undefined): BridgeError {
     return toBridgeError(error, signal, { url: this.url, proxy: this.#proxy });
   }
 
-  async #send(method: HttpMethod, headers: Record<string, string>, signal: AbortSignal, body?: string): Promise<HttpExchange> {
+  async #send(method: HttpMethod, headers: Record<string, string>, signal: AbortSource, body?: string | Buffer): Promise<HttpExchange> {
     const options = { method, url: this.url, headers: { ...this.#baseHeaders, ...headers }, signal };
     try {
       return await sendHttp(this.#dispatcher, body === undefined ? options : { ...options, body });

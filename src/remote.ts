@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { EnvHttpProxyAgent, type Dispatcher } from './undici-parts.js';
 import { BridgeError, isBridgeError } from './errors.js';
+import type { AbortSource } from './in-flight.js';
 import { BodyQueue, type ResponseBody } from './response-body.js';
 
 /**
@@ -107,8 +108,8 @@ export interface SendOptions {
   method: HttpMethod;
   url: URL;
   headers: Record<string, string>;
-  body?: string;
-  signal: AbortSignal;
+  body?: string | Buffer;
+  signal: AbortSource;
 }
 
 /**
@@ -179,7 +180,7 @@ export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<
   });
 }
 
-function abortReason(signal: AbortSignal): Error {
+function abortReason(signal: AbortSource): Error {
   const reason: unknown = signal.reason;
   return reason instanceof Error ? reason : new Error('aborted', { cause: reason });
 }
@@ -211,7 +212,7 @@ function innermost(error: unknown): unknown {
  * Maps a failure to a BridgeError by `err.code`, never by class. An aborted signal's reason wins:
  * the deadline, a cancel or shutdown already said why.
  */
-export function toBridgeError(error: unknown, signal: AbortSignal | undefined, context: FailureContext): BridgeError {
+export function toBridgeError(error: unknown, signal: AbortSource | undefined, context: FailureContext): BridgeError {
   if (isBridgeError(error)) return error;
   if (signal?.aborted === true && isBridgeError(signal.reason)) return signal.reason;
   const inner = innermost(error);

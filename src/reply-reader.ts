@@ -3,6 +3,7 @@
 import { Readable, pipeline, type Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { BridgeError } from './errors.js';
+import type { AbortSource } from './in-flight.js';
 import { isJsonObject, type JsonObject } from './json-rpc.js';
 import type { HttpExchange } from './remote.js';
 import { SseFramer, type SseEvent } from './sse-reader.js';
@@ -61,7 +62,7 @@ export interface StreamHandler {
 export interface ReadOptions {
   maxMessageBytes: number;
   /** Aborting it destroys the body at once; the read then rejects. */
-  signal: AbortSignal | undefined;
+  signal: AbortSource | undefined;
   /** Back-pressure: returns a promise while the consumer (stdout) is full; reading waits for it. */
   room?: (() => Promise<void> | undefined) | undefined;
   /** How a text/event-stream 2xx reply is read; without it such a reply is only drained. */
@@ -390,7 +391,7 @@ export async function readErrorBody(exchange: HttpExchange): Promise<string> {
  * Reads the response to a request the bridge sent for itself (JSON or an event stream); other
  * messages on the stream are ignored, as they answer nothing the client asked.
  */
-export async function readPrivateResponse(exchange: HttpExchange, id: string, maxMessageBytes: number, signal?: AbortSignal): Promise<JsonObject> {
+export async function readPrivateResponse(exchange: HttpExchange, id: string, maxMessageBytes: number, signal?: AbortSource): Promise<JsonObject> {
   let found: JsonObject | undefined;
   const reply = await readReply(exchange, {
     maxMessageBytes,

@@ -196,3 +196,33 @@ describe('InFlight bookkeeping', () => {
     expect(inFlight.has('call')).toBe(true);
   });
 });
+
+describe('a pending request’s abort handle', () => {
+  it('gives a real AbortSignal on demand, aborted already when the request was', () => {
+    const inFlight = new InFlight({ write: () => Promise.resolve(true), requestTimeoutMs: 0 });
+    const pending = inFlight.begin(1, 'tools/call', 'legacy', { deadline: false })!;
+    const calls: string[] = [];
+    const kept = () => calls.push('kept');
+    const dropped = () => calls.push('dropped');
+    pending.aborts.addEventListener('abort', kept);
+    pending.aborts.addEventListener('abort', dropped);
+    pending.aborts.removeEventListener('abort', dropped);
+    pending.aborts.removeEventListener('abort', dropped);
+    inFlight.cancel(1);
+    expect(calls).toEqual(['kept']);
+    expect(pending.aborts.reason).toBe(CANCELLED);
+    expect(pending.signal.aborted).toBe(true);
+    expect(pending.signal.reason).toBe(CANCELLED);
+    pending.aborts.addEventListener('abort', kept);
+    expect(calls).toEqual(['kept']);
+  });
+
+  it('aborts a real AbortSignal taken before the abort', () => {
+    const inFlight = new InFlight({ write: () => Promise.resolve(true), requestTimeoutMs: 0 });
+    const pending = inFlight.begin(1, 'tools/call', 'legacy', { deadline: false })!;
+    const { signal } = pending;
+    expect(signal.aborted).toBe(false);
+    inFlight.abortAll(new BridgeError('SHUTTING_DOWN', 'stop'));
+    expect(signal.reason).toMatchObject({ code: 'SHUTTING_DOWN' });
+  });
+});
