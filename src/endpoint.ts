@@ -26,7 +26,7 @@ export class Endpoint {
   }
 
   /** POSTs one JSON-RPC message (its serialised text) with the protocol headers given. */
-  post(body: string | Buffer, protocolHeaders: Record<string, string>, signal: AbortSource): Promise<HttpExchange> {
+  post(body: string, protocolHeaders: Record<string, string>, signal: AbortSource): Promise<HttpExchange> {
     return this.#send('POST', { ...protocolHeaders, 'content-type': 'application/json', accept: ACCEPT_BOTH }, signal, body);
   }
 
@@ -44,7 +44,7 @@ export class Endpoint {
     return toBridgeError(error, signal, { url: this.url, proxy: this.#proxy });
   }
 
-  async #send(method: HttpMethod, headers: Record<string, string>, signal: AbortSource, body?: string | Buffer): Promise<HttpExchange> {
+  async #send(method: HttpMethod, headers: Record<string, string>, signal: AbortSource, body?: string): Promise<HttpExchange> {
     const options = { method, url: this.url, headers: { ...this.#baseHeaders, ...headers }, signal };
     try {
       return await sendHttp(this.#dispatcher, body === undefined ? options : { ...options, body });

@@ -1,6 +1,7 @@
 // The HTTP side: one keep-alive undici dispatcher (proxy and CA aware) and failures classified by err.code.
 
 import { readFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { rootCertificates } from 'node:tls';
 import { EnvHttpProxyAgent, type Dispatcher } from './undici-parts.js';
 import { BridgeError, isBridgeError } from './errors.js';
@@ -104,11 +105,39 @@ export function createDispatcher(options: RemoteOptions): Dispatcher {
   });
 }
 
+/**
+ * A request body longer than this many characters is encoded slice by slice as undici sends it,
+ * instead of being copied whole into a Buffer first: a 50 MiB line then costs its text and its
+ * parsed tree, not a third full copy.
+ */
+export const LARGE_BODY_CHARS = 1024 * 1024;
+/** The characters encoded at a time for such a body. */
+const BODY_SLICE_CHARS = 64 * 1024;
+
+/**
+ * The UTF-8 bytes of `text`, a slice at a time; iterable again for a retry. A slice never ends
+ * between the two halves of a surrogate pair, so the bytes are exactly those of the whole text
+ * (the text was decoded from valid UTF-8, so it holds no lone surrogate).
+ */
+export function utf8Slices(text: string, sliceChars = BODY_SLICE_CHARS): Iterable<Buffer> {
+  return {
+    *[Symbol.iterator]() {
+      for (let start = 0; start < text.length; ) {
+        let end = Math.min(start + sliceChars, text.length);
+        const last = text.charCodeAt(end - 1);
+        if (end < text.length && last >= 0xd800 && last <= 0xdbff) end++;
+        yield Buffer.from(text.slice(start, end), 'utf8');
+        start = end;
+      }
+    },
+  };
+}
+
 export interface SendOptions {
   method: HttpMethod;
   url: URL;
   headers: Record<string, string>;
-  body?: string | Buffer;
+  body?: string;
   signal: AbortSource;
 }
 
@@ -121,6 +150,12 @@ export interface SendOptions {
 export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<HttpExchange> {
   const { signal } = options;
   if (signal.aborted) return Promise.reject(abortReason(signal));
+  let headers = options.headers;
+  let requestBody: string | Readable | null = options.body ?? null;
+  if (typeof requestBody === 'string' && requestBody.length > LARGE_BODY_CHARS) {
+    headers = { ...headers, 'content-length': String(Buffer.byteLength(requestBody, 'utf8')) };
+    requestBody = Readable.from(utf8Slices(requestBody), { objectMode: false });
+  }
   return new Promise<HttpExchange>((resolve, reject) => {
     const body = new BodyQueue();
     let controller: Dispatcher.DispatchController | undefined;
@@ -142,8 +177,8 @@ export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<
         origin: options.url.origin,
         path: `${options.url.pathname}${options.url.search}`,
         method: options.method,
-        headers: options.headers,
-        body: options.body ?? null,
+        headers,
+        body: requestBody,
       },
       {
         onRequestStart(dispatchController) {
