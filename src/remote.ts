@@ -1,8 +1,9 @@
 // The HTTP side: one keep-alive undici dispatcher (proxy and CA aware) and failures classified by err.code.
 
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type * as Tls from 'node:tls';
 import { Readable } from 'node:stream';
-import { rootCertificates } from 'node:tls';
 import { EnvHttpProxyAgent, type Dispatcher } from './undici-parts.js';
 import { BridgeError, isBridgeError } from './errors.js';
 import type { AbortSource } from './in-flight.js';
@@ -13,6 +14,10 @@ import { BodyQueue, type ResponseBody } from './response-body.js';
  * the 256 open files a macOS GUI app may have, so a burst of lines cannot exhaust descriptors.
  */
 export const MAX_CONNECTIONS = 128;
+
+// node:tls (and the crypto it loads) costs start-up time and is needed here only with --ca-file;
+// undici loads it itself for the first https:// connection.
+const requireBuiltin = createRequire(import.meta.url);
 
 export interface RemoteOptions {
   connectTimeoutMs: number;
@@ -65,6 +70,7 @@ export function trustedCas(options: Pick<RemoteOptions, 'caFile' | 'env'>): stri
   if (options.caFile === undefined) return undefined; // Node's defaults, NODE_EXTRA_CA_CERTS included
   // An explicit `ca` replaces Node's store, so rebuild it: bundled roots, the extra file Node
   // would have added, and the user's file.
+  const { rootCertificates } = requireBuiltin('node:tls') as typeof Tls;
   const cas = [...rootCertificates];
   const extra = options.env.NODE_EXTRA_CA_CERTS;
   if (extra !== undefined && extra !== '') {

@@ -1,7 +1,8 @@
 // Reads HTTP replies: the one owner of every response body, which it reads, drains or destroys in one place.
 
 import { Readable, pipeline, type Transform } from 'node:stream';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { createRequire } from 'node:module';
+import type * as Zlib from 'node:zlib';
 import { BridgeError } from './errors.js';
 import type { AbortSource } from './in-flight.js';
 import { isJsonObject, type JsonObject } from './json-rpc.js';
@@ -144,6 +145,10 @@ interface OpenBody {
   unsupportedEncoding?: string;
 }
 
+// node:zlib is loaded the first time a server compresses a reply (the bridge never asks it to), not at start-up.
+const requireBuiltin = createRequire(import.meta.url);
+const zlib = () => requireBuiltin('node:zlib') as typeof Zlib;
+
 /** The decoder for a Content-Encoding: null for identity, undefined for one the bridge cannot decode. */
 function decoderFor(encoding: string): Transform | null | undefined {
   switch (encoding) {
@@ -152,11 +157,11 @@ function decoderFor(encoding: string): Transform | null | undefined {
       return null;
     case 'gzip':
     case 'x-gzip':
-      return createGunzip();
+      return zlib().createGunzip();
     case 'deflate':
-      return createInflate();
+      return zlib().createInflate();
     case 'br':
-      return createBrotliDecompress();
+      return zlib().createBrotliDecompress();
     default:
       return undefined;
   }
