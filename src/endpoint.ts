@@ -27,7 +27,11 @@ export class Endpoint {
 
   /** POSTs one JSON-RPC message (its serialised text) with the protocol headers given. */
   post(body: string, protocolHeaders: Record<string, string>, signal: AbortSource): Promise<HttpExchange> {
-    return this.#send('POST', { ...protocolHeaders, 'content-type': 'application/json', accept: ACCEPT_BOTH }, signal, body);
+    // One header object per POST, built in place: this runs for every message.
+    const headers = Object.assign({}, this.#baseHeaders, protocolHeaders);
+    headers['content-type'] = 'application/json';
+    headers.accept = ACCEPT_BOTH;
+    return sendHttp(this.#dispatcher, { method: 'POST', url: this.url, headers, body, signal, toFailure: (error) => this.failure(error, signal) });
   }
 
   /** Opens a GET event stream (legacy listen stream, or resumption with Last-Event-ID). */

@@ -145,6 +145,18 @@ export interface SendOptions {
   headers: Record<string, string>;
   body?: string;
   signal: AbortSource;
+  /** What a failure before the headers (the abort reason included) is rejected with; undici's own error when absent. */
+  toFailure?: (error: unknown) => Error;
+}
+
+/** The origin and path of the last URL sent to: every POST goes to the same one. */
+let lastTarget: { url: URL; href: string; origin: string; path: string } | undefined;
+
+function targetOf(url: URL): { origin: string; path: string } {
+  if (lastTarget?.url !== url || lastTarget.href !== url.href) {
+    lastTarget = { url, href: url.href, origin: url.origin, path: `${url.pathname}${url.search}` };
+  }
+  return lastTarget;
 }
 
 /**
@@ -154,8 +166,9 @@ export interface SendOptions {
  * when it aborts (a request still queued for a connection included).
  */
 export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<HttpExchange> {
-  const { signal } = options;
-  if (signal.aborted) return Promise.reject(abortReason(signal));
+  const { signal, toFailure } = options;
+  if (signal.aborted) return Promise.reject(toFailure === undefined ? abortReason(signal) : toFailure(abortReason(signal)));
+  const target = targetOf(options.url);
   let headers = options.headers;
   let requestBody: string | Readable | null = options.body ?? null;
   if (typeof requestBody === 'string' && requestBody.length > LARGE_BODY_CHARS) {
@@ -171,7 +184,7 @@ export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<
       const reason = abortReason(signal);
       if (!settled) {
         settled = true;
-        reject(reason);
+        reject(toFailure === undefined ? reason : toFailure(reason));
       }
       body.fail(reason);
       if (controller !== undefined && !controller.aborted) controller.abort(reason);
@@ -180,8 +193,8 @@ export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<
     const done = () => signal.removeEventListener('abort', onAbort);
     dispatcher.dispatch(
       {
-        origin: options.url.origin,
-        path: `${options.url.pathname}${options.url.search}`,
+        origin: target.origin,
+        path: target.path,
         method: options.method,
         headers,
         body: requestBody,
@@ -211,7 +224,7 @@ export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<
           done();
           if (!started && !settled) {
             settled = true;
-            reject(error);
+            reject(toFailure === undefined ? error : toFailure(error));
             return;
           }
           body.fail(error);

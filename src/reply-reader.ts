@@ -81,6 +81,8 @@ export function headerValue(headers: HttpExchange['headers'], name: string): str
 export function mediaTypeOf(headers: HttpExchange['headers']): string | undefined {
   const raw = headerValue(headers, 'content-type');
   if (raw === undefined) return undefined;
+  // The two types every reply carries, as servers usually spell them: no split or copy per message.
+  if (raw === 'application/json' || raw === 'text/event-stream') return raw;
   const type = raw.split(';', 1)[0]!.trim().toLowerCase();
   return type === '' ? undefined : type;
 }
