@@ -3,11 +3,15 @@
 import { Readable, pipeline, type Transform } from 'node:stream';
 import { createRequire } from 'node:module';
 import type * as Zlib from 'node:zlib';
+import { type Deadline, DeadlineList } from './deadlines.js';
 import { BridgeError } from './errors.js';
 import type { AbortSource } from './in-flight.js';
 import { isJsonObject, type JsonObject } from './json-rpc.js';
 import type { HttpExchange } from './remote.js';
 import { SseFramer, type SseEvent } from './sse-reader.js';
+
+/** Every stream's linger after its answer, on one timer: one per event-stream reply would be one timer per message. */
+const lingers = new DeadlineList();
 
 /** How much of an error body is kept for the error reply's `data.bodyExcerpt`. */
 export const BODY_EXCERPT_CHARS = 500;
@@ -290,10 +294,16 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
   let answered = false;
   let idle = false;
   let timer: NodeJS.Timeout | undefined;
+  let linger: Deadline | undefined;
   const cut = () => body.release();
+  // One idle timer per stream, restarted in place for each chunk (refresh() moves the same timer,
+  // where clearTimeout + setTimeout would make a new one per chunk).
   const arm = () => {
     if (handler.idleTimeoutMs <= 0 || answered) return;
-    clearTimeout(timer);
+    if (timer !== undefined) {
+      timer.refresh();
+      return;
+    }
     timer = setTimeout(() => {
       idle = true;
       cut();
@@ -307,7 +317,8 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
         // The server SHOULD close the stream after the response (transports §Sending Messages);
         // one that does not is cut after a short while.
         clearTimeout(timer);
-        timer = setTimeout(cut, handler.lingerMs);
+        timer = undefined;
+        linger = lingers.add(handler.lingerMs, cut);
         return;
       }
     }
@@ -335,6 +346,7 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
     throw error;
   } finally {
     clearTimeout(timer);
+    if (linger !== undefined) lingers.remove(linger);
   }
   return answered;
 }
