@@ -20,8 +20,8 @@ const h2Constants = Object.fromEntries(H2_CONSTANTS.map((name) => [name, http2.c
 
 const REWRITES = [
   {
-    // undici's HTTP/2 client (never used: allowH2 is off) loads node:http2, and with it tls and
-    // crypto, when undici loads. Its constants are fixed numbers and names; connect() loads it.
+    // undici's HTTP/2 client (never used: allowH2 is off) loads node:http2, and with it tls, when
+    // undici loads. Its constants are fixed numbers and names; connect() loads it.
     file: /undici[\\/]lib[\\/]dispatcher[\\/]client-h2\.js$/,
     from: "  http2 = require('node:http2')",
     to: `  http2 = { constants: ${JSON.stringify(h2Constants)}, connect: (...args) => require('node:http2').connect(...args) }`,

@@ -15,7 +15,7 @@ import { BodyQueue, type ResponseBody } from './response-body.js';
  */
 export const MAX_CONNECTIONS = 128;
 
-// node:tls (and the crypto it loads) costs start-up time and is needed here only with --ca-file;
+// node:tls costs start-up time and is needed here only with --ca-file;
 // undici loads it itself for the first https:// connection.
 const requireBuiltin = createRequire(import.meta.url);
 
