@@ -196,7 +196,16 @@ class Aborts implements AbortSource {
     this.#controller?.abort(reason);
     const listeners = this.#listeners;
     this.#listeners = [];
-    for (const listener of listeners) listener();
+    for (const listener of listeners) {
+      try {
+        listener();
+      } catch (error) {
+        // As EventTarget does: the other listeners still run, the error is reported uncaught.
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
   }
 }
 

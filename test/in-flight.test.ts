@@ -217,6 +217,26 @@ describe('a pending request’s abort handle', () => {
     expect(calls).toEqual(['kept']);
   });
 
+  it('runs every listener when one throws, and reports that error uncaught as EventTarget does', () => {
+    const reported: (() => void)[] = [];
+    vi.stubGlobal('queueMicrotask', (callback: () => void) => reported.push(callback));
+    try {
+      const inFlight = new InFlight({ write: () => Promise.resolve(true), requestTimeoutMs: 0 });
+      const pending = inFlight.begin(1, 'tools/call', 'legacy', { deadline: false })!;
+      const calls: string[] = [];
+      pending.aborts.addEventListener('abort', () => {
+        throw new Error('listener broke');
+      });
+      pending.aborts.addEventListener('abort', () => calls.push('second'));
+      inFlight.cancel(1);
+      expect(calls).toEqual(['second']);
+      expect(reported).toHaveLength(1);
+      expect(() => reported[0]!()).toThrow('listener broke');
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
   it('aborts a real AbortSignal taken before the abort', () => {
     const inFlight = new InFlight({ write: () => Promise.resolve(true), requestTimeoutMs: 0 });
     const pending = inFlight.begin(1, 'tools/call', 'legacy', { deadline: false })!;
