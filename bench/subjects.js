@@ -475,7 +475,7 @@ export class UndiciSubject extends TimedSubject {
     }
     const text = await body.text();
     const isSse = String(headers['content-type']).startsWith('text/event-stream');
-    const expectProgress = message.method === 'tools/call';
+    const expectProgress = message.method === 'tools/call' && this.path === '/sse';
     return { headers, message: isSse ? findSseMessage(text, message.id, expectProgress) : JSON.parse(text) };
   }
 

@@ -3,6 +3,7 @@
 import { build } from 'esbuild';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { lazyBuiltins } from './lazy-builtins.js';
 
 // `node scripts/build.js [outdir]`: dist/ unless told otherwise (the bundle script builds into its
 // own staging folder, so packing never empties the dist/ that running tests start).
@@ -24,6 +25,8 @@ const result = await build({
   // The bundled CommonJS packages (pino, undici) call require(); give ESM one.
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   logLevel: 'warning',
+  // Built-ins that bundled packages load at start-up but the bridge needs later or never.
+  plugins: [lazyBuiltins],
 });
 
 // Bundled code keeps its licences: one file with the name, version and licence text of each package.

@@ -11,6 +11,7 @@ import { MAX_REDIRECT_HOPS, sameOriginTarget } from './redirects.js';
 import { proxyFor, sendHttp, toBridgeError, type HttpExchange, type HttpMethod } from './remote.js';
 import { headerValue, readErrorBody } from './reply-reader.js';
 import { maskUrl, type Redactor } from './secrets.js';
+import type { AbortSource } from './in-flight.js';
 
 export const ACCEPT_BOTH = 'application/json, text/event-stream';
 
@@ -54,16 +55,20 @@ export class Endpoint {
   }
 
   /** POSTs one JSON-RPC message (its serialised text) with the protocol headers given. */
-  post(body: string, protocolHeaders: Record<string, string>, signal: AbortSignal): Promise<HttpExchange> {
-    return this.#follow('POST', { ...protocolHeaders, 'content-type': 'application/json', accept: ACCEPT_BOTH }, signal, body);
+  post(body: string, protocolHeaders: Record<string, string>, signal: AbortSource): Promise<HttpExchange> {
+    // One header object per POST, built in place: this runs for every message.
+    const headers = Object.assign({}, protocolHeaders);
+    headers['content-type'] = 'application/json';
+    headers.accept = ACCEPT_BOTH;
+    return this.#follow('POST', headers, signal, body);
   }
 
   /** Opens a GET event stream (legacy listen stream, or resumption with Last-Event-ID). */
-  get(protocolHeaders: Record<string, string>, signal: AbortSignal): Promise<HttpExchange> {
+  get(protocolHeaders: Record<string, string>, signal: AbortSource): Promise<HttpExchange> {
     return this.#follow('GET', { ...protocolHeaders, accept: 'text/event-stream' }, signal);
   }
 
-  delete(protocolHeaders: Record<string, string>, signal: AbortSignal): Promise<HttpExchange> {
+  delete(protocolHeaders: Record<string, string>, signal: AbortSource): Promise<HttpExchange> {
     return this.#follow('DELETE', protocolHeaders, signal);
   }
 
@@ -77,13 +82,17 @@ export class Endpoint {
    * followed chain ends at is where every later request goes. Any other redirect is returned as
    * it came, for the reply reader to refuse.
    */
-  async #follow(method: HttpMethod, headers: Record<string, string>, signal: AbortSignal, body?: string): Promise<HttpExchange> {
+  async #follow(method: HttpMethod, headers: Record<string, string>, signal: AbortSource, body?: string): Promise<HttpExchange> {
     const start = this.#url;
     let url = start;
     let redirectStatus = 0;
     for (let hops = 0; ; hops++) {
       const cookie = this.#cookies.header(url);
-      const exchange = await this.#send(method, url, cookie === undefined ? headers : { ...headers, cookie }, signal, body);
+      // On every HTTP request, POST, GET and DELETE alike (authorization §Token Requirements), read
+      // now: a credential renewed after a 401 applies from the next send on.
+      const authorization = this.credential.authorization();
+      const exchange = await this.#send(method, url, headers, authorization, cookie, signal, body);
+      exchange.sentAuthorization = authorization;
       this.#cookies.store(url, exchange.headers['set-cookie']);
       const target = sameOriginTarget(url, exchange.status, headerValue(exchange.headers, 'location'));
       if (target === undefined) {
@@ -113,23 +122,15 @@ export class Endpoint {
   }
 
   /** Classifies a failure seen while reading a reply, with the proxy named where one is used. */
-  failure(error: unknown, signal: AbortSignal | undefined): BridgeError {
+  failure(error: unknown, signal: AbortSource | undefined): BridgeError {
     return toBridgeError(error, signal, { url: this.url, proxy: this.#proxy });
   }
 
-  async #send(method: HttpMethod, url: URL, headers: Record<string, string>, signal: AbortSignal, body?: string): Promise<HttpExchange> {
-    const all = { ...this.#baseHeaders, ...headers };
-    // On every HTTP request, POST, GET and DELETE alike (authorization §Token Requirements), read
-    // now: a credential renewed after a 401 applies from the next send on.
-    const authorization = this.credential.authorization();
+  #send(method: HttpMethod, url: URL, headers: Record<string, string>, authorization: string | undefined, cookie: string | undefined, signal: AbortSource, body?: string): Promise<HttpExchange> {
+    const all = Object.assign({}, this.#baseHeaders, headers);
     if (authorization !== undefined) all.authorization = authorization;
-    const options = { method, url, headers: all, signal };
-    try {
-      const exchange = await sendHttp(this.#dispatcher, body === undefined ? options : { ...options, body });
-      exchange.sentAuthorization = authorization;
-      return exchange;
-    } catch (error) {
-      throw this.failure(error, signal);
-    }
+    if (cookie !== undefined) all.cookie = cookie;
+    const options = { method, url, headers: all, signal, toFailure: (error: unknown) => this.failure(error, signal) };
+    return sendHttp(this.#dispatcher, body === undefined ? options : { ...options, body });
   }
 }

@@ -2,7 +2,7 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BridgeError } from './errors.js';
-import type { PendingRequest } from './in-flight.js';
+import type { AbortSource, PendingRequest } from './in-flight.js';
 import type { Logger } from './logger.js';
 import type { HttpExchange } from './remote.js';
 import { excerptOf, readReply, type ReadOptions, type StreamItem } from './reply-reader.js';
@@ -50,14 +50,14 @@ export interface FollowOptions {
   /** Opens GET + Last-Event-ID (transports §Resumability: resumption is always a GET). */
   resume(lastEventId: string, signal: AbortSignal): Promise<HttpExchange>;
   /** Classifies a failure of the connection. */
-  failure(error: unknown, signal: AbortSignal): BridgeError;
+  failure(error: unknown, signal: AbortSource): BridgeError;
   logger: Logger;
 }
 
 /** Reads the stream (and its resumptions) until the response arrived; throws a BridgeError otherwise. */
 export async function followRequestStream(options: FollowOptions): Promise<void> {
   const { pending, logger } = options;
-  const signal = pending.signal;
+  const signal = pending.aborts;
   const backoff = new Backoff();
   let exchange = options.first;
   let lastEventId: string | undefined;
@@ -114,8 +114,8 @@ export async function followRequestStream(options: FollowOptions): Promise<void>
         hint: options.resumable ? 'the server closed the stream early and it could not be resumed; retry the call' : 'the request is lost; send it again with a new id',
       });
     }
-    await sleep(backoff.next(retryMs), undefined, { signal });
-    exchange = await options.resume(lastEventId, signal);
+    await sleep(backoff.next(retryMs), undefined, { signal: pending.signal });
+    exchange = await options.resume(lastEventId, pending.signal);
     logger.debug({ id: pending.id, lastEventId, status: exchange.status }, 'resuming a cut event stream');
   }
 }

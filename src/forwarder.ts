@@ -7,7 +7,7 @@ import type { Endpoint } from './endpoint.js';
 import type { EraProtocol } from './era.js';
 import { BridgeError, isBridgeError } from './errors.js';
 import { followRequestStream, withStatus } from './event-stream.js';
-import { CANCELLED, untilAborted, type InFlight, type PendingRequest } from './in-flight.js';
+import { CANCELLED, untilAborted, type AbortSource, type InFlight, type PendingRequest } from './in-flight.js';
 import { classifyServerMessage, errorReply, isJsonObject, isSingleLine, modernVersionOf, type IncomingMessage, type JsonObject } from './json-rpc.js';
 import type { LegacySession } from './legacy-session.js';
 import type { Logger } from './logger.js';
@@ -87,13 +87,13 @@ export class Forwarder {
     let status: number | undefined;
     try {
       if (isInitialize) legacy.beginInitialize(isJsonObject(message.params) ? message.params : {});
-      else await untilAborted(era.ready(), pending.signal);
+      else await untilAborted(era.ready(), pending.aborts);
       // Raced against the request's signal: a deadline or cancel ends this task at once, whatever
       // undici, a decoder or the server do with the exchange meanwhile.
-      status = await untilAborted(this.#exchange(pending, era, message, incoming.text), pending.signal);
+      status = await untilAborted(this.#exchange(pending, era, message, incoming.text), pending.aborts);
     } catch (error) {
       if (!pending.done) {
-        const failure = this.#failureOf(error, pending.signal);
+        const failure = this.#failureOf(error, pending.aborts);
         status = failure.context.status;
         logger.warn({ method, id, code: failure.code, status: failure.context.status, hint: failure.context.hint }, failure.message);
         await pending.fail(failure);
@@ -176,7 +176,7 @@ export class Forwarder {
 
   /** Posts the request (again where that is safe) until it is answered; resolves with the final HTTP status. */
   async #exchange(pending: PendingRequest, era: EraProtocol, message: JsonObject, body: string): Promise<number> {
-    const { signal } = pending;
+    const signal = pending.aborts;
     let rateLimitRetries = 0;
     let healed = false;
     let renewed = false;
@@ -204,7 +204,7 @@ export class Forwarder {
       // At most once per request: a second refusal of a fresh credential is the answer.
       if (!renewed && refusesCredential(reply)) {
         renewed = true;
-        if (await this.#renew(reply, exchange.sentAuthorization, signal)) continue;
+        if (await this.#renew(reply, exchange.sentAuthorization, pending.signal)) continue;
       }
       const waitMs = retryAfterMs(exchange.headers);
       // A wait that would outlast the request deadline is not started: the 429/503 is the answer
@@ -213,7 +213,7 @@ export class Forwarder {
       if ((reply.status === 429 || reply.status === 503) && waitMs !== undefined && rateLimitRetries < RATE_LIMIT_RETRIES && waitMs <= MAX_RETRY_AFTER_MS && beforeDeadline) {
         rateLimitRetries++;
         this.#d.logger.info({ id: pending.id, status: reply.status, waitMs }, 'server asked to retry later; waiting');
-        await sleep(waitMs, undefined, { signal });
+        await sleep(waitMs, undefined, { signal: pending.signal });
         continue;
       }
       const parsed = reply.parsed;
@@ -266,9 +266,9 @@ export class Forwarder {
   async #post(pending: PendingRequest, body: string, headers: Record<string, string>): Promise<HttpExchange> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#d.endpoint.post(body, headers, pending.signal);
+        return await this.#d.endpoint.post(body, headers, pending.aborts);
       } catch (error) {
-        const failure = this.#failureOf(error, pending.signal);
+        const failure = this.#failureOf(error, pending.aborts);
         const delay = NEVER_SENT_RETRY_DELAYS_MS[attempt];
         if (failure.context.neverSent !== true || delay === undefined) throw failure;
         this.#d.logger.debug({ id: pending.id, delay, code: failure.code }, 'connection failed before sending; retrying');
@@ -372,7 +372,7 @@ export class Forwarder {
     }
   }
 
-  #failureOf(error: unknown, signal: AbortSignal | undefined): BridgeError {
+  #failureOf(error: unknown, signal: AbortSource | undefined): BridgeError {
     if (signal?.aborted === true && signal.reason === CANCELLED) {
       return new BridgeError('INTERNAL', 'cancelled');
     }

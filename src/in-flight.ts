@@ -1,15 +1,30 @@
 // Pending requests: each has a deadline and an abort handle, and gets exactly one reply.
 
+import { type Deadline, DeadlineList } from './deadlines.js';
 import { BridgeError } from './errors.js';
 import { bridgeErrorReply, idKey, type JsonObject, type JsonRpcId } from './json-rpc.js';
 
 export type Era = 'legacy' | 'modern';
+
+/**
+ * What a request's exchange watches to stop: the part of AbortSignal the hot path uses, so an
+ * AbortSignal fits wherever one is taken, and a request needs no AbortController unless some
+ * slower path asks for a real `signal`.
+ */
+export interface AbortSource {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
 
 export interface PendingRequest {
   readonly id: JsonRpcId;
   readonly method: string;
   readonly era: Era;
   /** Aborted by the deadline, a cancel or shutdown; its reason is a BridgeError (or a cancel marker). */
+  readonly aborts: AbortSource;
+  /** The same as a real AbortSignal (made on first use), for APIs that need one (timers/promises, a GET). */
   readonly signal: AbortSignal;
   /** True once the request has its reply, was cancelled, or the bridge is stopping. */
   readonly done: boolean;
@@ -36,7 +51,7 @@ export const CANCELLED = Symbol('cancelled by the client');
  * Settles with `work`, or rejects with the signal's reason as soon as it aborts, whichever is
  * first; a result that arrives after the abort goes to `onLate` (to release what it holds).
  */
-export function untilAborted<T>(work: Promise<T>, signal: AbortSignal, onLate: (value: T) => void = () => undefined): Promise<T> {
+export function untilAborted<T>(work: Promise<T>, signal: AbortSource, onLate: (value: T) => void = () => undefined): Promise<T> {
   if (signal.aborted) {
     work.then(onLate, () => undefined);
     return Promise.reject(toError(signal.reason));
@@ -70,6 +85,7 @@ function toError(reason: unknown): Error {
 export class InFlight {
   readonly #entries = new Map<string, PendingEntry>();
   readonly #options: InFlightOptions;
+  readonly #deadlines = new DeadlineList();
   #emptyWaiters: (() => void)[] = [];
 
   constructor(options: InFlightOptions) {
@@ -97,7 +113,8 @@ export class InFlight {
     const key = idKey(id);
     if (this.#entries.has(key)) return undefined;
     const timeoutMs = options.deadline ? this.#options.requestTimeoutMs : 0;
-    const entry = new PendingEntry(id, method, era, timeoutMs, this.#options.write, () => this.#remove(key, entry));
+    const entry = new PendingEntry(id, method, era, this.#options.write, () => this.#remove(key, entry));
+    if (timeoutMs > 0) entry.startDeadline(this.#deadlines, timeoutMs);
     this.#entries.set(key, entry);
     return entry;
   }
@@ -148,10 +165,54 @@ export class InFlight {
   }
 }
 
+/** The abort side of a request: listeners in a plain array, a real AbortSignal only when asked for. */
+class Aborts implements AbortSource {
+  aborted = false;
+  reason: unknown = undefined;
+  #listeners: (() => void)[] = [];
+  #controller: AbortController | undefined;
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.aborted) this.#controller.abort(this.reason);
+    }
+    return this.#controller.signal;
+  }
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    if (!this.aborted) this.#listeners.push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const index = this.#listeners.lastIndexOf(listener);
+    if (index !== -1) this.#listeners.splice(index, 1);
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.#controller?.abort(reason);
+    const listeners = this.#listeners;
+    this.#listeners = [];
+    for (const listener of listeners) {
+      try {
+        listener();
+      } catch (error) {
+        // As EventTarget does: the other listeners still run, the error is reported uncaught.
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+}
+
 class PendingEntry implements PendingRequest {
-  readonly #controller = new AbortController();
-  readonly #timer: NodeJS.Timeout | undefined;
-  readonly deadlineAt: number | undefined;
+  readonly aborts = new Aborts();
+  #deadline: { list: DeadlineList; node: Deadline } | undefined;
+  deadlineAt: number | undefined;
   #done = false;
   #cancelled = false;
 
@@ -159,30 +220,28 @@ class PendingEntry implements PendingRequest {
     readonly id: JsonRpcId,
     readonly method: string,
     readonly era: Era,
-    timeoutMs: number,
     private readonly write: (message: JsonObject, serialised?: string | Buffer) => Promise<boolean>,
     private readonly release: () => void,
-  ) {
-    if (timeoutMs > 0) {
-      this.deadlineAt = performance.now() + timeoutMs;
-      this.#timer = setTimeout(() => {
-        const timeout = new BridgeError('REQUEST_TIMEOUT', `no answer to ${method} within ${timeoutMs} ms`, {
-          method,
-          timeoutMs,
-          hint: 'raise --request-timeout (0 = no deadline) if this call is expected to take longer',
-        });
-        // The deadline writes the reply itself, then stops the exchange: the answer never waits
-        // for undici, a decoder or the server to notice the abort.
-        void this.fail(timeout);
-        this.abort(timeout);
-      }, timeoutMs);
-      // The deadline alone must not keep the process alive after everything else is done.
-      this.#timer.unref();
-    }
+  ) {}
+
+  startDeadline(list: DeadlineList, timeoutMs: number): void {
+    const node = list.add(timeoutMs, () => {
+      const timeout = new BridgeError('REQUEST_TIMEOUT', `no answer to ${this.method} within ${timeoutMs} ms`, {
+        method: this.method,
+        timeoutMs,
+        hint: 'raise --request-timeout (0 = no deadline) if this call is expected to take longer',
+      });
+      // The deadline writes the reply itself, then stops the exchange: the answer never waits
+      // for undici, a decoder or the server to notice the abort.
+      void this.fail(timeout);
+      this.abort(timeout);
+    });
+    this.#deadline = { list, node };
+    this.deadlineAt = node.at;
   }
 
   get signal(): AbortSignal {
-    return this.#controller.signal;
+    return this.aborts.signal;
   }
 
   get done(): boolean {
@@ -212,16 +271,16 @@ class PendingEntry implements PendingRequest {
     if (this.#done) return;
     this.#cancelled = true;
     this.#finish();
-    this.#controller.abort(CANCELLED);
+    this.aborts.abort(CANCELLED);
   }
 
   abort(reason: BridgeError): void {
-    if (!this.#controller.signal.aborted) this.#controller.abort(reason);
+    this.aborts.abort(reason);
   }
 
   #finish(): void {
     this.#done = true;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#deadline !== undefined) this.#deadline.list.remove(this.#deadline.node);
     this.release();
   }
 }

@@ -60,21 +60,28 @@ export async function* readLines(input: Readable | AsyncIterable<Buffer | string
         }
       }
       if (newline === -1) break;
-      if (!skipping) {
-        const line = takeLine(pending, pendingBytes);
-        if (line !== undefined) yield line;
-      }
+      // The pieces are let go of before the line is decoded and handed on: a long line's bytes
+      // must not stay alive while its text and its parsed tree exist.
+      const pieces = pending;
+      const bytes = pendingBytes;
       pending = [];
       pendingBytes = 0;
+      const wasSkipping = skipping;
       skipping = false;
       start = newline + 1;
+      if (!wasSkipping) {
+        const line = takeLine(pieces, bytes);
+        if (line !== undefined) yield line;
+      }
     }
   }
   if (!skipping && pendingBytes > maxLineBytes) {
     // Only the bytes held back as a possible BOM can get here unchecked.
     yield { kind: 'oversized', bytes: pendingBytes };
   } else if (!skipping && pendingBytes > 0) {
-    const line = takeLine(pending, pendingBytes);
+    const pieces = pending;
+    pending = [];
+    const line = takeLine(pieces, pendingBytes);
     if (line !== undefined) yield line;
   }
 }
@@ -87,6 +94,8 @@ export async function* readLines(input: Readable | AsyncIterable<Buffer | string
 function takeLine(pieces: Buffer[], totalBytes: number): LineEvent | undefined {
   if (totalBytes === 0) return undefined;
   const bytes = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, totalBytes);
+  // Only the joined copy is kept: the chunks it came from can be collected while it is decoded.
+  pieces.length = 0;
   const length = bytes[bytes.length - 1] === CR ? bytes.length - 1 : bytes.length;
   if (!isUtf8(bytes.subarray(0, length))) return { kind: 'not-utf8', bytes: length };
   const text = bytes.toString('utf8', 0, length);

@@ -1,9 +1,12 @@
 // The HTTP side: one keep-alive undici dispatcher (proxy and CA aware) and failures classified by err.code.
 
 import { readFileSync } from 'node:fs';
-import { rootCertificates } from 'node:tls';
+import { createRequire } from 'node:module';
+import type * as Tls from 'node:tls';
+import { Readable } from 'node:stream';
 import { EnvHttpProxyAgent, type Dispatcher } from './undici-parts.js';
 import { BridgeError, isBridgeError } from './errors.js';
+import type { AbortSource } from './in-flight.js';
 import { BodyQueue, type ResponseBody } from './response-body.js';
 
 /**
@@ -11,6 +14,10 @@ import { BodyQueue, type ResponseBody } from './response-body.js';
  * the 256 open files a macOS GUI app may have, so a burst of lines cannot exhaust descriptors.
  */
 export const MAX_CONNECTIONS = 128;
+
+// node:tls costs start-up time and is needed here only with --ca-file;
+// undici loads it itself for the first https:// connection.
+const requireBuiltin = createRequire(import.meta.url);
 
 export interface RemoteOptions {
   connectTimeoutMs: number;
@@ -65,6 +72,7 @@ export function trustedCas(options: Pick<RemoteOptions, 'caFile' | 'env'>): stri
   if (options.caFile === undefined) return undefined; // Node's defaults, NODE_EXTRA_CA_CERTS included
   // An explicit `ca` replaces Node's store, so rebuild it: bundled roots, the extra file Node
   // would have added, and the user's file.
+  const { rootCertificates } = requireBuiltin('node:tls') as typeof Tls;
   const cas = [...rootCertificates];
   const extra = options.env.NODE_EXTRA_CA_CERTS;
   if (extra !== undefined && extra !== '') {
@@ -105,12 +113,52 @@ export function createDispatcher(options: RemoteOptions): Dispatcher {
   });
 }
 
+/**
+ * A request body longer than this many characters is encoded slice by slice as undici sends it,
+ * instead of being copied whole into a Buffer first: a 50 MiB line then costs its text and its
+ * parsed tree, not a third full copy.
+ */
+export const LARGE_BODY_CHARS = 1024 * 1024;
+/** The characters encoded at a time for such a body. */
+const BODY_SLICE_CHARS = 64 * 1024;
+
+/**
+ * The UTF-8 bytes of `text`, a slice at a time; iterable again for a retry. A slice never ends
+ * between the two halves of a surrogate pair, so the bytes are exactly those of the whole text
+ * (the text was decoded from valid UTF-8, so it holds no lone surrogate).
+ */
+export function utf8Slices(text: string, sliceChars = BODY_SLICE_CHARS): Iterable<Buffer> {
+  return {
+    *[Symbol.iterator]() {
+      for (let start = 0; start < text.length; ) {
+        let end = Math.min(start + sliceChars, text.length);
+        const last = text.charCodeAt(end - 1);
+        if (end < text.length && last >= 0xd800 && last <= 0xdbff) end++;
+        yield Buffer.from(text.slice(start, end), 'utf8');
+        start = end;
+      }
+    },
+  };
+}
+
 export interface SendOptions {
   method: HttpMethod;
   url: URL;
   headers: Record<string, string>;
   body?: string;
-  signal: AbortSignal;
+  signal: AbortSource;
+  /** What a failure before the headers (the abort reason included) is rejected with; undici's own error when absent. */
+  toFailure?: (error: unknown) => Error;
+}
+
+/** The origin and path of the last URL sent to: every POST goes to the same one. */
+let lastTarget: { url: URL; href: string; origin: string; path: string } | undefined;
+
+function targetOf(url: URL): { origin: string; path: string } {
+  if (lastTarget?.url !== url || lastTarget.href !== url.href) {
+    lastTarget = { url, href: url.href, origin: url.origin, path: `${url.pathname}${url.search}` };
+  }
+  return lastTarget;
 }
 
 /**
@@ -120,8 +168,15 @@ export interface SendOptions {
  * when it aborts (a request still queued for a connection included).
  */
 export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<HttpExchange> {
-  const { signal } = options;
-  if (signal.aborted) return Promise.reject(abortReason(signal));
+  const { signal, toFailure } = options;
+  if (signal.aborted) return Promise.reject(toFailure === undefined ? abortReason(signal) : toFailure(abortReason(signal)));
+  const target = targetOf(options.url);
+  let headers = options.headers;
+  let requestBody: string | Readable | null = options.body ?? null;
+  if (typeof requestBody === 'string' && requestBody.length > LARGE_BODY_CHARS) {
+    headers = { ...headers, 'content-length': String(Buffer.byteLength(requestBody, 'utf8')) };
+    requestBody = Readable.from(utf8Slices(requestBody), { objectMode: false });
+  }
   return new Promise<HttpExchange>((resolve, reject) => {
     const body = new BodyQueue();
     let controller: Dispatcher.DispatchController | undefined;
@@ -131,7 +186,7 @@ export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<
       const reason = abortReason(signal);
       if (!settled) {
         settled = true;
-        reject(reason);
+        reject(toFailure === undefined ? reason : toFailure(reason));
       }
       body.fail(reason);
       if (controller !== undefined && !controller.aborted) controller.abort(reason);
@@ -140,11 +195,11 @@ export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<
     const done = () => signal.removeEventListener('abort', onAbort);
     dispatcher.dispatch(
       {
-        origin: options.url.origin,
-        path: `${options.url.pathname}${options.url.search}`,
+        origin: target.origin,
+        path: target.path,
         method: options.method,
-        headers: options.headers,
-        body: options.body ?? null,
+        headers,
+        body: requestBody,
       },
       {
         onRequestStart(dispatchController) {
@@ -171,7 +226,7 @@ export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<
           done();
           if (!started && !settled) {
             settled = true;
-            reject(error);
+            reject(toFailure === undefined ? error : toFailure(error));
             return;
           }
           body.fail(error);
@@ -181,7 +236,7 @@ export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<
   });
 }
 
-function abortReason(signal: AbortSignal): Error {
+function abortReason(signal: AbortSource): Error {
   const reason: unknown = signal.reason;
   return reason instanceof Error ? reason : new Error('aborted', { cause: reason });
 }
@@ -213,7 +268,7 @@ function innermost(error: unknown): unknown {
  * Maps a failure to a BridgeError by `err.code`, never by class. An aborted signal's reason wins:
  * the deadline, a cancel or shutdown already said why.
  */
-export function toBridgeError(error: unknown, signal: AbortSignal | undefined, context: FailureContext): BridgeError {
+export function toBridgeError(error: unknown, signal: AbortSource | undefined, context: FailureContext): BridgeError {
   if (isBridgeError(error)) return error;
   if (signal?.aborted === true && isBridgeError(signal.reason)) return signal.reason;
   const inner = innermost(error);

@@ -1,11 +1,17 @@
 // Reads HTTP replies: the one owner of every response body, which it reads, drains or destroys in one place.
 
 import { Readable, pipeline, type Transform } from 'node:stream';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { createRequire } from 'node:module';
+import type * as Zlib from 'node:zlib';
+import { type Deadline, DeadlineList } from './deadlines.js';
 import { BridgeError } from './errors.js';
+import type { AbortSource } from './in-flight.js';
 import { isJsonObject, type JsonObject } from './json-rpc.js';
 import type { HttpExchange } from './remote.js';
 import { SseFramer, type SseEvent } from './sse-reader.js';
+
+/** Every stream's linger after its answer, on one timer: one per event-stream reply would be one timer per message. */
+const lingers = new DeadlineList();
 
 /** How much of an error body is kept for the error reply's `data.bodyExcerpt`. */
 export const BODY_EXCERPT_CHARS = 500;
@@ -64,7 +70,7 @@ export interface StreamHandler {
 export interface ReadOptions {
   maxMessageBytes: number;
   /** Aborting it destroys the body at once; the read then rejects. */
-  signal: AbortSignal | undefined;
+  signal: AbortSource | undefined;
   /** Back-pressure: returns a promise while the consumer (stdout) is full; reading waits for it. */
   room?: (() => Promise<void> | undefined) | undefined;
   /** How a text/event-stream 2xx reply is read; without it such a reply is only drained. */
@@ -82,6 +88,8 @@ export function headerValue(headers: HttpExchange['headers'], name: string): str
 export function mediaTypeOf(headers: HttpExchange['headers']): string | undefined {
   const raw = headerValue(headers, 'content-type');
   if (raw === undefined) return undefined;
+  // The two types every reply carries, as servers usually spell them: no split or copy per message.
+  if (raw === 'application/json' || raw === 'text/event-stream') return raw;
   const type = raw.split(';', 1)[0]!.trim().toLowerCase();
   return type === '' ? undefined : type;
 }
@@ -146,6 +154,10 @@ interface OpenBody {
   unsupportedEncoding?: string;
 }
 
+// node:zlib is loaded the first time a server compresses a reply (the bridge never asks it to), not at start-up.
+const requireBuiltin = createRequire(import.meta.url);
+const zlib = () => requireBuiltin('node:zlib') as typeof Zlib;
+
 /** The decoder for a Content-Encoding: null for identity, undefined for one the bridge cannot decode. */
 function decoderFor(encoding: string): Transform | null | undefined {
   switch (encoding) {
@@ -154,11 +166,11 @@ function decoderFor(encoding: string): Transform | null | undefined {
       return null;
     case 'gzip':
     case 'x-gzip':
-      return createGunzip();
+      return zlib().createGunzip();
     case 'deflate':
-      return createInflate();
+      return zlib().createInflate();
     case 'br':
-      return createBrotliDecompress();
+      return zlib().createBrotliDecompress();
     default:
       return undefined;
   }
@@ -285,10 +297,16 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
   let answered = false;
   let idle = false;
   let timer: NodeJS.Timeout | undefined;
+  let linger: Deadline | undefined;
   const cut = () => body.release();
+  // One idle timer per stream, restarted in place for each chunk (refresh() moves the same timer,
+  // where clearTimeout + setTimeout would make a new one per chunk).
   const arm = () => {
     if (handler.idleTimeoutMs <= 0 || answered) return;
-    clearTimeout(timer);
+    if (timer !== undefined) {
+      timer.refresh();
+      return;
+    }
     timer = setTimeout(() => {
       idle = true;
       cut();
@@ -302,7 +320,8 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
         // The server SHOULD close the stream after the response (transports §Sending Messages);
         // one that does not is cut after a short while.
         clearTimeout(timer);
-        timer = setTimeout(cut, handler.lingerMs);
+        timer = undefined;
+        linger = lingers.add(handler.lingerMs, cut);
         return;
       }
     }
@@ -330,6 +349,7 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
     throw error;
   } finally {
     clearTimeout(timer);
+    if (linger !== undefined) lingers.remove(linger);
   }
   return answered;
 }
@@ -393,7 +413,7 @@ export async function readErrorBody(exchange: HttpExchange): Promise<string> {
  * Reads the response to a request the bridge sent for itself (JSON or an event stream); other
  * messages on the stream are ignored, as they answer nothing the client asked.
  */
-export async function readPrivateResponse(exchange: HttpExchange, id: string, maxMessageBytes: number, signal?: AbortSignal): Promise<JsonObject> {
+export async function readPrivateResponse(exchange: HttpExchange, id: string, maxMessageBytes: number, signal?: AbortSource): Promise<JsonObject> {
   let found: JsonObject | undefined;
   const reply = await readReply(exchange, {
     maxMessageBytes,

@@ -196,3 +196,53 @@ describe('InFlight bookkeeping', () => {
     expect(inFlight.has('call')).toBe(true);
   });
 });
+
+describe('a pending request’s abort handle', () => {
+  it('gives a real AbortSignal on demand, aborted already when the request was', () => {
+    const inFlight = new InFlight({ write: () => Promise.resolve(true), requestTimeoutMs: 0 });
+    const pending = inFlight.begin(1, 'tools/call', 'legacy', { deadline: false })!;
+    const calls: string[] = [];
+    const kept = () => calls.push('kept');
+    const dropped = () => calls.push('dropped');
+    pending.aborts.addEventListener('abort', kept);
+    pending.aborts.addEventListener('abort', dropped);
+    pending.aborts.removeEventListener('abort', dropped);
+    pending.aborts.removeEventListener('abort', dropped);
+    inFlight.cancel(1);
+    expect(calls).toEqual(['kept']);
+    expect(pending.aborts.reason).toBe(CANCELLED);
+    expect(pending.signal.aborted).toBe(true);
+    expect(pending.signal.reason).toBe(CANCELLED);
+    pending.aborts.addEventListener('abort', kept);
+    expect(calls).toEqual(['kept']);
+  });
+
+  it('runs every listener when one throws, and reports that error uncaught as EventTarget does', () => {
+    const reported: (() => void)[] = [];
+    vi.stubGlobal('queueMicrotask', (callback: () => void) => reported.push(callback));
+    try {
+      const inFlight = new InFlight({ write: () => Promise.resolve(true), requestTimeoutMs: 0 });
+      const pending = inFlight.begin(1, 'tools/call', 'legacy', { deadline: false })!;
+      const calls: string[] = [];
+      pending.aborts.addEventListener('abort', () => {
+        throw new Error('listener broke');
+      });
+      pending.aborts.addEventListener('abort', () => calls.push('second'));
+      inFlight.cancel(1);
+      expect(calls).toEqual(['second']);
+      expect(reported).toHaveLength(1);
+      expect(() => reported[0]!()).toThrow('listener broke');
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it('aborts a real AbortSignal taken before the abort', () => {
+    const inFlight = new InFlight({ write: () => Promise.resolve(true), requestTimeoutMs: 0 });
+    const pending = inFlight.begin(1, 'tools/call', 'legacy', { deadline: false })!;
+    const { signal } = pending;
+    expect(signal.aborted).toBe(false);
+    inFlight.abortAll(new BridgeError('SHUTTING_DOWN', 'stop'));
+    expect(signal.reason).toMatchObject({ code: 'SHUTTING_DOWN' });
+  });
+});
