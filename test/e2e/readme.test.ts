@@ -60,7 +60,7 @@ describe('the README', () => {
   it.each(blocks('json').map((block) => [block]))('has a client config that parses and keeps every secret out of args: %s', (block) => {
     const config = JSON.parse(block);
     const servers = config.mcpServers ?? config.servers;
-    const fenbs = servers.fenbs;
+    const fenbs = Object.values(servers)[0] as { args: string[]; env: Record<string, string> };
     expect(fenbs.args).toContain('fenbs-mcp@0.1');
     // Secrets sit in env; args only name them (${NAME}) or say where one comes from.
     const args = (fenbs.args as string[]).map((arg) => arg.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, ''));
@@ -75,6 +75,8 @@ describe('the README', () => {
     expect(readme).toMatch(/"--token-command", "/);
     expect(readme).toMatch(/"-H", "X-Api-Key: \$\{EXAMPLE_API_KEY\}"/);
     expect(readme).toMatch(/"-H", "Authorization: token \$\{GH_TOKEN\}"/);
+    expect(readme).toContain('fenbs-mcp login --url');
+    expect(readme).toContain('fenbs-mcp logout --url');
   });
 
   it('has a Codex config with the token in env, not in args', () => {
