@@ -18,7 +18,7 @@ import { createDispatcher, proxyFromEnv, redactUserinfo, trustedCas } from './re
 import { createRedactor, maskUrl, type Redactor } from './secrets.js';
 import type { Logger } from './logger.js';
 import { TokenCommandCredential } from './token-command.js';
-import { oauthCacheCheck } from './oauth/doctor-check.js';
+import { cachedOAuthCredential, oauthCacheCheck } from './oauth/doctor-check.js';
 
 export interface Check {
   name: string;
@@ -75,9 +75,11 @@ export async function runDoctor(config: BridgeConfig, env: Readonly<Record<strin
   add({ name: 'url', ok: true, detail: maskUrl(config.url) });
   if (config.credential.kind === 'command') begin('credential', 'running --token-command');
   // Which credential the bridge would send, and that it can be had; the run goes on either way.
+  const redact = options.redact ?? createRedactor([]);
   const credential =
     options.credential ??
-    (await createCredential(config, { env, logger: options.logger ?? pino({ level: 'silent' }, { write: () => undefined }), redact: options.redact ?? createRedactor([]) }));
+    cachedOAuthCredential(config, env, (secret) => void redact.add(secret)) ??
+    (await createCredential(config, { env, logger: options.logger ?? pino({ level: 'silent' }, { write: () => undefined }), redact }));
   add(credentialCheck(credential));
   const oauth = oauthCacheCheck(config, env);
   if (oauth !== undefined) add(oauth);

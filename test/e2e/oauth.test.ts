@@ -102,9 +102,12 @@ describe('OAuth through the built bridge', () => {
     await finish(run, 'second run');
   });
 
-  it('doctor says the cached token is valid', async () => {
-    const { stdout } = await cli(['doctor', '--url', setup.mcpUrl], envFor('main'));
+  it('doctor says the cached token is valid, and checks the server with it', async () => {
+    const { stdout, code } = await cli(['doctor', '--url', setup.mcpUrl, '--allow-http'], envFor('main'));
     expect(stdout).toMatch(/oauth\s+a cached OAuth token from http:\/\/127\.0\.0\.1:\d+ is valid until/);
+    expect(stdout).toMatch(/credential\s+OAuth \(cached token\)/);
+    expect(stdout).toContain('fenbs-mcp can bridge to this server.');
+    expect(code).toBe(0);
   });
 
   it('logout forgets the server; login signs in ahead (exit 0) and then finds itself signed in', async () => {

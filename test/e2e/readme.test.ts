@@ -63,7 +63,7 @@ describe('the README', () => {
     const fenbs = Object.values(servers)[0] as { args: string[]; env: Record<string, string> };
     expect(fenbs.args).toContain('fenbs-mcp@0.1');
     // Secrets sit in env; args only name them (${NAME}) or say where one comes from.
-    const args = (fenbs.args as string[]).map((arg) => arg.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, ''));
+    const args = (fenbs.args).map((arg) => arg.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, ''));
     expect(JSON.stringify(args)).not.toMatch(/Bearer \S|<your|--token[ =]/i);
     expect(Object.keys(fenbs.env).length).toBeGreaterThan(0);
     for (const [, name] of JSON.stringify(fenbs.args).matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) expect(fenbs.env).toHaveProperty(name!);
