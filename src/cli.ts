@@ -366,8 +366,9 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
     'fenbs-mcp started',
   );
   if (config.credential.kind === 'none') {
-    // Not a warning: a server that wants OAuth says so with its 401, and the sign-in starts then.
-    logger.info(`no token: ${config.tokenSource} is not set; a cached OAuth token is used, or a sign-in starts when the server asks for one`);
+    // A warning still: most often a token was meant to be set. A server that wants OAuth says so
+    // with its 401, and the sign-in starts then.
+    logger.warn(`no token: ${config.tokenSource} is not set, so requests go without Authorization until the server asks for an OAuth sign-in (a cached OAuth token is used if there is one)`);
   }
   if (config.url.protocol === 'http:' && config.allowHttp) {
     logger.warn('--allow-http: the token travels unencrypted over plain http://');

@@ -51,4 +51,18 @@ describe('progress notifications and the result, for an SDK v1 client', () => {
       expect(seen, `call ${call}`).toEqual([1, 2, 3, 4]);
     }
   });
+
+  // With its 2025 fallback on, the same server answers the 2025 client directly (no translation):
+  // its stateless 2025 path also writes the progress notifications and the result in one burst.
+  it('delivers n of n progress notifications before the result against the SDK v2 server speaking 2025 itself', async () => {
+    const server = await startSdkV2Server({ token: 'progress-token-v2', legacy: 'stateless' });
+    servers.push(server);
+    const client = await clientThroughBridge(['--url', server.url, '--allow-http'], { FENBS_TOKEN: 'progress-token-v2' });
+    for (let call = 0; call < 5; call++) {
+      const seen: number[] = [];
+      const result = await client.callTool({ name: 'tasks_import', arguments: { count: 4 } }, undefined, { onprogress: (progress) => seen.push(progress.progress) });
+      expect(result.isError).not.toBe(true);
+      expect(seen, `call ${call}`).toEqual([1, 2, 3, 4]);
+    }
+  });
 });
