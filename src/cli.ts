@@ -235,6 +235,17 @@ interface Prepared {
   demo: { url: URL; close(): Promise<void> } | undefined;
 }
 
+/** The logger of a subcommand; a --log-file that cannot be opened stops the demo and is a usage exit (a number). */
+async function openLog(prepared: Prepared, redact: Redactor, refuse: (message: string) => number): Promise<BridgeLog | number> {
+  try {
+    return createLogger({ level: prepared.config.logLevel, file: prepared.config.logFile, redact, formatStderr: await stderrFormatter(prepared.config) });
+  } catch (error) {
+    await prepared.demo?.close();
+    if (error instanceof LogFileError) return refuse(error.message);
+    throw error;
+  }
+}
+
 /** Options + environment → config, starting the demo server first when asked. A number is a usage exit. */
 async function prepare(options: CliOptions, report: (message: string, fix?: string) => number = usage): Promise<Prepared | number> {
   const env = process.env;
@@ -292,14 +303,8 @@ async function doctorCommand(options: CliOptions): Promise<number> {
   if (typeof prepared === 'number') return prepared;
   const { reportDoctor } = await import('./doctor.js');
   const { redact } = redactorFor(prepared.config, prepared.env);
-  let log: BridgeLog;
-  try {
-    log = createLogger({ level: prepared.config.logLevel, file: prepared.config.logFile, redact, formatStderr: await stderrFormatter(prepared.config) });
-  } catch (error) {
-    await prepared.demo?.close();
-    if (error instanceof LogFileError) return report(error.message, 'fenbs-mcp doctor --log-file ~/fenbs-mcp.log (a path you can write to)');
-    throw error;
-  }
+  const log = await openLog(prepared, redact, (message) => report(message, 'fenbs-mcp doctor --log-file ~/fenbs-mcp.log (a path you can write to)'));
+  if (typeof log === 'number') return log;
   try {
     // Each check shows as it starts (a spinner on a terminal); what doctor prints is what users
     // paste into issues, so it goes through the same masking as the bridge's logs.
@@ -321,14 +326,8 @@ async function accountCommand(command: 'login' | 'logout', options: CliOptions):
   const prepared = await prepare(options);
   if (typeof prepared === 'number') return prepared;
   const { redact } = redactorFor(prepared.config, prepared.env);
-  let log: BridgeLog;
-  try {
-    log = createLogger({ level: prepared.config.logLevel, file: prepared.config.logFile, redact, formatStderr: await stderrFormatter(prepared.config) });
-  } catch (error) {
-    await prepared.demo?.close();
-    if (error instanceof LogFileError) return usage(error.message);
-    throw error;
-  }
+  const log = await openLog(prepared, redact, (message) => usage(message));
+  if (typeof log === 'number') return log;
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.once('SIGINT', stop);

@@ -87,15 +87,9 @@ async function get(http: OAuthHttp, url: URL, signal: AbortSignal): Promise<Resp
   return http.fetch(url.href, { method: 'GET', headers: { accept: 'application/json' }, signal });
 }
 
-/**
- * The protected-resource metadata: from the challenge's `resource_metadata` when given (clients
- * MUST prefer it), else the well-known URLs. Its `resource` must be the server's URL or a prefix of
- * it on the same origin (what MCP servers publish); oauth4webapi validates the document.
- */
-async function findResourceMetadata(http: OAuthHttp, server: URL, challenge: BearerChallenge, signal: AbortSignal): Promise<oauth.ResourceServer> {
-  const candidates = challenge.resourceMetadata === undefined ? resourceMetadataUrls(server) : [challenge.resourceMetadata];
-  const reasons: string[] = [];
-  for (const url of candidates) {
+/** GETs each URL in turn and yields those that answered; a URL that could not be reached is noted in `reasons`. */
+async function* answersFrom(http: OAuthHttp, urls: Iterable<URL>, signal: AbortSignal, reasons: string[]): AsyncGenerator<{ url: URL; response: Response }> {
+  for (const url of urls) {
     let response: Response;
     try {
       response = await get(http, url, signal);
@@ -104,6 +98,19 @@ async function findResourceMetadata(http: OAuthHttp, server: URL, challenge: Bea
       reasons.push(`${url.href}: ${reasonOf(error)}`);
       continue;
     }
+    yield { url, response };
+  }
+}
+
+/**
+ * The protected-resource metadata: from the challenge's `resource_metadata` when given (clients
+ * MUST prefer it), else the well-known URLs. Its `resource` must be the server's URL or a prefix of
+ * it on the same origin (what MCP servers publish); oauth4webapi validates the document.
+ */
+async function findResourceMetadata(http: OAuthHttp, server: URL, challenge: BearerChallenge, signal: AbortSignal): Promise<oauth.ResourceServer> {
+  const candidates = challenge.resourceMetadata === undefined ? resourceMetadataUrls(server) : [challenge.resourceMetadata];
+  const reasons: string[] = [];
+  for await (const { url, response } of answersFrom(http, candidates, signal, reasons)) {
     if (response.status !== 200) {
       reasons.push(`${url.href}: HTTP ${response.status}`);
       continue;
@@ -144,15 +151,7 @@ export function isResourceFor(resource: URL, server: URL): boolean {
  */
 export async function fetchAuthorizationServer(http: OAuthHttp, issuer: URL, signal: AbortSignal): Promise<oauth.AuthorizationServer> {
   const reasons: string[] = [];
-  for (const url of authorizationServerMetadataUrls(issuer)) {
-    let response: Response;
-    try {
-      response = await get(http, url, signal);
-    } catch (error) {
-      if (signal.aborted) throw error;
-      reasons.push(`${url.href}: ${reasonOf(error)}`);
-      continue;
-    }
+  for await (const { url, response } of answersFrom(http, authorizationServerMetadataUrls(issuer), signal, reasons)) {
     if (response.status === 404) {
       reasons.push(`${url.href}: HTTP 404`);
       continue;

@@ -27,15 +27,21 @@ async function clientThroughBridge(args: string[], env: Record<string, string> =
   return client;
 }
 
+/** Calls tasks_import 5 times and expects the progress callback to see 1…count before each result. */
+async function expectEveryProgress(client: Client, count: number): Promise<void> {
+  const expected = Array.from({ length: count }, (_, index) => index + 1);
+  for (let call = 0; call < 5; call++) {
+    const seen: number[] = [];
+    const result = await client.callTool({ name: 'tasks_import', arguments: { count } }, undefined, { onprogress: (progress) => seen.push(progress.progress) });
+    expect(result.isError).not.toBe(true);
+    expect(seen, `call ${call}`).toEqual(expected);
+  }
+}
+
 describe('progress notifications and the result, for an SDK v1 client', () => {
   it('delivers n of n progress notifications before the result, call after call, against the demo server', async () => {
     const client = await clientThroughBridge(['--demo']);
-    for (let call = 0; call < 5; call++) {
-      const seen: number[] = [];
-      const result = await client.callTool({ name: 'tasks_import', arguments: { count: 5 } }, undefined, { onprogress: (progress) => seen.push(progress.progress) });
-      expect(result.isError).not.toBe(true);
-      expect(seen, `call ${call}`).toEqual([1, 2, 3, 4, 5]);
-    }
+    await expectEveryProgress(client, 5);
   });
 
   // The SDK v2 server speaks only 2026-07-28, so the bridge translates for this 2025-era client; the
@@ -44,12 +50,7 @@ describe('progress notifications and the result, for an SDK v1 client', () => {
     const server = await startSdkV2Server({ token: 'progress-token-v2' });
     servers.push(server);
     const client = await clientThroughBridge(['--url', server.url, '--allow-http'], { FENBS_TOKEN: 'progress-token-v2' });
-    for (let call = 0; call < 5; call++) {
-      const seen: number[] = [];
-      const result = await client.callTool({ name: 'tasks_import', arguments: { count: 4 } }, undefined, { onprogress: (progress) => seen.push(progress.progress) });
-      expect(result.isError).not.toBe(true);
-      expect(seen, `call ${call}`).toEqual([1, 2, 3, 4]);
-    }
+    await expectEveryProgress(client, 4);
   });
 
   // With its 2025 fallback on, the same server answers the 2025 client directly (no translation):
@@ -58,11 +59,6 @@ describe('progress notifications and the result, for an SDK v1 client', () => {
     const server = await startSdkV2Server({ token: 'progress-token-v2', legacy: 'stateless' });
     servers.push(server);
     const client = await clientThroughBridge(['--url', server.url, '--allow-http'], { FENBS_TOKEN: 'progress-token-v2' });
-    for (let call = 0; call < 5; call++) {
-      const seen: number[] = [];
-      const result = await client.callTool({ name: 'tasks_import', arguments: { count: 4 } }, undefined, { onprogress: (progress) => seen.push(progress.progress) });
-      expect(result.isError).not.toBe(true);
-      expect(seen, `call ${call}`).toEqual([1, 2, 3, 4]);
-    }
+    await expectEveryProgress(client, 4);
   });
 });
