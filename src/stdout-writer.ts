@@ -13,10 +13,13 @@ export const MAX_STDOUT_PENDING_BYTES = 16 * 1024 * 1024;
 /**
  * How long after a progress notification for token T the response with id T waits (see the
  * writer). Measured with the SDK v1 client against the demo server on a 2-core machine with one
- * core kept busy: 1 ms lost the last progress in 3–7 % of calls, 4 ms in 3 %, 8 ms in none of 300.
- * Only a response right after its own request's progress pays it.
+ * core kept busy: 1 ms lost the last progress in 3–7 % of calls, 4 ms in 3 %, 8 ms and 16 ms in none
+ * of 300; with both cores saturated (a test suite and a fuzzer), 8 ms still lost one call in about
+ * 30: a client process waiting for a core can wait a whole scheduler period (some 12–24 ms with
+ * a handful of runnable processes on 2 cores). Only a response right after its own request's
+ * progress pays it, and calls that report progress run far longer than this.
  */
-export const PROGRESS_RESPONSE_GAP_MS = 8;
+export const PROGRESS_RESPONSE_GAP_MS = 25;
 /** Progress tokens remembered at once for that gap; the oldest is forgotten past this. */
 export const MAX_TRACKED_PROGRESS_TOKENS = 4096;
 
