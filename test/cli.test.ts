@@ -4,8 +4,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { EXIT, main } from '../src/cli.js';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { EXIT } from '../src/cli.js';
+import { captureProcessOutput, runCli } from './helpers/captured-cli.js';
 import { freePort, startMcpServer } from './helpers/hardening-servers.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -15,16 +16,11 @@ let stderr = '';
 beforeEach(() => {
   stdout = '';
   stderr = '';
-  // What main writes to the process's own streams, kept from the test runner's output.
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((stdout += String(chunk)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
 });
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+// What main writes to the process's own streams, kept from the test runner's output.
+captureProcessOutput((stream, text) => (stream === 'stdout' ? (stdout += text) : (stderr += text)));
 
-/** Runs main as bin/ does, with `args` after the node binary and the script. */
-const run = (...args: string[]) => main(['node', 'fenbs-mcp', ...args]);
+const run = runCli;
 
 describe('fenbs-mcp --help and --version', () => {
   it('prints the options, the environment variables and examples for --help, and returns 0', async () => {

@@ -1,7 +1,8 @@
 // In-process: the shell subcommands on the command line: help, options, suggestions, usage errors.
 
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { EXIT, main } from '../../src/cli.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { EXIT } from '../../src/cli.js';
+import { captureProcessOutput, runCli } from '../helpers/captured-cli.js';
 import { SHELL_COMMANDS } from '../../src/shell/command-line.js';
 
 let stdout = '';
@@ -9,14 +10,11 @@ let stderr = '';
 beforeEach(() => {
   stdout = '';
   stderr = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((stdout += String(chunk)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
 });
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+// What main writes to the process's own streams, kept from the test runner's output.
+captureProcessOutput((stream, text) => (stream === 'stdout' ? (stdout += text) : (stderr += text)));
 
-const run = (...args: string[]) => main(['node', 'fenbs-mcp', ...args]);
+const run = runCli;
 
 describe('the shell subcommands', () => {
   it('are listed by --help', async () => {
