@@ -1,5 +1,5 @@
-// A minimal MCP remote for the bench: fixed replies in JSON mode (/json) and SSE mode (/sse, and
-// /sse-bare: the same stream without the progress event before the result).
+// A minimal MCP remote for the bench: fixed replies in JSON mode (/json) and SSE mode (/sse: a
+// notification, then the result; /sse-bare: the same stream without the notification).
 //
 // GET /stats tells how many connections subjects open, so the bench can say how each uses the pool.
 //
@@ -44,8 +44,8 @@ function sendStatus(res, status, body) {
   res.end(body);
 }
 
-// Writes the reply in the route's mode; in SSE mode a progress notification goes first.
-function sendReply(res, mode, parts, extraHeaders, progress) {
+// Writes the reply in the route's mode; in SSE mode a notification goes first.
+function sendReply(res, mode, parts, extraHeaders, notification) {
   if (mode === 'json') {
     const length = parts.reduce((sum, part) => sum + part.length, 0);
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': length, ...extraHeaders });
@@ -54,8 +54,8 @@ function sendReply(res, mode, parts, extraHeaders, progress) {
     return;
   }
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...extraHeaders });
-  if (progress !== undefined && mode === 'sse') {
-    res.write(`event: message\ndata: ${JSON.stringify(progress)}\n\n`);
+  if (notification !== undefined && mode === 'sse') {
+    res.write(`event: message\ndata: ${JSON.stringify(notification)}\n\n`);
   }
   res.write('event: message\ndata: ');
   for (const part of parts) res.write(part);
@@ -101,13 +101,14 @@ function handleMessage(req, res, mode, message) {
   }
   if (method === 'tools/call') {
     const bytes = Number(message.params?.arguments?.bytes ?? 0);
-    const progressToken = message.params?._meta?.progressToken ?? id;
-    const progress = {
-      jsonrpc: '2.0',
-      method: 'notifications/progress',
-      params: { progressToken, progress: 1, total: 2 },
-    };
-    sendReply(res, mode, toResponseParts(id, toToolResultJson(bytes)), {}, progress);
+    // Progress only for a call that asked for it (a progressToken); any other call gets a log
+    // message on its stream instead, so both kinds of stream carry one notification before the result.
+    const progressToken = message.params?._meta?.progressToken;
+    const notification =
+      progressToken === undefined
+        ? { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'working' } }
+        : { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, progress: 1, total: 2 } };
+    sendReply(res, mode, toResponseParts(id, toToolResultJson(bytes)), {}, notification);
     return;
   }
   sendReply(res, mode, toResponseParts(id, Buffer.from('{}')), {});

@@ -219,9 +219,11 @@ function toInitializeMessage(id) {
   return { jsonrpc: '2.0', id, method: 'initialize', params: INITIALIZE_PARAMS };
 }
 
-function toToolCallMessage(id, bytes) {
+// With `askProgress` the call asks for progress (`_meta.progressToken`, as SDK clients do, the id).
+function toToolCallMessage(id, bytes, askProgress = false) {
   const args = bytes > 0 ? { bytes } : {};
-  return { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'bench', arguments: args } };
+  const params = askProgress ? { name: 'bench', arguments: args, _meta: { progressToken: id } } : { name: 'bench', arguments: args };
+  return { jsonrpc: '2.0', id, method: 'tools/call', params };
 }
 
 const INITIALIZED_NOTIFICATION = { jsonrpc: '2.0', method: 'notifications/initialized' };
@@ -270,10 +272,11 @@ export function checkLargeLine(subject, reply, bytes) {
 
 // The built bridge, or any stdio bridge that takes the same command line.
 export class BridgeSubject extends TimedSubject {
-  constructor({ bridgePath, url, nodePath = process.execPath }) {
+  constructor({ bridgePath, url, nodePath = process.execPath, askProgress = false }) {
     super();
     this.name = 'fenbs-mcp';
     this.nextId = 1;
+    this.askProgress = askProgress;
     this.child = new LineChild({
       name: 'fenbs-mcp',
       command: nodePath,
@@ -294,7 +297,7 @@ export class BridgeSubject extends TimedSubject {
 
   async call(bytes = 0) {
     const id = this.nextId++;
-    const reply = await this.child.request(id, `${JSON.stringify(toToolCallMessage(id, bytes))}\n`);
+    const reply = await this.child.request(id, `${JSON.stringify(toToolCallMessage(id, bytes, this.askProgress))}\n`);
     checkToolReply(this.name, reply, bytes);
     return reply;
   }
@@ -302,7 +305,7 @@ export class BridgeSubject extends TimedSubject {
   // Writes `count` requests in one write and waits for every reply.
   async callPipelined(count) {
     const ids = Array.from({ length: count }, () => this.nextId++);
-    const text = ids.map((id) => `${JSON.stringify(toToolCallMessage(id, 0))}\n`).join('');
+    const text = ids.map((id) => `${JSON.stringify(toToolCallMessage(id, 0, this.askProgress))}\n`).join('');
     const replies = ids.map((id) => this.child.request(id));
     this.child.send(text);
     for (const reply of await Promise.all(replies)) checkToolReply(this.name, reply, 0);
@@ -427,14 +430,14 @@ function readSseMessages(text) {
   return messages;
 }
 
-// The reply with `id` from an event stream; a tools/call stream must carry its progress event first,
-// as the bridge must forward it.
-function findSseMessage(text, id, expectProgress) {
+// The reply with `id` from an event stream; a tools/call stream must carry its notification
+// (`expectedMethod`) first, as the bridge must forward it.
+function findSseMessage(text, id, expectedMethod) {
   const messages = readSseMessages(text);
   const index = messages.findIndex((message) => message.id === id && message.method === undefined);
   if (index === -1) throw new Error(`no message with id ${id} in the event stream`);
-  if (expectProgress && !messages.slice(0, index).some((message) => message.method === 'notifications/progress')) {
-    throw new Error(`no progress event before the reply to ${id} in the event stream`);
+  if (expectedMethod !== undefined && !messages.slice(0, index).some((message) => message.method === expectedMethod)) {
+    throw new Error(`no ${expectedMethod} event before the reply to ${id} in the event stream`);
   }
   return messages[index];
 }
@@ -442,10 +445,11 @@ function findSseMessage(text, id, expectProgress) {
 // The HTTP hop alone: the same POSTs over an undici keep-alive pool, in the process that imports
 // this (bench/undici-child.js runs it in a process of its own; see UndiciChildSubject).
 export class UndiciSubject extends TimedSubject {
-  constructor({ origin, path }) {
+  constructor({ origin, path, askProgress = false }) {
     super();
     this.name = 'undici in-process';
     this.path = path;
+    this.askProgress = askProgress;
     this.nextId = 1;
     this.pool = new Pool(origin, { connections: UNDICI_CONNECTIONS, keepAliveTimeout: KEEP_ALIVE_MS });
     this.headers = {
@@ -475,8 +479,8 @@ export class UndiciSubject extends TimedSubject {
     }
     const text = await body.text();
     const isSse = String(headers['content-type']).startsWith('text/event-stream');
-    const expectProgress = message.method === 'tools/call' && this.path === '/sse';
-    return { headers, message: isSse ? findSseMessage(text, message.id, expectProgress) : JSON.parse(text) };
+    const expected = message.method === 'tools/call' && this.path === '/sse' ? (this.askProgress ? 'notifications/progress' : 'notifications/message') : undefined;
+    return { headers, message: isSse ? findSseMessage(text, message.id, expected) : JSON.parse(text) };
   }
 
   async initialize() {
@@ -490,7 +494,7 @@ export class UndiciSubject extends TimedSubject {
 
   async call(bytes = 0) {
     const id = this.nextId++;
-    const reply = await this.post(toToolCallMessage(id, bytes), bytes);
+    const reply = await this.post(toToolCallMessage(id, bytes, this.askProgress), bytes);
     checkToolReply(this.name, reply, bytes);
     return reply;
   }
@@ -508,13 +512,13 @@ export class UndiciSubject extends TimedSubject {
 // read from /proc exactly as the bridge's are. The child times each phase itself, so the stdio that
 // carries the commands is not part of any figure.
 export class UndiciChildSubject {
-  constructor({ origin, path }) {
+  constructor({ origin, path, askProgress = false }) {
     this.name = 'undici in-process';
     this.nextId = 1;
     this.child = new LineChild({
       name: this.name,
       command: process.execPath,
-      args: [UNDICI_CHILD_PATH, origin, path],
+      args: askProgress ? [UNDICI_CHILD_PATH, origin, path, '--ask-progress'] : [UNDICI_CHILD_PATH, origin, path],
       env: process.env,
     });
     this.pid = this.child.pid;

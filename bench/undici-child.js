@@ -1,18 +1,18 @@
 // The undici in-process subject in a process of its own, driven by one JSON command per stdin line.
 //
-// Usage: node bench/undici-child.js <origin> <path>
+// Usage: node bench/undici-child.js <origin> <path> [--ask-progress]
 // Each line `{"id":N,"op":"…",…}` gets one stdout line `{"id":N,"result":…}` or `{"id":N,"error":"…"}`.
 // The phases are timed here, on the in-process pool, so the command pipe is in no figure; the
 // parent reads this process's CPU and memory from /proc, as it does for the bridge.
 import { createInterface } from 'node:readline';
 import { UndiciSubject } from './subjects.js';
 
-const [origin, path] = process.argv.slice(2);
-if (origin === undefined || path === undefined) {
-  process.stderr.write('usage: node bench/undici-child.js <origin> <path>\n');
+const [origin, path, flag] = process.argv.slice(2);
+if (origin === undefined || path === undefined || (flag !== undefined && flag !== '--ask-progress')) {
+  process.stderr.write('usage: node bench/undici-child.js <origin> <path> [--ask-progress]\n');
   process.exit(2);
 }
-const subject = new UndiciSubject({ origin, path });
+const subject = new UndiciSubject({ origin, path, askProgress: flag === '--ask-progress' });
 
 // The answer to one command; the timed calls are the TimedSubject methods the parent uses for the bridge.
 function run(command) {

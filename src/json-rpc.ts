@@ -125,6 +125,16 @@ export function modernVersionOf(message: JsonObject): string | undefined {
   return typeof version === 'string' ? version : undefined;
 }
 
+/** The request's `params._meta.progressToken` (a string or an integer: basic/utilities/progress), if it names one. */
+export function progressTokenOf(message: JsonObject): string | number | undefined {
+  const params = message.params;
+  if (!isJsonObject(params)) return undefined;
+  const meta = params._meta;
+  if (!isJsonObject(meta)) return undefined;
+  const token = meta.progressToken;
+  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
+}
+
 /** What a message from the server is, for routing: the final reply, or something to pass on. */
 export type ServerMessage =
   | { kind: 'response'; id: JsonRpcId; message: JsonObject }

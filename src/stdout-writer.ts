@@ -11,16 +11,16 @@ import type { Redactor } from './secrets.js';
 export const MAX_STDOUT_PENDING_BYTES = 16 * 1024 * 1024;
 
 /**
- * How long after a progress notification for token T the response with id T waits (see the
- * writer). Measured with the SDK v1 client against the demo server on a 2-core machine with one
- * core kept busy: 1 ms lost the last progress in 3–7 % of calls, 4 ms in 3 %, 8 ms and 16 ms in none
- * of 300; with both cores saturated (a test suite and a fuzzer), 8 ms still lost one call in about
- * 30: a client process waiting for a core can wait a whole scheduler period (some 12–24 ms with
- * a handful of runnable processes on 2 cores). Only a response right after its own request's
- * progress pays it, and calls that report progress run far longer than this.
+ * How long after a progress notification the response to the request that asked for it waits
+ * (see the writer). Measured with the SDK v1 client against the demo server on a 2-core machine
+ * with one core kept busy: 1 ms lost the last progress in 3–7 % of calls, 4 ms in 3 %, 8 ms and
+ * 16 ms in none of 300; with both cores saturated (a test suite and a fuzzer), 8 ms still lost one
+ * call in about 30: a client process waiting for a core can wait a whole scheduler period (some
+ * 12–24 ms with a handful of runnable processes on 2 cores). Only a response right after its own
+ * request's progress pays it, and calls that report progress run far longer than this.
  */
 export const PROGRESS_RESPONSE_GAP_MS = 25;
-/** Progress tokens remembered at once for that gap; the oldest is forgotten past this. */
+/** Requests whose progress token is remembered at once; the oldest is forgotten past this. */
 export const MAX_TRACKED_PROGRESS_TOKENS = 4096;
 
 export interface MessageWriter {
@@ -37,6 +37,12 @@ export interface MessageWriter {
   room(): Promise<void>;
   /** Resolves once every response held back behind a progress notification has been written. */
   flushed(): Promise<void>;
+  /**
+   * Tells the writer that request `id` asked for progress under `token` (its
+   * `params._meta.progressToken`): its response then waits for a progress notification just
+   * written for that token. Forgotten once the response is written.
+   */
+  expectProgress(id: unknown, token: unknown): void;
 }
 
 /**
@@ -85,21 +91,34 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
   };
   let batches = 0;
 
-  // A response whose id is the progress token of a progress notification written less than
-  // PROGRESS_RESPONSE_GAP_MS ago is written when that time is up, in a write of its own. SDK v1
-  // clients (whose progress token is the request id) handle a notification one microtask after
-  // the read that carried it but a response at once, and the response removes the request's
-  // progress handler: a last progress notification read together with its result is lost. The
-  // wait gives the client time to read the progress first. Only that response waits; other lines
-  // go on (the order of different requests' messages carries no meaning), and nothing of its own
-  // request can follow a response.
-  const progressWrittenAt = new Map<unknown, number>();
-  const heldBack = new Set<Promise<boolean>>();
-  const rememberProgress = (token: unknown) => {
-    progressWrittenAt.delete(token);
-    progressWrittenAt.set(token, performance.now());
-    if (progressWrittenAt.size > MAX_TRACKED_PROGRESS_TOKENS) progressWrittenAt.delete(progressWrittenAt.keys().next().value);
+  // The response to a request that asked for progress (basic/utilities/progress: the request
+  // names a `progressToken`, the notifications carry it) is written PROGRESS_RESPONSE_GAP_MS after
+  // the last progress notification for that token, in a write of its own, when that progress is
+  // more recent than that. SDK v1 clients handle a notification one microtask after the read that
+  // carried it but a response at once, and the response removes the request's progress handler: a
+  // last progress notification read together with its result is lost. The wait gives the client
+  // time to read the progress first. Only that response waits; other lines go on (the order of
+  // different requests' messages carries no meaning), and nothing of its own request can follow a
+  // response. A progress notification for a token no request named holds nothing back.
+  const requestOfToken = new Map<unknown, unknown>();
+  const tokenOfRequest = new Map<unknown, unknown>();
+  const progressWrittenAt = new Map<unknown, number>(); // by request id
+  const forgetRequest = (id: unknown) => {
+    const token = tokenOfRequest.get(id);
+    if (token === undefined) return;
+    tokenOfRequest.delete(id);
+    if (requestOfToken.get(token) === id) requestOfToken.delete(token);
+    progressWrittenAt.delete(id);
   };
+  const expectProgress = (id: unknown, token: unknown) => {
+    // An id still outstanding is refused (JSON-RPC ids are unique per request); that refusal is a
+    // response with the same id, so it ends the first request's wait too.
+    if (tokenOfRequest.has(id)) return;
+    tokenOfRequest.set(id, token);
+    requestOfToken.set(token, id);
+    if (tokenOfRequest.size > MAX_TRACKED_PROGRESS_TOKENS) forgetRequest(tokenOfRequest.keys().next().value);
+  };
+  const heldBack = new Set<Promise<boolean>>();
   const holdBack = (waitMs: number, message: unknown, serialised: string | Buffer | undefined): Promise<boolean> => {
     const written = new Promise<void>((resolve) => setTimeout(resolve, waitMs)).then(() => writeNow(message, serialised));
     heldBack.add(written);
@@ -146,11 +165,12 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
       if (typeof message === 'object' && message !== null) {
         const { method, params, id } = message as { method?: unknown; params?: { progressToken?: unknown }; id?: unknown };
         if (method === 'notifications/progress') {
-          if (params?.progressToken !== undefined) rememberProgress(params.progressToken);
-        } else if (method === undefined && progressWrittenAt.size > 0) {
+          const id = requestOfToken.get(params?.progressToken);
+          if (id !== undefined) progressWrittenAt.set(id, performance.now());
+        } else if (method === undefined && tokenOfRequest.size > 0) {
           const at = progressWrittenAt.get(id);
+          forgetRequest(id);
           if (at !== undefined) {
-            progressWrittenAt.delete(id);
             const waitMs = at + PROGRESS_RESPONSE_GAP_MS - performance.now();
             if (waitMs > 0) return holdBack(waitMs, message, serialised);
           }
@@ -165,6 +185,7 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
     flushed: async () => {
       while (heldBack.size > 0) await Promise.all(heldBack);
     },
+    expectProgress,
   };
 }
 

@@ -139,10 +139,11 @@ describe('createMessageWriter', () => {
   });
   // SDK v1 clients handle a notification a microtask after the read that carried it but a response
   // at once: a progress notification read in the same chunk as its result is lost.
-  it('holds back the response whose id is a progress token just written, writes it alone once PROGRESS_RESPONSE_GAP_MS is up, and lets other lines pass', async () => {
+  it('holds back the response to a request whose progress was just written, writes it alone once PROGRESS_RESPONSE_GAP_MS is up, and lets other lines pass', async () => {
     const { output, writes } = recordingOutput();
     const writer = createMessageWriter(output, () => undefined);
-    const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1, total: 1 } };
+    writer.expectProgress(1, 'import-1'); // the token need not be the id
+    const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'import-1', progress: 1, total: 1 } };
     await writer.write(progress);
     const held = writer.write({ jsonrpc: '2.0', id: 1, result: {} });
     await writer.write({ jsonrpc: '2.0', method: 'notifications/message', params: {} });
@@ -163,6 +164,8 @@ describe('createMessageWriter', () => {
   it('writes the response of a request without recent progress at once, even right after another request\'s progress', async () => {
     const { output, writes } = recordingOutput();
     const writer = createMessageWriter(output, () => undefined);
+    writer.expectProgress(2, 'mine');
+    writer.expectProgress(3, 'other');
     const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'other', progress: 1 } };
     await Promise.all([writer.write(progress), writer.write({ jsonrpc: '2.0', id: 2, result: {} })]);
     await new Promise((resolve) => setImmediate(resolve));
@@ -170,9 +173,32 @@ describe('createMessageWriter', () => {
     expect(writes[0]!.text).toContain('"id":2');
   });
 
+  it('holds nothing back for a progress notification whose token no request named (the server sent progress nobody asked for)', async () => {
+    const { output, writes } = recordingOutput();
+    const writer = createMessageWriter(output, () => undefined);
+    writer.expectProgress(9, 'asked');
+    const unasked = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 4, progress: 1 } };
+    await Promise.all([writer.write(unasked), writer.write({ jsonrpc: '2.0', id: 4, result: {} })]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toHaveLength(1);
+    expect(writes[0]!.text).toContain('"id":4');
+  });
+
+  it('forgets a request once its response is written: a later request reusing the id and token waits only for its own progress', async () => {
+    const { output, writes } = recordingOutput();
+    const writer = createMessageWriter(output, () => undefined);
+    writer.expectProgress(5, 5);
+    await writer.write({ jsonrpc: '2.0', id: 5, result: {} }); // no progress came: written at once
+    await writer.write({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 5, progress: 1 } });
+    await writer.write({ jsonrpc: '2.0', id: 5, result: { again: true } }); // no request 5 named token 5 now
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes.map((write) => write.text).join('')).toContain('"again":true');
+  });
+
   it('reports a held-back response as written through flushed(), and drops it when the reader went away meanwhile', async () => {
     const { output, writes } = recordingOutput();
     const writer = createMessageWriter(output, () => undefined);
+    writer.expectProgress(7, 7);
     await writer.write({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 7, progress: 1 } });
     const response = writer.write({ jsonrpc: '2.0', id: 7, result: {} });
     await writer.flushed();
@@ -182,6 +208,7 @@ describe('createMessageWriter', () => {
 
     const gone = recordingOutput();
     const closedWriter = createMessageWriter(gone.output, () => undefined);
+    closedWriter.expectProgress(8, 8);
     await closedWriter.write({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 8, progress: 1 } });
     const dropped = closedWriter.write({ jsonrpc: '2.0', id: 8, result: {} });
     gone.output.destroy();
@@ -190,14 +217,20 @@ describe('createMessageWriter', () => {
     expect(gone.writes.map((write) => write.text).join('')).not.toContain('"id":8');
   });
 
-  it('remembers at most MAX_TRACKED_PROGRESS_TOKENS progress tokens, forgetting the oldest', async () => {
+  it('remembers the progress tokens of at most MAX_TRACKED_PROGRESS_TOKENS requests, forgetting the oldest', async () => {
     const { output, writes } = recordingOutput();
     const writer = createMessageWriter(output, () => undefined);
-    for (let token = 0; token <= MAX_TRACKED_PROGRESS_TOKENS; token++) void writer.write({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: 1 } });
+    for (let id = 0; id <= MAX_TRACKED_PROGRESS_TOKENS; id++) writer.expectProgress(id, `t${id}`);
+    for (const id of [0, 1]) void writer.write({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: `t${id}`, progress: 1 } });
     const before = writes.length;
-    await writer.write({ jsonrpc: '2.0', id: 0, result: {} }); // token 0 was forgotten: no wait
+    const forgotten = writer.write({ jsonrpc: '2.0', id: 0, result: {} }); // request 0 was forgotten: no wait
+    const remembered = writer.write({ jsonrpc: '2.0', id: 1, result: {} });
+    await forgotten;
     await new Promise((resolve) => setImmediate(resolve));
-    expect(writes.slice(before).map((write) => write.text).join('')).toContain('"id":0');
+    const afterTurn = writes.slice(before).map((write) => write.text).join('');
+    expect(afterTurn).toContain('"id":0');
+    expect(afterTurn).not.toContain('"id":1,');
+    await remembered;
     await writer.flushed();
   });
 

@@ -96,13 +96,16 @@ describe('bench limit children', () => {
     expect(writer.stdinBytes()).toBeLessThan(100);
   });
 
-  it('undici in its own process reads the progress event and then the result of each event-stream call', async () => {
+  // The child throws, and so answers with an error, when a stream lacks its notification before the result.
+  it.each([
+    { flags: [], what: 'a log message when the call asked for no progress' },
+    { flags: ['--ask-progress'], what: 'the progress it asked for' },
+  ])('undici in its own process reads $what and then the result of each event-stream call', async ({ flags }) => {
     const server = spawnLineChild([BENCH_SERVER]);
     const { port } = JSON.parse(await server.next());
-    const undici = spawnLineChild([UNDICI_CHILD, `http://127.0.0.1:${port}`, '/sse']);
+    const undici = spawnLineChild([UNDICI_CHILD, `http://127.0.0.1:${port}`, '/sse', ...flags]);
     expect(JSON.parse(await undici.ask('{"id":1,"op":"initialize"}'))).toEqual({ id: 1, result: true });
     const sequential = JSON.parse(await undici.ask('{"id":2,"op":"timeSequential","count":3}'));
-    // The child throws, and so answers with an error, when a stream lacks the progress event before the result.
     expect(sequential).toEqual({ id: 2, result: [expect.any(Number), expect.any(Number), expect.any(Number)] });
     const inFlight = JSON.parse(await undici.ask('{"id":3,"op":"timeInFlight","total":20,"inFlight":4}'));
     expect(inFlight).toEqual({ id: 3, result: expect.any(Number) });
@@ -112,11 +115,14 @@ describe('bench limit children', () => {
     expect({ undiciCode, serverCode }).toEqual({ undiciCode: 0, serverCode: 0 });
   });
 
-  it('undici in its own process fails an event-stream call whose stream has no progress event before the result', async () => {
-    const undici = spawnLineChild([UNDICI_CHILD, await startStreamWithoutProgress(), '/sse']);
+  it.each([
+    { flags: [], expected: 'no notifications/message event before the reply to 1 in the event stream' },
+    { flags: ['--ask-progress'], expected: 'no notifications/progress event before the reply to 1 in the event stream' },
+  ])('undici in its own process fails an event-stream call whose stream has only the result ($flags)', async ({ flags, expected }) => {
+    const undici = spawnLineChild([UNDICI_CHILD, await startStreamWithoutProgress(), '/sse', ...flags]);
     expect(JSON.parse(await undici.ask('{"id":1,"op":"initialize"}'))).toEqual({ id: 1, result: true });
     const sequential = JSON.parse(await undici.ask('{"id":2,"op":"timeSequential","count":1}'));
-    expect(sequential).toEqual({ id: 2, error: 'no progress event before the reply to 1 in the event stream' });
+    expect(sequential).toEqual({ id: 2, error: expected });
   });
 
   it('undici in its own process answers a command it does not know with an error, and keeps going', async () => {
