@@ -7,7 +7,8 @@ import type { Endpoint } from './endpoint.js';
 import type { EraProtocol } from './era.js';
 import { BridgeError, isBridgeError } from './errors.js';
 import { followRequestStream, withStatus } from './event-stream.js';
-import { CANCELLED, untilAborted, type AbortSource, type InFlight, type PendingRequest } from './in-flight.js';
+import { Aborts, CANCELLED, untilAborted, type AbortSource, type InFlight, type PendingRequest } from './in-flight.js';
+import { DeadlineList } from './deadlines.js';
 import { classifyServerMessage, errorReply, isJsonObject, isSingleLine, modernVersionOf, type IncomingMessage, type JsonObject } from './json-rpc.js';
 import type { LegacySession } from './legacy-session.js';
 import type { Logger } from './logger.js';
@@ -43,6 +44,9 @@ export interface ForwarderDeps {
   /** --allow-tools / --deny-tools: a call to a hidden tool is answered here, never posted. */
   toolFilter?: ToolFilter | undefined;
 }
+
+/** The deadlines of posted notifications and responses, on one timer. */
+const postDeadlines = new DeadlineList();
 
 /** A protocol version may only be sent as given; one that cannot be a header value is refused locally. */
 const SAFE_VERSION = /^[\x21-\x7e]{1,64}$/;
@@ -128,34 +132,33 @@ export class Forwarder {
     }
     const era = this.#eraOf(incoming.message);
     const label = method ?? '(response)';
-    // A timer cleared when the post is done: AbortSignal.timeout() would keep every notification's
-    // signal alive until its (long) timeout, so memory would grow with the message count.
-    const controller = new AbortController();
-    const { signal } = controller;
+    // A deadline on the shared list, removed when the post is done: no timer or AbortController
+    // per message (AbortSignal.timeout() would even keep each one alive for its whole timeout).
+    const aborts = new Aborts();
     const timeoutMs = this.#d.config.requestTimeoutMs || NOTIFICATION_TIMEOUT_MS;
-    const timer = setTimeout(() => controller.abort(new BridgeError('REQUEST_TIMEOUT', `the server did not take ${label} within ${timeoutMs} ms`, { timeoutMs })), timeoutMs);
+    const deadline = postDeadlines.add(timeoutMs, () => aborts.abort(new BridgeError('REQUEST_TIMEOUT', `the server did not take ${label} within ${timeoutMs} ms`, { timeoutMs })));
     try {
-      await untilAborted(era.ready(), signal);
+      await untilAborted(era.ready(), aborts);
       let healed = false;
       let renewed = false;
       for (;;) {
         const headers = era.headersFor(incoming.message, method);
         let sent: string | undefined;
         const reply = await untilAborted(
-          this.#d.endpoint.post(incoming.text, headers, signal).then((exchange) => {
+          this.#d.endpoint.post(incoming.text, headers, aborts).then((exchange) => {
             sent = exchange.sentAuthorization;
-            return readReply(exchange, { maxMessageBytes: this.#d.config.maxMessageBytes, signal, acceptAny2xx: true });
+            return readReply(exchange, { maxMessageBytes: this.#d.config.maxMessageBytes, signal: aborts, acceptAny2xx: true });
           }),
-          signal,
+          aborts,
         );
         if (!healed && era.isExpired(reply, headers)) {
           healed = true;
-          await untilAborted(era.heal(headers), signal);
+          await untilAborted(era.heal(headers), aborts);
           continue;
         }
         if (!renewed && reply.kind === 'http-error' && refusesCredential(reply)) {
           renewed = true;
-          if (await untilAborted(this.#renew(reply, sent, signal), signal)) continue;
+          if (await untilAborted(this.#renew(reply, sent, aborts.signal), aborts)) continue;
         }
         if (reply.kind === 'accepted') {
           era.onAccepted(method);
@@ -167,10 +170,10 @@ export class Forwarder {
         return;
       }
     } catch (error) {
-      const failure = this.#failureOf(error, signal);
+      const failure = this.#failureOf(error, aborts);
       logger.warn({ method: label, code: failure.code, hint: failure.context.hint }, failure.message);
     } finally {
-      clearTimeout(timer);
+      postDeadlines.remove(deadline);
     }
   }
 

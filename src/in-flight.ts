@@ -166,7 +166,7 @@ export class InFlight {
 }
 
 /** The abort side of a request: listeners in a plain array, a real AbortSignal only when asked for. */
-class Aborts implements AbortSource {
+export class Aborts implements AbortSource {
   aborted = false;
   reason: unknown = undefined;
   #listeners: (() => void)[] = [];

@@ -74,15 +74,18 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
       output.on('close', done);
     }));
 
-  // Lines written in the same tick leave in one writev: many replies finishing together (64 in
-  // flight) then cost one system call instead of one each.
+  // Lines written in the same event-loop turn leave in one writev: the batch is uncorked in the
+  // check phase, right after the poll phase that ran every socket read ready at once, so replies
+  // finishing together on different connections (64 in flight) cost one system call instead of
+  // one each (a tick-based batch held only one socket's replies). A lone reply is not delayed: the
+  // check phase follows the poll phase that delivered it before the loop waits again.
   let batch = 0; // the corked batch, 0 when none
   const cork = () => {
     if (batch !== 0) return;
     const id = ++batches;
     batch = id;
     output.cork();
-    process.nextTick(() => endBatch(id));
+    setImmediate(() => endBatch(id));
   };
   const endBatch = (id: number) => {
     if (batch !== id) return;

@@ -116,6 +116,16 @@ describe('a notification the server does not accept', () => {
     expect(bridge.lines).toEqual([]);
   });
 
+  it('is given up at its deadline when the server never answers the post, costs no stdout line, and the next request is served', async () => {
+    const server = await serve({ route: ({ message }) => message?.method === 'notifications/roots/list_changed' }); // taken, never answered
+    const bridge = bridgeTo(server.url, '--request-timeout', '300');
+    bridge.send({ jsonrpc: '2.0', method: 'notifications/roots/list_changed' });
+    await waitForLog(bridge, /the server did not take notifications\/roots\/list_changed within 300 ms/);
+    bridge.send(call('after'));
+    expect((await bridge.reply('after')).result).toEqual(okText('after'));
+    expect(stdoutProblems(bridge.lines, ['after'])).toEqual([]);
+  });
+
   it('re-initializes a session the server forgot, then posts the notification again in the new session', async () => {
     const lost: { session?: unknown } = {};
     // The server lost the session (a restart): a message with the old id meets 404 (transports §Session Management).

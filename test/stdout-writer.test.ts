@@ -234,6 +234,20 @@ describe('createMessageWriter', () => {
     await writer.flushed();
   });
 
+  it('writes lines from different callbacks of one event-loop phase in one batch (replies finishing together on different connections)', async () => {
+    const { output, writes } = recordingOutput();
+    const writer = createMessageWriter(output, () => undefined);
+    // Two timers due together run in one timers phase, each a callback of its own (as two sockets'
+    // reads are in one poll phase); the batch ends in the check phase after them.
+    const written = await Promise.all([
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(writer.write({ jsonrpc: '2.0', id: 1, result: {} })), 0)),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(writer.write({ jsonrpc: '2.0', id: 2, result: {} })), 0)),
+    ]);
+    expect(written).toEqual([true, true]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes.map((write) => write.text)).toEqual(['{"jsonrpc":"2.0","id":1,"result":{}}\n{"jsonrpc":"2.0","id":2,"result":{}}\n']);
+  });
+
   it('writes a response with no progress before it in the same turn at once, in the same batch as other lines', async () => {
     const writes: string[] = [];
     const output = new Writable({
