@@ -165,4 +165,35 @@ describe('a JSON reply larger than LARGE_REPLY_BYTES', () => {
     const reply = (await bridge.reply(2)) as { result: { tools: { name: string }[] } };
     expect(reply.result.tools.map((tool) => tool.name)).toEqual(['shown']);
   });
+
+  it('to a call the era translator sent is read by the translator and reaches the client under the client id', async () => {
+    // A 2026-07-28-only server: it refuses a 2025 initialize and answers server/discover.
+    const text = `é${BULK}`;
+    const server = await startMcpServer({
+      route: ({ res, message }) => {
+        switch (message?.method) {
+          case 'initialize':
+            sendJson(res, 400, { jsonrpc: '2.0', id: message.id, error: { code: -32022, message: 'unsupported protocol version' } });
+            return true;
+          case 'server/discover':
+            sendJson(res, 200, result(message.id, { supportedVersions: ['2026-07-28'], capabilities: { tools: {} } }));
+            return true;
+          case 'tools/call':
+            sendJson(res, 200, result(message.id, { content: [{ type: 'text', text }] }));
+            return true;
+          default:
+            return false;
+        }
+      },
+    });
+    cleanups.push(() => server.close());
+    const bridge = startInProcessBridge(['--url', String(server.url)]);
+    cleanups.push(() => bridge.kill());
+    bridge.send(initializeRequest(1));
+    expect((await bridge.reply(1)).result).toBeDefined();
+    bridge.send(call(2));
+    expect(await bridge.reply(2)).toEqual({ jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text }] } });
+    const posted = server.requests.find((r) => r.message?.method === 'tools/call')!;
+    expect(posted.message.id).not.toBe(2);
+  });
 });
