@@ -335,7 +335,8 @@ export class Forwarder {
       // Valid UTF-8 on one line: the server's bytes go to stdout as they are (a scanned reply was
       // proven so while it was read).
       const line = reply.line ?? singleLineBytes(bytes);
-      await this.#d.router.deliver(pending, routed.message, era, exchange, line !== undefined && (reply.line !== undefined || isUtf8(line)) ? line : undefined);
+      const asSent = reply.line !== undefined || (line !== undefined && isUtf8(line));
+      await this.#d.router.deliver(pending, routed.message, era, exchange, asSent ? line : undefined);
       return;
     }
     this.#d.logger.warn({ id: pending.id, got: isJsonObject(value) ? value.id : undefined }, 'the JSON reply is not the response to this request; dropped');
