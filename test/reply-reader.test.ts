@@ -214,6 +214,18 @@ describe('readReply of a large JSON body with scanLarge', () => {
     expect(reply).toMatchObject({ kind: 'json', value: { a: `${bulk}\ufffd` } });
   });
 
+  it('still refuses a body past maxMessageBytes, with or without a Content-Length', async () => {
+    const text = `{"result":"${bulk}${bulk}"}`;
+    const limited = { ...scanned, maxMessageBytes: LARGE_REPLY_BYTES + LARGE_REPLY_BYTES / 2 };
+    await expect(readReply(await exchangeWith(jsonBody(text)), limited)).rejects.toMatchObject({ code: 'REPLY_TOO_LARGE' });
+    const chunked = await exchangeWith((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(text.slice(0, 1000));
+      setImmediate(() => res.end(text.slice(1000)));
+    });
+    await expect(readReply(chunked, limited)).rejects.toMatchObject({ code: 'REPLY_TOO_LARGE' });
+  });
+
   it('does not decode a body the scan proved not JSON', async () => {
     const reply = await readReply(await exchangeWith(jsonBody(`{"a":"${bulk}",}`)), scanned);
     expect(reply).toMatchObject({ kind: 'json', value: undefined });
