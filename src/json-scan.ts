@@ -89,8 +89,9 @@ function endsRun(c: number): boolean {
  * Scans a JSON text fed in chunks of any size (every split point gives the same answer).
  * Strings, where the bulk of a large reply is, are skipped four bytes at a time; UTF-8 is
  * checked by node:buffer's isUtf8, chunk by chunk, with a sequence split between chunks joined
- * first. Measured on Node 20: about 1 GB/s over a 50 MiB string (JSON.parse of the decoded text:
- * about 0.4 GB/s, plus the decode).
+ * first. Measured on Node 20 (two shared cores): 600-800 MiB/s over a 50 MiB string fed in 64 KiB
+ * chunks, where decoding and JSON.parse take about three times as long; about 90 MiB/s over small
+ * objects and numbers, still 2.5 times faster than decoding and JSON.parse.
  */
 export class JsonScanner {
   #state = VALUE;
