@@ -48,6 +48,16 @@ export interface ForwarderDeps {
 /** The deadlines of posted notifications and responses, on one timer. */
 const postDeadlines = new DeadlineList();
 
+/**
+ * Methods whose result the bridge itself reads before the client sees it: a 2025 initialize (the
+ * negotiated version, legacy-session.ts), tools/list (the --allow-tools/--deny-tools filter and
+ * the 2026-07-28 x-mcp-header schemas, tool-filter.ts and modern-era.ts) and server/discover
+ * (the era translator's choice of era). Their JSON replies are parsed whole at any size; other
+ * large replies are scanned and forwarded as the server's bytes. A reader not named here still
+ * gets the right value (a scanned reply decodes itself when read), only without the saving.
+ */
+export const RESULT_READ_BY_BRIDGE: ReadonlySet<string> = new Set(['initialize', 'tools/list', 'server/discover']);
+
 /** A protocol version may only be sent as given; one that cannot be a header value is refused locally. */
 const SAFE_VERSION = /^[\x21-\x7e]{1,64}$/;
 
@@ -191,11 +201,12 @@ export class Forwarder {
         await this.#followStream(pending, era, exchange);
         return exchange.status;
       }
-      const reply = await readReply(exchange, { maxMessageBytes: this.#d.config.maxMessageBytes, signal, room: this.#d.room }).catch((error: unknown) => {
+      const scanLarge = !RESULT_READ_BY_BRIDGE.has(pending.method);
+      const reply = await readReply(exchange, { maxMessageBytes: this.#d.config.maxMessageBytes, signal, room: this.#d.room, scanLarge }).catch((error: unknown) => {
         throw withStatus(this.#failureOf(error, signal), exchange.status);
       });
       if (reply.kind === 'json') {
-        await this.#deliverJson(pending, era, exchange, reply.value, reply.bytes);
+        await this.#deliverJson(pending, era, exchange, reply);
         return exchange.status;
       }
       if (reply.kind !== 'http-error') throw this.#unusable(pending.method, reply);
@@ -311,7 +322,8 @@ export class Forwarder {
     return 'continue';
   }
 
-  async #deliverJson(pending: PendingRequest, era: EraProtocol, exchange: HttpExchange, value: unknown, bytes: Buffer): Promise<void> {
+  async #deliverJson(pending: PendingRequest, era: EraProtocol, exchange: HttpExchange, reply: Extract<Reply, { kind: 'json' }>): Promise<void> {
+    const { value, bytes } = reply;
     const bad = (message: string, hint?: string) =>
       new BridgeError('REMOTE_BAD_REPLY', message, {
         status: exchange.status,
@@ -323,9 +335,11 @@ export class Forwarder {
     const routed = classifyServerMessage(value);
     if (routed?.kind === 'malformed-response' && routed.id === pending.id) throw withStatus(malformedResponse(), exchange.status);
     if (routed?.kind === 'response' && routed.id === pending.id) {
-      // Valid UTF-8 on one line: the server's bytes go to stdout as they are.
-      const line = singleLineBytes(bytes);
-      await this.#d.router.deliver(pending, routed.message, era, exchange, line !== undefined && isUtf8(line) ? line : undefined);
+      // Valid UTF-8 on one line: the server's bytes go to stdout as they are (a scanned reply was
+      // proven so while it was read).
+      const line = reply.line ?? singleLineBytes(bytes);
+      const asSent = reply.line !== undefined || (line !== undefined && isUtf8(line));
+      await this.#d.router.deliver(pending, routed.message, era, exchange, asSent ? line : undefined);
       return;
     }
     this.#d.logger.warn({ id: pending.id, got: isJsonObject(value) ? value.id : undefined }, 'the JSON reply is not the response to this request; dropped');

@@ -7,6 +7,7 @@ import { type Deadline, DeadlineList } from './deadlines.js';
 import { BridgeError } from './errors.js';
 import type { AbortSource } from './in-flight.js';
 import { isJsonObject, type JsonObject } from './json-rpc.js';
+import { JsonScanner, MAX_SMALL_MEMBER_BYTES, type JsonScan } from './json-scan.js';
 import type { HttpExchange } from './remote.js';
 import { SseFramer, type SseEvent } from './sse-reader.js';
 
@@ -23,13 +24,23 @@ export const ERROR_BODY_MAX_BYTES = 64 * 1024;
  * loop with no deadline) for good.
  */
 export const SIDE_BODY_TIMEOUT_MS = 5_000;
+/**
+ * An application/json body larger than this is scanned instead of decoded and parsed when the
+ * caller asks (`scanLarge`): below it JSON.parse is faster, above it the decoded text and the
+ * parsed tree would each cost as much memory as the body again.
+ */
+export const LARGE_REPLY_BYTES = 1024 * 1024;
 
 /** What a reply turned out to be. Whatever the kind, its body is finished with when the read resolves. */
 export type Reply =
   /** 2xx without a body the bridge reads (202 Accepted, 204, or any 2xx to a notification). */
   | { kind: 'accepted'; status: number }
-  /** application/json: the parsed body and the bytes it came from. */
-  | { kind: 'json'; status: number; value: unknown; bytes: Buffer }
+  /**
+   * application/json: the parsed body and the bytes it came from. A scanned large body has `line`
+   * (its bytes without surrounding whitespace, proven one line of valid UTF-8 JSON), and its
+   * `value` decodes each large top-level member only when something reads it.
+   */
+  | { kind: 'json'; status: number; value: unknown; bytes: Buffer; line?: Buffer }
   /** text/event-stream: every event went to the stream handler; `answered` once it said so. */
   | { kind: 'stream'; status: number; answered: boolean }
   | { kind: 'redirect'; status: number; location: string | undefined }
@@ -77,6 +88,11 @@ export interface ReadOptions {
   stream?: StreamHandler | undefined;
   /** True when no reply body is expected (a notification or response was posted): any 2xx is accepted. */
   acceptAny2xx?: boolean;
+  /**
+   * True when the caller routes a JSON reply on its top-level members and forwards its bytes: a
+   * body over LARGE_REPLY_BYTES is then scanned rather than decoded and parsed (see toJsonReply).
+   */
+  scanLarge?: boolean;
 }
 
 export function headerValue(headers: HttpExchange['headers'], name: string): string | undefined {
@@ -126,8 +142,8 @@ export async function readReply(exchange: HttpExchange, options: ReadOptions): P
         return { kind: 'accepted', status };
       }
       if (type === 'application/json') {
-        const bytes = await readBounded(body, exchange, options);
-        return { kind: 'json', status, value: tryParseJson(bytes.toString('utf8')), bytes };
+        const { bytes, scanner } = await readBounded(body, exchange, options);
+        return toJsonReply(status, bytes, scanner?.end());
       }
       return { kind: 'unexpected-type', status, type, text: await readExcerpt(body) };
     }
@@ -216,14 +232,20 @@ function tooLarge(maxBytes: number, status: number): BridgeError {
   });
 }
 
-/** Reads the whole body, failing with REPLY_TOO_LARGE past the limit (counted after decoding). */
-async function readBounded(body: OpenBody, exchange: HttpExchange, options: ReadOptions): Promise<Buffer> {
+/**
+ * Reads the whole body, failing with REPLY_TOO_LARGE past the limit (counted after decoding). With
+ * `scanLarge`, a body past LARGE_REPLY_BYTES is also fed to a JSON scanner chunk by chunk as it arrives.
+ */
+async function readBounded(body: OpenBody, exchange: HttpExchange, options: ReadOptions): Promise<{ bytes: Buffer; scanner: JsonScanner | undefined }> {
   const maxBytes = options.maxMessageBytes;
   const declared = Number(headerValue(exchange.headers, 'content-length'));
+  const scan = options.scanLarge === true;
+  let scanner: JsonScanner | undefined;
   if (Number.isSafeInteger(declared) && declared > 0 && !body.encoded) {
     // The size is known: each chunk is copied into one buffer as it arrives and is garbage at
     // once, instead of all chunks living until a final concat (a large reply's peak memory).
     if (declared > maxBytes) throw tooLarge(maxBytes, exchange.status);
+    if (scan && declared > LARGE_REPLY_BYTES) scanner = new JsonScanner();
     const whole = Buffer.allocUnsafe(declared);
     let filled = 0;
     for await (const chunk of body.chunks) {
@@ -232,8 +254,9 @@ async function readBounded(body: OpenBody, exchange: HttpExchange, options: Read
       if (filled + chunk.length > declared) throw tooLarge(maxBytes, exchange.status);
       chunk.copy(whole, filled);
       filled += chunk.length;
+      scanner?.feed(chunk);
     }
-    return filled === declared ? whole : whole.subarray(0, filled);
+    return { bytes: filled === declared ? whole : whole.subarray(0, filled), scanner };
   }
   const chunks: Buffer[] = [];
   let total = 0;
@@ -243,8 +266,43 @@ async function readBounded(body: OpenBody, exchange: HttpExchange, options: Read
     total += chunk.length;
     if (total > maxBytes) throw tooLarge(maxBytes, exchange.status);
     chunks.push(chunk);
+    if (scanner !== undefined) scanner.feed(chunk);
+    else if (scan && total > LARGE_REPLY_BYTES) {
+      // Large after all: the scanner catches up on what came so far.
+      scanner = new JsonScanner();
+      for (const earlier of chunks) scanner.feed(earlier);
+    }
   }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+  return { bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total), scanner };
+}
+
+/**
+ * The reply for an application/json body. A scanned body that is one JSON object on one line of
+ * valid UTF-8, with every small member decoded, is not parsed: its value is a stand-in whose
+ * small members are the decoded ones and whose large members are decoded (all at once, from the
+ * bytes) the first time anything reads one. Anything else (and a body that was not scanned) is
+ * decoded and parsed as it always was; a body the scan proved not JSON is not decoded at all.
+ */
+function toJsonReply(status: number, bytes: Buffer, scan: JsonScan | undefined): Reply {
+  if (scan === undefined) return { kind: 'json', status, value: tryParseJson(bytes.toString('utf8')), bytes };
+  if (scan.kind === 'invalid') return { kind: 'json', status, value: undefined, bytes };
+  if (scan.kind !== 'object' || !scan.utf8 || !scan.singleLine || scan.members.some((m) => m.key === undefined || (!m.small && m.size <= MAX_SMALL_MEMBER_BYTES))) {
+    return { kind: 'json', status, value: tryParseJson(bytes.toString('utf8')), bytes };
+  }
+  let whole: JsonObject | undefined;
+  const wholeValue = () => (whole ??= JSON.parse(bytes.toString('utf8')) as JsonObject);
+  const value: JsonObject = {};
+  for (const member of scan.members) {
+    const key = member.key!;
+    // Defined, never assigned: a "__proto__" key is an own member, as JSON.parse makes it.
+    if (member.small) define(value, key, member.value);
+    else Object.defineProperty(value, key, { get: () => wholeValue()[key], set: (next: unknown) => define(value, key, next), enumerable: true, configurable: true });
+  }
+  return { kind: 'json', status, value, bytes, line: bytes.subarray(scan.start, scan.end) };
+}
+
+function define(target: JsonObject, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   ERROR_BODY_MAX_BYTES,
   excerptOf,
   headerValue,
+  LARGE_REPLY_BYTES,
   mediaTypeOf,
   BODY_EXCERPT_CHARS,
   readErrorBody,
@@ -178,6 +179,69 @@ describe('readReply', () => {
     expect(reply).toEqual({ kind: 'stream', status: 200, answered: true });
     expect(seen).toEqual([{ jsonrpc: '2.0', id: 1, result: {} }]);
     expect(exchange.body.ended).toBe(true);
+  });
+});
+
+describe('readReply of a large JSON body with scanLarge', () => {
+  const scanned = { maxMessageBytes: 8 * LARGE_REPLY_BYTES, signal: undefined, scanLarge: true };
+  const bulk = 'y'.repeat(LARGE_REPLY_BYTES);
+  const jsonBody = (text: string) => (_req: unknown, res: ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end(text);
+
+  it('gives the trimmed bytes as the line and a value whose large members decode when read', async () => {
+    const text = ` {"id":1,"__proto__":{"p":true},"result":{"text":"${bulk}"},"id":"later"}\t`;
+    const reply = await readReply(await exchangeWith(jsonBody(text)), scanned);
+    expect(reply.kind === 'json' && reply.line?.toString()).toBe(text.trim());
+    const value = (reply as { value: Record<string, unknown> }).value;
+    expect(Object.keys(value)).toEqual(['id', '__proto__', 'result']);
+    // Nothing decoded the large member yet: it is still the accessor that decodes it on first read.
+    expect('get' in (Object.getOwnPropertyDescriptor(value, 'result') ?? {})).toBe(true);
+    expect(value.id).toBe('later');
+    expect(Object.getOwnPropertyDescriptor(value, '__proto__')?.value).toEqual({ p: true });
+    expect(JSON.stringify(value)).toBe(JSON.stringify(JSON.parse(text)));
+    value.result = 'replaced';
+    expect(value.result).toBe('replaced');
+  });
+
+  it('parses the body as before when it is not one line, not valid UTF-8, not an object, or has a key too long to decode', async () => {
+    const longKey = 'k'.repeat(70 * 1024);
+    for (const text of [`{"a":\n"${bulk}"}`, `["${bulk}"]`, `{"${longKey}":"${bulk}"}`]) {
+      const reply = await readReply(await exchangeWith(jsonBody(text)), scanned);
+      expect(reply).toMatchObject({ kind: 'json', value: JSON.parse(text) });
+      expect(reply.kind === 'json' && reply.line).toBe(undefined);
+    }
+    const invalid = Buffer.concat([Buffer.from(`{"a":"${bulk}`), Buffer.from([0xff]), Buffer.from('"}')]);
+    const reply = await readReply(await exchangeWith((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(invalid)), scanned);
+    expect(reply).toMatchObject({ kind: 'json', value: { a: `${bulk}\ufffd` } });
+  });
+
+  it('still refuses a body past maxMessageBytes, with or without a Content-Length', async () => {
+    const text = `{"result":"${bulk}${bulk}"}`;
+    const limited = { ...scanned, maxMessageBytes: LARGE_REPLY_BYTES + LARGE_REPLY_BYTES / 2 };
+    await expect(readReply(await exchangeWith(jsonBody(text)), limited)).rejects.toMatchObject({ code: 'REPLY_TOO_LARGE' });
+    const chunked = await exchangeWith((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(text.slice(0, 1000));
+      setImmediate(() => res.end(text.slice(1000)));
+    });
+    await expect(readReply(chunked, limited)).rejects.toMatchObject({ code: 'REPLY_TOO_LARGE' });
+  });
+
+  it('does not decode a body the scan proved not JSON', async () => {
+    const reply = await readReply(await exchangeWith(jsonBody(`{"a":"${bulk}",}`)), scanned);
+    expect(reply).toMatchObject({ kind: 'json', value: undefined });
+  });
+
+  it('scans a body without a Content-Length once it grows past LARGE_REPLY_BYTES', async () => {
+    const text = `{"result":"${bulk}"}`;
+    const reply = await readReply(
+      await exchangeWith((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(text.slice(0, 1000));
+        setImmediate(() => res.end(text.slice(1000)));
+      }),
+      scanned,
+    );
+    expect(reply.kind === 'json' && reply.line?.length).toBe(text.length);
   });
 });
 
