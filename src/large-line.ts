@@ -74,7 +74,7 @@ function abridgeObject(pieces: readonly Buffer[], members: readonly ScannedMembe
     if (member.key === undefined) return undefined; // a key too large to decode: rare enough to decode whole
     let value: unknown;
     if (member.small) value = member.value;
-    else if (depth < MAX_ABRIDGED_DEPTH && byteAt(pieces, member.start) === OPEN_BRACE) {
+    else if (depth < MAX_ABRIDGED_DEPTH && slice(pieces, member.start, 1)[0]?.[0] === OPEN_BRACE) {
       const inner = slice(pieces, member.start, member.size);
       const scan = scanJson(inner);
       value = scan.kind === 'object' ? abridgeObject(inner, scan.members, depth + 1) : undefined;
@@ -87,15 +87,6 @@ function abridgeObject(pieces: readonly Buffer[], members: readonly ScannedMembe
 }
 
 const OPEN_BRACE = 0x7b;
-
-/** The byte at `offset` of the bytes the pieces hold together. */
-function byteAt(pieces: readonly Buffer[], offset: number): number | undefined {
-  for (const piece of pieces) {
-    if (offset < piece.length) return piece[offset];
-    offset -= piece.length;
-  }
-  return undefined;
-}
 
 /** The pieces' bytes from `start`, `size` of them, as views of the same memory (nothing copied). */
 function slice(pieces: readonly Buffer[], start: number, size: number): Buffer[] {

@@ -23,6 +23,7 @@ describe('readLines', () => {
     ['ignores a UTF-8 BOM at the very start', ['\uFEFFa\n'], lines('a')],
     ['keeps a BOM that is not at the start', ['a\n\uFEFFb\n'], lines('a', '\uFEFFb')],
     ['yields nothing for empty input', [], []],
+    ['reads past an empty first chunk', ['', 'a\n'], lines('a')],
   ])('%s', async (_title, chunks, expected) => {
     expect(await collect(chunks)).toEqual(expected);
   });
