@@ -20,6 +20,11 @@ export class OmittedValue {
   constructor(readonly bytes: number) {
     Object.freeze(this);
   }
+
+  /** Never serialised in place of the value it stands for: a message built from an abridged one would be wrong. */
+  toJSON(): never {
+    throw new Error('a value left out of a large line cannot be serialised; the line itself is what is posted');
+  }
 }
 
 /** What a large line is: a message (perhaps abridged), a rejection, not UTF-8, or blank (skipped). */
@@ -74,7 +79,11 @@ function abridgeObject(pieces: readonly Buffer[], members: readonly ScannedMembe
     if (member.key === undefined) return undefined; // a key too large to decode: rare enough to decode whole
     let value: unknown;
     if (member.small) value = member.value;
-    else if (depth < MAX_ABRIDGED_DEPTH && slice(pieces, member.start, 1)[0]?.[0] === OPEN_BRACE) {
+    else if (depth === 1 && member.key === '_meta') {
+      // Request metadata (progress token, protocol fields) is read and copied into the bridge's own
+      // requests (basic §_meta): always exact, whatever its size.
+      value = JSON.parse(Buffer.concat(slice(pieces, member.start, member.size)).toString('utf8')) as unknown;
+    } else if (depth < MAX_ABRIDGED_DEPTH && slice(pieces, member.start, 1)[0]?.[0] === OPEN_BRACE) {
       const inner = slice(pieces, member.start, member.size);
       const scan = scanJson(inner);
       value = scan.kind === 'object' ? abridgeObject(inner, scan.members, depth + 1) : undefined;

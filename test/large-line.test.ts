@@ -108,6 +108,15 @@ describe('checkLargeLine', () => {
     expect(checkLarge('\u00a0\u2028'.repeat(LARGE_LINE_BYTES / 2))).toEqual({ kind: 'blank' });
   });
 
+  it('decodes params._meta whole however large it is, and refuses to serialise what it left out', () => {
+    const meta = { progressToken: 'p', 'io.modelcontextprotocol/clientInfo': { name: 'c', note: BIG } };
+    const checked = checkLarge(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 't', _meta: meta, arguments: { blob: BIG } } }));
+    if (checked.kind !== 'request') throw new Error(`a ${checked.kind}`);
+    const params = checked.message.params as Record<string, unknown>;
+    expect(params._meta).toEqual(meta);
+    expect(() => JSON.stringify(params.arguments)).toThrow(/cannot be serialised/);
+  });
+
   it('decodes initialize whole: the session keeps its params', () => {
     const line = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { clientInfo: { name: 'c', note: BIG } } });
     const checked = checkLarge(line);
