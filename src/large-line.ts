@@ -85,14 +85,49 @@ function abridgeObject(pieces: readonly Buffer[], members: readonly ScannedMembe
       value = JSON.parse(Buffer.concat(slice(pieces, member.start, member.size)).toString('utf8')) as unknown;
     } else if (depth < MAX_ABRIDGED_DEPTH && slice(pieces, member.start, 1)[0]?.[0] === OPEN_BRACE) {
       const inner = slice(pieces, member.start, member.size);
-      const scan = scanJson(inner);
-      value = scan.kind === 'object' ? abridgeObject(inner, scan.members, depth + 1) : undefined;
+      if (depth > 0) {
+        // Opened when first read: each opening scans the object's bytes again, and below params
+        // most are never read (a 2025-06-18 session reads no argument at all).
+        defineOpenedOnRead(object, member.key, () => abridgeInner(inner, depth + 1) ?? decodeWhole(inner));
+        continue;
+      }
+      value = abridgeInner(inner, depth + 1);
       if (value === undefined) return undefined;
     } else value = new OmittedValue(member.size);
-    // Own data properties as JSON.parse makes them ("__proto__" included); a later duplicate wins.
-    Object.defineProperty(object, member.key, { value, writable: true, enumerable: true, configurable: true });
+    setMember(object, member.key, value);
   }
   return object;
+}
+
+/** The object `inner` holds (valid JSON: the whole line was scanned), abridged; undefined when a key is too large to read. */
+function abridgeInner(inner: readonly Buffer[], depth: number): JsonObject | undefined {
+  const scan = scanJson(inner);
+  return scan.kind === 'object' ? abridgeObject(inner, scan.members, depth) : undefined;
+}
+
+function decodeWhole(inner: readonly Buffer[]): JsonObject {
+  return JSON.parse(Buffer.concat(inner).toString('utf8')) as JsonObject;
+}
+
+/** An own data property as JSON.parse makes it ("__proto__" included); a later duplicate replaces it. */
+function setMember(object: JsonObject, key: string, value: unknown): void {
+  Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+/** A member computed the first time it is read, then an ordinary data property. */
+function defineOpenedOnRead(object: JsonObject, key: string, open: () => unknown): void {
+  Object.defineProperty(object, key, {
+    get() {
+      const value = open();
+      setMember(object, key, value);
+      return value;
+    },
+    set(value: unknown) {
+      setMember(object, key, value);
+    },
+    enumerable: true,
+    configurable: true,
+  });
 }
 
 const OPEN_BRACE = 0x7b;

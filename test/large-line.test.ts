@@ -151,6 +151,26 @@ describe('checkLargeLine', () => {
     expect(opened).toBe(MAX_ABRIDGED_DEPTH + 1);
   });
 
+  it('opens a large object below params when it is first read, and lets it be replaced unread', () => {
+    const line = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 't', arguments: { blob: BIG, n: 1 }, other: { blob: BIG } } });
+    const checked = checkLarge(line);
+    if (checked.kind !== 'request') throw new Error(`a ${checked.kind}`);
+    const params = checked.message.params as Record<string, any>;
+    expect(Object.getOwnPropertyDescriptor(params, 'arguments')).toHaveProperty('get');
+    expect(params.arguments.n).toBe(1);
+    expect(Object.getOwnPropertyDescriptor(params, 'arguments')).toMatchObject({ value: params.arguments, writable: true, enumerable: true });
+    params.other = 'replaced';
+    expect(params.other).toBe('replaced');
+  });
+
+  it('decodes a large object below params whole when one of its keys is too large to scan', () => {
+    const line = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 't', arguments: { [BIG]: 1, n: 2 } } });
+    const checked = checkLarge(line);
+    if (checked.kind !== 'request') throw new Error(`a ${checked.kind}`);
+    expect(checked.abridged).toBe(true);
+    expect((checked.message.params as Record<string, any>).arguments).toEqual({ [BIG]: 1, n: 2 });
+  });
+
   it('decodes a line whose key is too large to scan whole', () => {
     const line = `{"jsonrpc":"2.0","id":1,"method":"m","params":{"${BIG}":1}}`;
     const checked = checkLarge(line);
