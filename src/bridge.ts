@@ -11,10 +11,11 @@ import { BridgeError } from './errors.js';
 import { Forwarder } from './forwarder.js';
 import { InFlight } from './in-flight.js';
 import { checkLine, errorReply, progressTokenOf, type JsonObject } from './json-rpc.js';
+import { checkLargeLine, wholeMessage } from './large-line.js';
 import { LegacySession } from './legacy-session.js';
 import { ModernEra } from './modern-era.js';
 import { Router } from './router.js';
-import { readLines } from './line-reader.js';
+import { readLines, takePieces, type LineEvent } from './line-reader.js';
 import type { Logger } from './logger.js';
 import { createDispatcher } from './remote.js';
 import type { Redactor } from './secrets.js';
@@ -114,33 +115,48 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
       };
     });
 
+  const writeAll = async (replies: JsonObject[]): Promise<void> => {
+    for (const reply of replies) await writer.write(reply);
+  };
+  /** Checks one line and hands it on; returns the writing of its error replies, if any. */
+  const dispatchLine = (event: LineEvent): Promise<void> | undefined => {
+    if (event.kind === 'oversized') {
+      logger.warn({ bytes: event.bytes, limit: config.maxLineBytes }, 'line over the limit; skipped');
+      return writeAll([errorReply(null, -32600, `Invalid Request: the line is longer than ${config.maxLineBytes} bytes`, { bridgeCode: 'LINE_TOO_LONG', limit: config.maxLineBytes, hint: 'raise --max-line-bytes' })]);
+    }
+    // A large line is checked from its bytes, which are then posted as they came (large-line.ts).
+    const line = event.kind === 'large-line' ? checkLargeLine(takePieces(event), event.bytes) : event;
+    if (line.kind === 'blank') return undefined;
+    if (line.kind === 'not-utf8') {
+      logger.warn({ bytes: line.bytes }, 'line is not valid UTF-8; skipped');
+      return writeAll([errorReply(null, -32700, 'Parse error: the line is not valid UTF-8; the stdio transport carries UTF-8 text', { bridgeCode: 'PARSE_ERROR', hint: 'encode messages as UTF-8' })]);
+    }
+    let checked = line.kind === 'line' ? checkLine(line.text) : line;
+    // The translator rewrites or reads whole what it takes: it gets the whole tree.
+    if (checked.kind !== 'rejected' && checked.abridged === true && translator?.readsWhole(checked) === true) checked = wholeMessage(checked);
+    if (checked.kind === 'rejected') {
+      logger.warn({ reason: checked.reason }, 'line rejected');
+      return writeAll(checked.replies);
+    }
+    if (checked.kind === 'request') {
+      // Guarded: the argument object would be built for every message even with debug off.
+      if (debug) logger.debug({ method: checked.method, id: checked.id }, 'request');
+      const progressToken = progressTokenOf(checked.message);
+      if (progressToken !== undefined) writer.expectProgress(checked.id, progressToken);
+      track(translator?.request(checked) ?? forwarder.forwardRequest(checked));
+    } else {
+      track(translator?.other(checked) ?? forwarder.forwardOther(checked));
+    }
+    return undefined;
+  };
+
   const reading = (async (): Promise<'input-ended' | 'input-failed'> => {
     try {
       for await (const event of readLines(options.input, config.maxLineBytes)) {
         if (options.signal.aborted || writer.closed) break;
-        if (event.kind === 'oversized') {
-          logger.warn({ bytes: event.bytes, limit: config.maxLineBytes }, 'line over the limit; skipped');
-          await writer.write(errorReply(null, -32600, `Invalid Request: the line is longer than ${config.maxLineBytes} bytes`, { bridgeCode: 'LINE_TOO_LONG', limit: config.maxLineBytes, hint: 'raise --max-line-bytes' }));
-          continue;
-        }
-        if (event.kind === 'not-utf8') {
-          logger.warn({ bytes: event.bytes }, 'line is not valid UTF-8; skipped');
-          await writer.write(errorReply(null, -32700, 'Parse error: the line is not valid UTF-8; the stdio transport carries UTF-8 text', { bridgeCode: 'PARSE_ERROR', hint: 'encode messages as UTF-8' }));
-          continue;
-        }
-        const checked = checkLine(event.text);
-        if (checked.kind === 'rejected') {
-          logger.warn({ reason: checked.reason }, 'line rejected');
-          for (const reply of checked.replies) await writer.write(reply);
-        } else if (checked.kind === 'request') {
-          // Guarded: the argument object would be built for every message even with debug off.
-          if (debug) logger.debug({ method: checked.method, id: checked.id }, 'request');
-          const progressToken = progressTokenOf(checked.message);
-          if (progressToken !== undefined) writer.expectProgress(checked.id, progressToken);
-          track(translator?.request(checked) ?? forwarder.forwardRequest(checked));
-        } else {
-          track(translator?.other(checked) ?? forwarder.forwardOther(checked));
-        }
+        // Handled in a plain function: values this loop's frame held would stay alive while it waits for the next line.
+        const writing = dispatchLine(event);
+        if (writing !== undefined) await writing;
         // Stdin back-pressure: past this many messages in flight, or while stdout holds more than
         // its bound unread, stop reading until there is room, so a flood of lines or a client that
         // stopped reading costs a bounded amount of memory.

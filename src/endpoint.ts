@@ -12,6 +12,7 @@ import { proxyFor, sendHttp, toBridgeError, type HttpExchange, type HttpMethod }
 import { headerValue, readErrorBody } from './reply-reader.js';
 import { maskUrl, type Redactor } from './secrets.js';
 import type { AbortSource } from './in-flight.js';
+import type { RequestBody } from './json-rpc.js';
 
 export const ACCEPT_BOTH = 'application/json, text/event-stream';
 
@@ -54,8 +55,8 @@ export class Endpoint {
     this.#baseHeaders = headers;
   }
 
-  /** POSTs one JSON-RPC message (its serialised text) with the protocol headers given. */
-  post(body: string, protocolHeaders: Record<string, string>, signal: AbortSource): Promise<HttpExchange> {
+  /** POSTs one JSON-RPC message (its serialised text, or a large line's bytes) with the protocol headers given. */
+  post(body: RequestBody, protocolHeaders: Record<string, string>, signal: AbortSource): Promise<HttpExchange> {
     // One header object per POST, built in place: this runs for every message.
     const headers = Object.assign({}, protocolHeaders);
     headers['content-type'] = 'application/json';
@@ -82,7 +83,7 @@ export class Endpoint {
    * followed chain ends at is where every later request goes. Any other redirect is returned as
    * it came, for the reply reader to refuse.
    */
-  async #follow(method: HttpMethod, headers: Record<string, string>, signal: AbortSource, body?: string): Promise<HttpExchange> {
+  async #follow(method: HttpMethod, headers: Record<string, string>, signal: AbortSource, body?: RequestBody): Promise<HttpExchange> {
     const start = this.#url;
     let url = start;
     let redirectStatus = 0;
@@ -126,7 +127,7 @@ export class Endpoint {
     return toBridgeError(error, signal, { url: this.url, proxy: this.#proxy });
   }
 
-  #send(method: HttpMethod, url: URL, headers: Record<string, string>, authorization: string | undefined, cookie: string | undefined, signal: AbortSource, body?: string): Promise<HttpExchange> {
+  #send(method: HttpMethod, url: URL, headers: Record<string, string>, authorization: string | undefined, cookie: string | undefined, signal: AbortSource, body?: RequestBody): Promise<HttpExchange> {
     const all = Object.assign({}, this.#baseHeaders, headers);
     if (authorization !== undefined) all.authorization = authorization;
     if (cookie !== undefined) all.cookie = cookie;

@@ -121,6 +121,12 @@ export class EraTranslator {
     }
   }
 
+  /** Whether request() or other() may read or rewrite this message's tree (not only its routing facts). */
+  readsWhole(incoming: RequestMessage | OtherMessage): boolean {
+    if (incoming.kind === 'response') return typeof incoming.id === 'string' && this.#inputs.has(incoming.id);
+    return this.#state !== 'legacy' && modernVersionOf(incoming.message) === undefined;
+  }
+
   /** Takes a notification or response from stdin when translation handles it; undefined otherwise. */
   other(incoming: OtherMessage): Promise<void> | undefined {
     if (incoming.kind === 'response') {
@@ -354,7 +360,7 @@ export class EraTranslator {
     this.#calls.set(id, (value) => (reply = value));
     if (t !== undefined) t.current = id;
     try {
-      await this.#d.send({ kind: 'request', id, method, message, text: JSON.stringify(message) });
+      await this.#d.send({ kind: 'request', id, method, message, body: JSON.stringify(message) });
     } finally {
       this.#calls.delete(id);
       if (t !== undefined) t.current = undefined;

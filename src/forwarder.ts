@@ -9,7 +9,7 @@ import { BridgeError, isBridgeError } from './errors.js';
 import { followRequestStream, withStatus } from './event-stream.js';
 import { Aborts, CANCELLED, untilAborted, type AbortSource, type InFlight, type PendingRequest } from './in-flight.js';
 import { DeadlineList } from './deadlines.js';
-import { classifyServerMessage, errorReply, isJsonObject, isSingleLine, modernVersionOf, type IncomingMessage, type JsonObject } from './json-rpc.js';
+import { classifyServerMessage, errorReply, isJsonObject, isSingleLine, modernVersionOf, type IncomingMessage, type JsonObject, type RequestBody } from './json-rpc.js';
 import type { LegacySession } from './legacy-session.js';
 import type { Logger } from './logger.js';
 import { HEADER_MISMATCH, type ModernEra } from './modern-era.js';
@@ -104,7 +104,7 @@ export class Forwarder {
       else await untilAborted(era.ready(), pending.aborts);
       // Raced against the request's signal: a deadline or cancel ends this task at once, whatever
       // undici, a decoder or the server do with the exchange meanwhile.
-      status = await untilAborted(this.#exchange(pending, era, message, incoming.text), pending.aborts);
+      status = await untilAborted(this.#exchange(pending, era, message, incoming.body), pending.aborts);
     } catch (error) {
       if (!pending.done) {
         const failure = this.#failureOf(error, pending.aborts);
@@ -155,7 +155,7 @@ export class Forwarder {
         const headers = era.headersFor(incoming.message, method);
         let sent: string | undefined;
         const reply = await untilAborted(
-          this.#d.endpoint.post(incoming.text, headers, aborts).then((exchange) => {
+          this.#d.endpoint.post(incoming.body, headers, aborts).then((exchange) => {
             sent = exchange.sentAuthorization;
             return readReply(exchange, { maxMessageBytes: this.#d.config.maxMessageBytes, signal: aborts, acceptAny2xx: true });
           }),
@@ -188,7 +188,7 @@ export class Forwarder {
   }
 
   /** Posts the request (again where that is safe) until it is answered; resolves with the final HTTP status. */
-  async #exchange(pending: PendingRequest, era: EraProtocol, message: JsonObject, body: string): Promise<number> {
+  async #exchange(pending: PendingRequest, era: EraProtocol, message: JsonObject, body: RequestBody): Promise<number> {
     const signal = pending.aborts;
     let rateLimitRetries = 0;
     let healed = false;
@@ -277,7 +277,7 @@ export class Forwarder {
   }
 
   /** One POST; a request that provably never reached the server (refused, DNS) is sent again, twice at most. */
-  async #post(pending: PendingRequest, body: string, headers: Record<string, string>): Promise<HttpExchange> {
+  async #post(pending: PendingRequest, body: RequestBody, headers: Record<string, string>): Promise<HttpExchange> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.#d.endpoint.post(body, headers, pending.aborts);

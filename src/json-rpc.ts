@@ -5,13 +5,22 @@ import { BRIDGE_ERRORS, type BridgeError, toErrorData } from './errors.js';
 export type JsonRpcId = string | number;
 export type JsonObject = Record<string, unknown>;
 
-/** A line that passed the check: what it is decides how it is posted and answered. */
-export type IncomingMessage =
-  | { kind: 'request'; id: JsonRpcId; method: string; message: JsonObject; text: string }
-  | { kind: 'notification'; method: string; message: JsonObject; text: string }
-  | { kind: 'response'; id: JsonRpcId; message: JsonObject; text: string };
+/**
+ * What is posted for a message: the line as it was written, as text, or (a line over
+ * LARGE_LINE_BYTES) as the bytes it arrived in, never decoded (line-reader.ts).
+ */
+export type RequestBody = string | readonly Buffer[];
 
-type Checked = IncomingMessage extends infer M ? (M extends IncomingMessage ? Omit<M, 'text'> : never) : never;
+/**
+ * A line that passed the check: what it is decides how it is posted and answered. `abridged`:
+ * `message` holds what routing reads, with large values left out (large-line.ts); `body` is whole.
+ */
+export type IncomingMessage =
+  | { kind: 'request'; id: JsonRpcId; method: string; message: JsonObject; body: RequestBody; abridged?: true }
+  | { kind: 'notification'; method: string; message: JsonObject; body: RequestBody; abridged?: true }
+  | { kind: 'response'; id: JsonRpcId; message: JsonObject; body: RequestBody; abridged?: true };
+
+type Checked = IncomingMessage extends infer M ? (M extends IncomingMessage ? Omit<M, 'body' | 'abridged'> : never) : never;
 
 /** A line that did not: the replies to write (one per usable id, or one with id null). */
 export interface RejectedLine {
@@ -102,12 +111,19 @@ export function checkLine(line: string): CheckedLine {
     const message = 'Invalid Request: batches (JSON arrays) are not supported; send one JSON-RPC message per line';
     return reject('a JSON array (batch)', ids.length > 0 ? ids : [null], INVALID, message);
   }
-  const checked = checkMessage(parsed);
+  return checkParsed(parsed, line);
+}
+
+/**
+ * Checks a line's value that is not an array (parsed, or abridged from its bytes) and pairs it with
+ * the body to post: the line itself, so the message goes to the server exactly as written.
+ */
+export function checkParsed(value: unknown, body: RequestBody, abridged = false): CheckedLine {
+  const checked = checkMessage(value);
   if ('problem' in checked) {
     return reject(checked.problem, [checked.id], INVALID, `Invalid Request: ${checked.problem}`);
   }
-  // The line itself is what gets posted: the message goes to the server exactly as written.
-  return { ...checked, text: line };
+  return abridged ? { ...checked, body, abridged: true } : { ...checked, body };
 }
 
 /** True when `text` can be written to stdout as one line as it is (JSON never needs a raw CR or LF). */

@@ -12,6 +12,8 @@ export const MAX_SMALL_MEMBER_BYTES = 64 * 1024;
 export interface ScannedMember {
   /** The decoded key; undefined when the key's bytes exceed MAX_SMALL_MEMBER_BYTES. */
   key: string | undefined;
+  /** Offset of the value's first byte in the scanned text: with `size`, where to scan a large value itself. */
+  start: number;
   /** Bytes of the value as sent. */
   size: number;
   /** True when `value` holds the decoded value (the value was small and JSON.parse took it). */
@@ -383,7 +385,7 @@ export class JsonScanner {
     if (depth === 1 && this.#stack[0] === OBJECT && this.#capturing) {
       const size = this.#offset + end - this.#captureAt;
       const value = this.#endCapture(chunk, end);
-      this.#members.push({ key: this.#key, size, small: value !== NOT_CAPTURED, value: value === NOT_CAPTURED ? undefined : value });
+      this.#members.push({ key: this.#key, start: this.#captureAt, size, small: value !== NOT_CAPTURED, value: value === NOT_CAPTURED ? undefined : value });
     }
   }
 

@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import { EnvHttpProxyAgent, type Dispatcher } from './undici-parts.js';
 import { BridgeError, isBridgeError } from './errors.js';
 import type { AbortSource } from './in-flight.js';
+import type { RequestBody } from './json-rpc.js';
 import { BodyQueue, type ResponseBody } from './response-body.js';
 
 /**
@@ -145,7 +146,8 @@ export interface SendOptions {
   method: HttpMethod;
   url: URL;
   headers: Record<string, string>;
-  body?: string;
+  /** Text, or bytes in pieces (a large stdin line as it came). */
+  body?: RequestBody;
   signal: AbortSource;
   /** What a failure before the headers (the abort reason included) is rejected with; undici's own error when absent. */
   toFailure?: (error: unknown) => Error;
@@ -172,10 +174,17 @@ export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<
   if (signal.aborted) return Promise.reject(toFailure === undefined ? abortReason(signal) : toFailure(abortReason(signal)));
   const target = targetOf(options.url);
   let headers = options.headers;
-  let requestBody: string | Readable | null = options.body ?? null;
-  if (typeof requestBody === 'string' && requestBody.length > LARGE_BODY_CHARS) {
-    headers = { ...headers, 'content-length': String(Buffer.byteLength(requestBody, 'utf8')) };
-    requestBody = Readable.from(utf8Slices(requestBody), { objectMode: false });
+  const text = options.body;
+  let requestBody: string | Readable | readonly Buffer[] | null = text ?? null;
+  if (typeof text === 'string' && text.length > LARGE_BODY_CHARS) {
+    headers = { ...headers, 'content-length': String(Buffer.byteLength(text, 'utf8')) };
+    requestBody = Readable.from(utf8Slices(text), { objectMode: false });
+  } else if (text !== undefined && typeof text !== 'string') {
+    // A large line's bytes in the pieces they arrived in: undici writes them one by one, waiting
+    // for the socket to drain; nothing is joined or copied. Iterable again for a retry.
+    let length = 0;
+    for (const piece of text) length += piece.length;
+    headers = { ...headers, 'content-length': String(length) };
   }
   return new Promise<HttpExchange>((resolve, reject) => {
     const body = new BodyQueue();
@@ -199,7 +208,8 @@ export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<
         path: target.path,
         method: options.method,
         headers,
-        body: requestBody,
+        // undici sends any iterable of Buffers (its request.js accepts iterables); its types name only Readable.
+        body: requestBody as Readable | string | null,
       },
       {
         onRequestStart(dispatchController) {

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LISTEN_REOPEN_DELAYS_MS, MAX_INPUT_ROUNDS } from '../src/era-translator.js';
+import { LARGE_LINE_BYTES } from '../src/line-reader.js';
 import { startInProcessBridge, waitForLog, type InProcessBridge } from './helpers/in-process-bridge.js';
 import { CONFIRM_STATE, CONFIRM_TOOL, startSdkV2Server, type SdkV2Server } from './helpers/sdk-v2-server.js';
 
@@ -129,6 +130,17 @@ describe('the era translator against the SDK v2 server (legacy: reject)', () => 
     expect(ask.params).toMatchObject({ maxTokens: 50, messages: [{ role: 'user', content: { type: 'text', text: 'Summarise T-1' } }] });
     bridge.send({ jsonrpc: '2.0', id: ask.id, result: { role: 'assistant', content: { type: 'text', text: 'Draft notes' }, model: 'm', stopReason: 'endTurn' } });
     expect((await bridge.reply(20)).result.content).toEqual([{ type: 'text', text: 'summary: {"type":"text","text":"Draft notes"}' }]);
+  });
+
+  it('reads a large request and a large answer to its input request whole (lines over LARGE_LINE_BYTES are otherwise only scanned)', async () => {
+    await start([], { sampling: {} });
+    bridge.send({ jsonrpc: '2.0', id: 'big-ping', method: 'ping', params: { _meta: { note: 'n'.repeat(LARGE_LINE_BYTES) } } });
+    expect((await bridge.reply('big-ping')).result).toEqual({});
+    bridge.send(call(21, 'tasks_ask_sampling'));
+    const ask = await bridge.waitFor(isBridgeRequest('sampling/createMessage'));
+    const text = `Draft ${'d'.repeat(LARGE_LINE_BYTES)}`;
+    bridge.send({ jsonrpc: '2.0', id: ask.id, result: { role: 'assistant', content: { type: 'text', text }, model: 'm', stopReason: 'endTurn' } });
+    expect((await bridge.reply(21)).result.content).toEqual([{ type: 'text', text: `summary: ${JSON.stringify({ type: 'text', text })}` }]);
   });
 
   it(`gives up after ${MAX_INPUT_ROUNDS} input_required rounds, each sent under a new id`, async () => {

@@ -217,6 +217,8 @@ describe('JsonScanner', () => {
       ['id', true, 'last'],
     ]);
     expect(scan.members[2]!.size).toBe(text.indexOf(',"id":"last"') - text.indexOf('{"content"'));
+    expect(scan.members[2]!.start).toBe(text.indexOf('{"content"'));
+    expect(scan.members[1]!.start).toBe(text.indexOf('7'));
     // The same when the large value arrives in many chunks.
     const chunked = scanInPieces(Buffer.from(text), [10, 40, 1000, 30_000, 65_000]);
     expect(chunked).toEqual(scan);

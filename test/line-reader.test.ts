@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { readLines, type LineEvent } from '../src/line-reader.js';
+import { LARGE_LINE_BYTES, readLines, takePieces, type LineEvent } from '../src/line-reader.js';
 
 async function collect(chunks: (string | Buffer)[], maxLineBytes = 1024): Promise<LineEvent[]> {
   const events: LineEvent[] = [];
@@ -23,6 +23,7 @@ describe('readLines', () => {
     ['ignores a UTF-8 BOM at the very start', ['\uFEFFa\n'], lines('a')],
     ['keeps a BOM that is not at the start', ['a\n\uFEFFb\n'], lines('a', '\uFEFFb')],
     ['yields nothing for empty input', [], []],
+    ['reads past an empty first chunk', ['', 'a\n'], lines('a')],
   ])('%s', async (_title, chunks, expected) => {
     expect(await collect(chunks)).toEqual(expected);
   });
@@ -66,12 +67,42 @@ describe('readLines', () => {
     expect(await collect(['ok\n', 'x'.repeat(50)], 10)).toEqual([...lines('ok'), { kind: 'oversized', bytes: 50 }]);
   });
 
-  it('reassembles a 50 MB line that arrives in 64 KiB chunks', async () => {
+  it('hands a 50 MB line that arrives in 64 KiB chunks on as those chunks, neither joined nor decoded', async () => {
     const chunk = Buffer.alloc(64 * 1024, 0x61);
     const chunks = Array.from({ length: 800 }, () => chunk);
     const events = await collect([...chunks, Buffer.from('\n')], 64 * 1024 * 1024);
     expect(events).toHaveLength(1);
-    expect((events[0] as { text: string }).text.length).toBe(800 * 64 * 1024);
+    const event = events[0]!;
+    if (event.kind !== 'large-line') throw new Error(`a ${event.kind} event`);
+    expect(event.bytes).toBe(800 * 64 * 1024);
+    expect(event.pieces).toHaveLength(800);
+    expect(event.pieces.every((piece) => piece.buffer === chunk.buffer)).toBe(true);
+  });
+
+  it('decodes a line of exactly LARGE_LINE_BYTES and hands on one a byte longer undecoded', async () => {
+    const limit = 4 * LARGE_LINE_BYTES;
+    const exact = 'a'.repeat(LARGE_LINE_BYTES);
+    expect(await collect([`${exact}\n`], limit)).toEqual(lines(exact));
+    const [event] = await collect([`${exact}b\r\n`], limit);
+    expect(event?.kind === 'large-line' && Buffer.concat(event.pieces).toString()).toBe(`${exact}b`);
+    expect(event?.kind === 'large-line' && event.bytes).toBe(LARGE_LINE_BYTES + 1);
+  });
+
+  it('strips the CR of a large line whether it ends a chunk or is a chunk of its own', async () => {
+    const body = 'c'.repeat(LARGE_LINE_BYTES);
+    for (const chunks of [[`${body}\r`, '\n'], [body, '\r', '\n'], [`${body}\r\n`]]) {
+      const [event] = await collect(chunks, 4 * LARGE_LINE_BYTES);
+      if (event?.kind !== 'large-line') throw new Error('not a large line');
+      expect(event.bytes).toBe(LARGE_LINE_BYTES);
+      expect(Buffer.concat(event.pieces).equals(Buffer.from(body))).toBe(true);
+    }
+  });
+
+  it('gives a large line\'s pieces away once: the event keeps none after takePieces', async () => {
+    const [event] = await collect(['x'.repeat(LARGE_LINE_BYTES + 1)], 4 * LARGE_LINE_BYTES);
+    if (event?.kind !== 'large-line') throw new Error('not a large line');
+    expect(takePieces(event)).toHaveLength(1);
+    expect(event.pieces).toEqual([]);
   });
   it('reports a line that is not valid UTF-8 instead of decoding it with replacement characters', async () => {
     const bad = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}}\n')]);

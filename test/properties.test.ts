@@ -197,7 +197,10 @@ describe('readLines', () => {
     for (let offset = 0; offset < big.length; offset += 65_536) chunks.push(big.subarray(offset, offset + 65_536));
     const events = await collect([...chunks, Buffer.from('\n')], 64 * 1024 * 1024);
     expect(events).toHaveLength(1);
-    expect(events[0]!.kind === 'line' && events[0]!.text.length).toBe(big.length);
+    // Over LARGE_LINE_BYTES: handed on as its bytes, undecoded, every byte there.
+    const event = events[0]!;
+    expect(event.kind === 'large-line' && Buffer.concat(event.pieces).equals(big)).toBe(true);
+    expect(event.kind === 'large-line' && event.bytes).toBe(big.length);
   });
 });
 

@@ -15,6 +15,40 @@ describe('a large request body', () => {
     }
   });
 
+  it('given as pieces of bytes (a large stdin line), reaches the server byte for byte with their total as its Content-Length, and can be sent again', async () => {
+    const received: { headers: IncomingHttpHeaders; body: Buffer }[] = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        received.push({ headers: req.headers, body: Buffer.concat(chunks) });
+        res.writeHead(202).end();
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const dispatcher = new EnvHttpProxyAgent({ httpProxy: '', httpsProxy: '', noProxy: '' });
+    try {
+      const whole = Buffer.from(`{"blob":"${'😀é'.repeat(100_000)}"}`);
+      const pieces = [whole.subarray(0, 1), whole.subarray(1, 65_537), whole.subarray(65_537)];
+      const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
+      for (let round = 0; round < 2; round++) {
+        const exchange = await sendHttp(dispatcher, { method: 'POST', url, headers: { 'content-type': 'application/json' }, body: pieces, signal: new AbortController().signal });
+        for await (const chunk of exchange.body) expect(chunk).toBeDefined();
+        expect(exchange.status).toBe(202);
+      }
+      expect(received).toHaveLength(2);
+      for (const { headers, body } of received) {
+        expect(headers['content-length']).toBe(String(whole.length));
+        expect(headers['transfer-encoding']).toBeUndefined();
+        expect(body.equals(whole)).toBe(true);
+      }
+    } finally {
+      await dispatcher.close();
+      server.close();
+    }
+  });
+
   it('reaches the server byte for byte with its Content-Length', async () => {
     let received: { headers: IncomingHttpHeaders; body: Buffer } | undefined;
     const server = createServer((req, res) => {
