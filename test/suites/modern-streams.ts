@@ -5,8 +5,6 @@ import { startSdkV2Server, type RecordedRequest, type SdkV2Server, type SdkV2Ser
 import { expectCleanEnd, type BridgeMode, type RunningBridge } from '../helpers/bridge-mode.js';
 
 const TOKEN = 'modern-streams-token';
-/** How soon after the cancel line the server must see the exchange closed. */
-const CANCEL_CLOSE_MS = 100;
 
 const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 
@@ -45,36 +43,35 @@ export function defineModernStreamsSuite(mode: BridgeMode): void {
   describe('cancelling a modern call', () => {
     beforeEach(() => startServer());
 
-    it('closes the HTTP exchange within 100 ms of the cancel line and writes nothing more for the id, without posting the cancel', async () => {
+    it('closes the HTTP exchange as it reads the cancel line, before it answers the next line, writes nothing more for the id and posts no cancel', async () => {
       const bridge = startBridge();
       bridge.send(modern('slow-1', 'tools/call', { name: 'slow_task', arguments: { ms: 60_000 } }, { progressToken: 'p-1' }));
       // The progress notification shows the call's event stream is open.
       await bridge.waitFor((m) => m.method === 'notifications/progress' && m.params.progressToken === 'p-1');
       const exchange = await exchangeOf('slow-1');
-      const cancelledAt = performance.now();
       bridge.send(cancel('slow-1'));
-      // 2026-07-28 transports §Cancellation: closing the stream is the cancellation.
-      expect((await exchange.closed) - cancelledAt).toBeLessThan(CANCEL_CLOSE_MS);
-      expect(exchange.completed).toBe(false);
       bridge.send(modern('after', 'server/discover'));
       await bridge.reply('after');
+      // 2026-07-28 transports §Cancellation: closing the stream is the cancellation. Closed by the
+      // time the next line is answered (an order, not a time: the machines running this are shared).
+      expect(exchange.closedAt).toBeDefined();
+      expect(exchange.completed).toBe(false);
       expect(parsedLines(bridge).filter((m) => m.id === 'slow-1')).toEqual([]);
       noCancelWasPosted();
     });
 
-    it('lets the v2 client cancel a slow call: the server sees the disconnect within 100 ms', async () => {
+    it('lets the v2 client cancel a slow call: the server sees the disconnect before the client’s next call is answered', async () => {
       const bridged = await mode.connect(server.url, TOKEN);
       try {
         const controller = new AbortController();
         const call = bridged.client.callTool({ name: 'slow_task', arguments: { ms: 60_000 } }, { signal: controller.signal });
         await server.until(() => (server.slowCalls === 1 ? true : undefined));
         const exchange = server.requests.find((r) => r.body?.params?.name === 'slow_task')!;
-        const cancelledAt = performance.now();
         controller.abort();
         await expect(call).rejects.toThrow();
-        expect((await exchange.closed) - cancelledAt).toBeLessThan(CANCEL_CLOSE_MS);
-        expect(exchange.completed).toBe(false);
         await bridged.client.listTools(); // a later line, read after the cancel
+        expect(exchange.closedAt).toBeDefined();
+        expect(exchange.completed).toBe(false);
         noCancelWasPosted();
       } finally {
         await bridged.close();
@@ -123,18 +120,19 @@ export function defineModernStreamsSuite(mode: BridgeMode): void {
       expect(parsedLines(bridge).slice(1)).toEqual([notification, notification]);
     });
 
-    it('closes the listen stream within 100 ms when the client cancels its id, and writes nothing more for it', async () => {
+    it('closes the listen stream as it reads the cancel line, before it answers the next line, and writes nothing more for it', async () => {
       await startServer();
       const bridge = startBridge();
       bridge.send(listen('listen-2'));
       await bridge.waitFor((m) => m.method === 'notifications/subscriptions/acknowledged');
       const exchange = await exchangeOf('listen-2');
-      const cancelledAt = performance.now();
       bridge.send(cancel('listen-2'));
-      expect((await exchange.closed) - cancelledAt).toBeLessThan(CANCEL_CLOSE_MS);
-      server.notify.toolsChanged();
       bridge.send(modern('after', 'server/discover'));
       await bridge.reply('after');
+      expect(exchange.closedAt).toBeDefined();
+      server.notify.toolsChanged();
+      bridge.send(modern('after-change', 'server/discover'));
+      await bridge.reply('after-change');
       expect(parsedLines(bridge).filter((m) => m.id === 'listen-2' || isListChanged(m))).toEqual([]);
       noCancelWasPosted();
     });
