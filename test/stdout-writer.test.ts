@@ -237,11 +237,11 @@ describe('createMessageWriter', () => {
   it('writes lines from different callbacks of one event-loop phase in one batch (replies finishing together on different connections)', async () => {
     const { output, writes } = recordingOutput();
     const writer = createMessageWriter(output, () => undefined);
-    // Two timers due together run in one timers phase, each a callback of its own (as two sockets'
-    // reads are in one poll phase); the batch ends in the check phase after them.
+    // Two immediates queued together run in one check phase, each a callback of its own (as two
+    // sockets' reads are callbacks of one poll phase); the batch ends at the next check phase.
     const written = await Promise.all([
-      new Promise<boolean>((resolve) => setTimeout(() => resolve(writer.write({ jsonrpc: '2.0', id: 1, result: {} })), 0)),
-      new Promise<boolean>((resolve) => setTimeout(() => resolve(writer.write({ jsonrpc: '2.0', id: 2, result: {} })), 0)),
+      new Promise<boolean>((resolve) => setImmediate(() => resolve(writer.write({ jsonrpc: '2.0', id: 1, result: {} })))),
+      new Promise<boolean>((resolve) => setImmediate(() => resolve(writer.write({ jsonrpc: '2.0', id: 2, result: {} })))),
     ]);
     expect(written).toEqual([true, true]);
     await new Promise((resolve) => setImmediate(resolve));
