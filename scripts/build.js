@@ -4,6 +4,7 @@ import { build } from 'esbuild';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { lazyBuiltins } from './lazy-builtins.js';
+import { requireBuiltins } from './require-builtins.js';
 
 // `node scripts/build.js [outdir]`: dist/ unless told otherwise (the bundle script builds into its
 // own staging folder, so packing never empties the dist/ that running tests start).
@@ -26,7 +27,7 @@ const result = await build({
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   logLevel: 'warning',
   // Built-ins that bundled packages load at start-up but the bridge needs later or never.
-  plugins: [lazyBuiltins],
+  plugins: [lazyBuiltins, requireBuiltins],
 });
 
 // Bundled code keeps its licences: one file with the name, version and licence text of each package.
