@@ -4,7 +4,6 @@ import type { BridgeConfig } from './config.js';
 import type { Credential } from './credential.js';
 import type { Logger } from './logger.js';
 import { MIN_MASKABLE_SECRET_CHARS, type Redactor } from './secrets.js';
-import { TokenCommandCredential } from './token-command.js';
 import type { Dispatcher } from './undici-parts.js';
 
 export interface CredentialDeps {
@@ -65,13 +64,16 @@ export async function createCredential(config: BridgeConfig, deps: CredentialDep
       }
       return staticCredential(spec.source, spec.authorization);
     }
-    case 'command':
+    case 'command': {
+      // Loaded here: only a --token-command run needs child_process and its start-up cost.
+      const { TokenCommandCredential } = await import('./token-command.js');
       return TokenCommandCredential.start(spec.command, {
         env: deps.env,
         logger: deps.logger,
         redact: deps.redact,
         ...(deps.tokenCommandTimeoutMs === undefined ? {} : { timeoutMs: deps.tokenCommandTimeoutMs }),
       });
+    }
     case 'none': {
       // OAuth sign-in: when no credential is set, the server's 401 with `WWW-Authenticate: Bearer`
       // starts it (authorization §Error Handling, §Protected Resource Metadata Discovery); a cached
