@@ -24,37 +24,37 @@ var CACHE_GROWTH_TO_REWRITE = 1.05;
 var WRAPPER_HEAD = "(function (exports, require, module, __filename, __dirname) {'use strict';";
 var WRAPPER_TAIL = '\n})';
 
-import('node:module').then(function (nodeModule) {
-  var load = nodeModule.createRequire(import.meta.url);
-  var fs = load('node:fs');
-  var vm = load('node:vm');
-  var path = load('node:path');
-  var file = load('node:url').fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-  var source = fs.readFileSync(file, 'utf8');
-  // scripts/build.js puts the bundle's content hash on its first line.
-  var build = /^\/\/ fenbs-mcp bundle ([0-9a-f]+)\n/.exec(source);
-  var cacheFile = build === null ? undefined : path.join(path.dirname(file), 'cli-' + build[1] + '-' + process.version + '-' + process.arch + '.v8cache');
-  var cached;
-  if (cacheFile !== undefined) {
-    try {
-      cached = fs.readFileSync(cacheFile);
-    } catch {
-      // No cache yet: this run makes one.
-    }
+// process.getBuiltinModule (Node 20.16+, so every Node that passed the check) hands over built-ins
+// without the ES module loader's work that import() would add to every start.
+var nodeModule = process.getBuiltinModule('node:module');
+var fs = process.getBuiltinModule('node:fs');
+var vm = process.getBuiltinModule('node:vm');
+var path = process.getBuiltinModule('node:path');
+var file = process.getBuiltinModule('node:url').fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+var source = fs.readFileSync(file, 'utf8');
+// scripts/build.js puts the bundle's content hash on its first line.
+var build = /^\/\/ fenbs-mcp bundle ([0-9a-f]+)\n/.exec(source);
+var cacheFile = build === null ? undefined : path.join(path.dirname(file), 'cli-' + build[1] + '-' + process.version + '-' + process.arch + '.v8cache');
+var cached;
+if (cacheFile !== undefined) {
+  try {
+    cached = fs.readFileSync(cacheFile);
+  } catch {
+    // No cache yet: this run makes one.
   }
-  var script = new vm.Script(WRAPPER_HEAD + source + WRAPPER_TAIL, { filename: file, cachedData: cached });
-  if (cacheFile !== undefined) {
-    process.once('exit', function () {
-      saveCache(fs, script, cacheFile, cached === undefined || script.cachedDataRejected === true ? 0 : cached.length);
-    });
-  }
-  var cli = { exports: {} };
-  script.runInThisContext().call(cli.exports, cli.exports, nodeModule.createRequire(file), cli, file, path.dirname(file));
-  cli.exports.run();
-});
+}
+var script = new vm.Script(WRAPPER_HEAD + source + WRAPPER_TAIL, { filename: file, cachedData: cached });
+if (cacheFile !== undefined) {
+  process.once('exit', function () {
+    saveCache(script, cacheFile, cached === undefined || script.cachedDataRejected === true ? 0 : cached.length);
+  });
+}
+var cli = { exports: {} };
+script.runInThisContext().call(cli.exports, cli.exports, nodeModule.createRequire(file), cli, file, path.dirname(file));
+cli.exports.run();
 
 // Writes the cache V8 makes now (with what this run compiled), unless the one it started from was as good.
-function saveCache(fs, script, cacheFile, acceptedBytes) {
+function saveCache(script, cacheFile, acceptedBytes) {
   var temporary = cacheFile + '.' + process.pid + '.tmp';
   try {
     var data = script.createCachedData();
