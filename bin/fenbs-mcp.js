@@ -44,9 +44,14 @@ if (cacheFile !== undefined) {
   }
 }
 var script = new vm.Script(WRAPPER_HEAD + source + WRAPPER_TAIL, { filename: file, cachedData: cached });
+// The size V8 accepted, 0 when it had none or refused it; neither the cache's bytes nor a second copy of
+// the source are kept (the script holds its own).
+var acceptedBytes = cached === undefined || script.cachedDataRejected === true ? 0 : cached.length;
+cached = undefined;
+source = undefined;
 if (cacheFile !== undefined) {
   process.once('exit', function () {
-    saveCache(script, cacheFile, cached === undefined || script.cachedDataRejected === true ? 0 : cached.length);
+    saveCache(script, cacheFile, acceptedBytes);
   });
 }
 var cli = { exports: {} };
