@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Checks the Node version in syntax any Node parses, then starts the CLI.
+// Checks the Node version in syntax any Node parses, then starts the CLI from a V8 code cache when there is one.
 'use strict';
 
 var required = [20, 18, 1];
@@ -10,13 +10,69 @@ if (tooOld) {
   process.exit(1);
 }
 
-// Node 22.1+ keeps the compiled bundle on disk between runs, so every start after the first
-// skips most of the compile work; older Nodes have no such API and start as before.
-import('node:module')
-  .then(function (nodeModule) {
-    if (typeof nodeModule.enableCompileCache === 'function') nodeModule.enableCompileCache();
-    return import('../dist/cli.js');
-  })
-  .then(function (cli) {
-    cli.run();
+// Why a code cache of our own: most of a start is V8 parsing and compiling the bundle (bundled
+// undici, pino and commander), and Node keeps no cache of that on Node 20; Node 22's compile cache
+// keeps only a module's top level, not the bundled packages' bodies, which compile when first run.
+// A cache V8 makes after a run holds every function that run compiled, so the next start skips that
+// work. It lives next to the bundle (dist/cli-<build>-<node>-<arch>.v8cache): whoever can write there
+// can change the bundle itself, so it trusts nothing new, and a read-only install starts without one.
+// V8 refuses a cache made by another V8 version or flags (the start then compiles as before).
+/** A cache that V8 accepted is written again only when this run's is this much larger (it compiled more). */
+var CACHE_GROWTH_TO_REWRITE = 1.05;
+// The bundle is CommonJS-format code run as a function of these, as Node runs a CommonJS file; its
+// sources are ES modules, so it runs in strict mode as they did.
+var WRAPPER_HEAD = "(function (exports, require, module, __filename, __dirname) {'use strict';";
+var WRAPPER_TAIL = '\n})';
+
+// process.getBuiltinModule (Node 20.16+, so every Node that passed the check) hands over built-ins
+// without the ES module loader's work that import() would add to every start.
+var nodeModule = process.getBuiltinModule('node:module');
+var fs = process.getBuiltinModule('node:fs');
+var vm = process.getBuiltinModule('node:vm');
+var path = process.getBuiltinModule('node:path');
+var file = process.getBuiltinModule('node:url').fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+var source = fs.readFileSync(file, 'utf8');
+// scripts/build.js puts the bundle's content hash on its first line.
+var build = /^\/\/ fenbs-mcp bundle ([0-9a-f]+)\n/.exec(source);
+var cacheFile = build === null ? undefined : path.join(path.dirname(file), 'cli-' + build[1] + '-' + process.version + '-' + process.arch + '.v8cache');
+var cached;
+if (cacheFile !== undefined) {
+  try {
+    cached = fs.readFileSync(cacheFile);
+  } catch {
+    // No cache yet: this run makes one.
+  }
+}
+var script = new vm.Script(WRAPPER_HEAD + source + WRAPPER_TAIL, { filename: file, cachedData: cached });
+// The size V8 accepted, 0 when it had none or refused it; neither the cache's bytes nor a second copy of
+// the source are kept (the script holds its own).
+var acceptedBytes = cached === undefined || script.cachedDataRejected === true ? 0 : cached.length;
+cached = undefined;
+source = undefined;
+if (cacheFile !== undefined) {
+  process.once('exit', function () {
+    saveCache(script, cacheFile, acceptedBytes);
   });
+}
+var cli = { exports: {} };
+script.runInThisContext().call(cli.exports, cli.exports, nodeModule.createRequire(file), cli, file, path.dirname(file));
+cli.exports.run();
+
+// Writes the cache V8 makes now (with what this run compiled), unless the one it started from was as good.
+function saveCache(script, cacheFile, acceptedBytes) {
+  var temporary = cacheFile + '.' + process.pid + '.tmp';
+  try {
+    var data = script.createCachedData();
+    if (acceptedBytes > 0 && data.length <= acceptedBytes * CACHE_GROWTH_TO_REWRITE) return;
+    // Written aside, then renamed: a start running alongside reads the old file or the new, never half.
+    fs.writeFileSync(temporary, data);
+    fs.renameSync(temporary, cacheFile);
+  } catch {
+    // A read-only install (or a full disk): the next start compiles as before.
+    try {
+      fs.rmSync(temporary, { force: true });
+    } catch {
+      // Nothing was written.
+    }
+  }
+}

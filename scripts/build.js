@@ -1,7 +1,8 @@
-// Builds dist/: the CLI and everything it imports bundled into ESM files, so `npx fenbs-mcp`
+// Builds dist/: the CLI and everything it imports bundled into one file, so `npx fenbs-mcp`
 // installs no dependency tree (nothing upstream can break it overnight) and starts fast.
+import { createHash } from 'node:crypto';
 import { build } from 'esbuild';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { lazyBuiltins } from './lazy-builtins.js';
 
@@ -9,25 +10,35 @@ import { lazyBuiltins } from './lazy-builtins.js';
 // own staging folder, so packing never empties the dist/ that running tests start).
 const outdir = process.argv[2] ?? 'dist';
 rmSync(outdir, { recursive: true, force: true });
+// One CommonJS-format file: bin/fenbs-mcp.js compiles it with node:vm, so V8 can keep a code cache of
+// it (bin/fenbs-mcp.js says why); rarely used code (doctor, the demo server, pino-pretty, OAuth) is
+// in it too, but compiled only when first called.
 const result = await build({
   entryPoints: ['src/cli.ts'],
-  outdir,
+  outfile: join(outdir, 'cli.js'),
   bundle: true,
-  // Rarely used code (doctor, the demo server) stays in its own chunk, loaded only when asked for.
-  splitting: true,
-  format: 'esm',
+  format: 'cjs',
   platform: 'node',
   target: 'node20.18',
   minify: true,
   legalComments: 'none',
   metafile: true,
-  chunkNames: 'chunks/[name]-[hash]',
-  // The bundled CommonJS packages (pino, undici) call require(); give ESM one.
-  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  write: false,
+  // import() of a bundled module or a built-in becomes require(): the script has no module loader.
+  supported: { 'dynamic-import': false },
+  // The sources are ES modules; `import.meta.url` is the bundle's own file URL, as it was.
+  define: { 'import.meta.url': '__fenbsModuleUrl' },
+  banner: { js: "const __fenbsModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',
-  // Built-ins that bundled packages load at start-up but the bridge needs later or never.
+  // Built-ins and modules that bundled packages load at start-up but the bridge needs later or never.
   plugins: [lazyBuiltins],
 });
+// The first line names the bundle's content, so a code cache made from one build is never used with another.
+const [output] = result.outputFiles;
+const code = output.text;
+const digest = createHash('sha256').update(code).digest('hex').slice(0, 16);
+mkdirSync(outdir, { recursive: true });
+writeFileSync(output.path, `// fenbs-mcp bundle ${digest}\n${code}`);
 
 // Bundled code keeps its licences: one file with the name, version and licence text of each package.
 const packages = new Map();

@@ -1,9 +1,9 @@
-// An esbuild plugin: three bundled packages load a Node built-in at start-up that the bridge never uses there; here they load it on first use.
+// An esbuild plugin: bundled packages load built-ins and modules at start-up that the bridge needs later or never; here they load on first use.
 import { readFile } from 'node:fs/promises';
 import http2 from 'node:http2';
 
 // Each rewrite is exact: if a package changes the line, the build fails instead of silently
-// bundling the eager load (or a broken one).
+// bundling the eager load (or a broken one). A file may have several rewrites.
 const H2_CONSTANTS = [
   'HTTP2_HEADER_AUTHORITY',
   'HTTP2_HEADER_METHOD',
@@ -18,6 +18,13 @@ const H2_CONSTANTS = [
 ];
 const h2Constants = Object.fromEntries(H2_CONSTANTS.map((name) => [name, http2.constants[name]]));
 
+// undici's request API (request, stream, pipeline, upgrade, connect): undici-parts.ts puts it on
+// Dispatcher.prototype as undici's index does; the bridge itself sends with dispatch(), and the API
+// is called only for a proxy tunnel (connect) and OAuth (request).
+const UNDICI_API = ['request', 'stream', 'pipeline', 'upgrade', 'connect'];
+const apiIndexFrom = UNDICI_API.map((name) => `module.exports.${name} = require('./api-${name}')`).join('\n');
+const apiIndexTo = UNDICI_API.map((name) => `module.exports.${name} = function ${name} (...args) { return require('./api-${name}').apply(this, args) }`).join('\n');
+
 const REWRITES = [
   {
     // undici's HTTP/2 client (never used: allowH2 is off) loads node:http2, and with it tls, when
@@ -25,6 +32,24 @@ const REWRITES = [
     file: /undici[\\/]lib[\\/]dispatcher[\\/]client-h2\.js$/,
     from: "  http2 = require('node:http2')",
     to: `  http2 = { constants: ${JSON.stringify(h2Constants)}, connect: (...args) => require('node:http2').connect(...args) }`,
+  },
+  {
+    // ...and the HTTP/2 client module itself: needed only when a server picks h2 over ALPN.
+    file: /undici[\\/]lib[\\/]dispatcher[\\/]client\.js$/,
+    from: "const connectH2 = require('./client-h2.js')",
+    to: "const connectH2 = (...args) => require('./client-h2.js')(...args)",
+  },
+  {
+    // The proxy agents (HTTP CONNECT and SOCKS5): made only when HTTP(S)_PROXY is set.
+    file: /undici[\\/]lib[\\/]dispatcher[\\/]env-http-proxy-agent\.js$/,
+    from: "const ProxyAgent = require('./proxy-agent')",
+    to: "function ProxyAgent (...args) { return new (require('./proxy-agent'))(...args) }",
+  },
+  {
+    // The request API, each method loaded on its first call (`this` is the dispatcher, as before).
+    file: /undici[\\/]lib[\\/]api[\\/]index\.js$/,
+    from: apiIndexFrom,
+    to: apiIndexTo,
   },
   {
     // commander loads child_process for executable subcommands, which the CLI does not have.
@@ -39,6 +64,18 @@ const REWRITES = [
     to: 'const isMainThread = true',
   },
   {
+    // pino transports (a worker thread per transport) are not used by the bridge: its logger
+    // writes through its own SonicBoom sinks (src/logger.ts).
+    file: /pino[\\/]lib[\\/]tools\.js$/,
+    from: "const transport = require('./transport')",
+    to: "const transport = (...args) => require('./transport')(...args)",
+  },
+  {
+    file: /pino[\\/]pino\.js$/,
+    from: "module.exports.transport = require('./lib/transport')",
+    to: "Object.defineProperty(module.exports, 'transport', { get: () => require('./lib/transport'), enumerable: true, configurable: true })",
+  },
+  {
     // thread-stream (pino transports, which the bridge does not use) loads worker_threads at load
     // time; a Worker is only made when a transport starts.
     file: /thread-stream[\\/]index\.js$/,
@@ -47,14 +84,25 @@ const REWRITES = [
   },
 ];
 
+// The rewrites of each file, grouped so one onLoad applies them all.
+const FILES = new Map();
+for (const rewrite of REWRITES) {
+  const key = rewrite.file.source;
+  if (!FILES.has(key)) FILES.set(key, { file: rewrite.file, rewrites: [] });
+  FILES.get(key).rewrites.push(rewrite);
+}
+
 export const lazyBuiltins = {
   name: 'lazy-builtins',
   setup(build) {
-    for (const rewrite of REWRITES) {
-      build.onLoad({ filter: rewrite.file }, async ({ path }) => {
-        const source = await readFile(path, 'utf8');
-        if (!source.includes(rewrite.from)) throw new Error(`lazy-builtins: ${path} no longer contains ${JSON.stringify(rewrite.from)}`);
-        return { contents: source.replace(rewrite.from, rewrite.to), loader: 'js' };
+    for (const { file, rewrites } of FILES.values()) {
+      build.onLoad({ filter: file }, async ({ path }) => {
+        let source = await readFile(path, 'utf8');
+        for (const rewrite of rewrites) {
+          if (!source.includes(rewrite.from)) throw new Error(`lazy-builtins: ${path} no longer contains ${JSON.stringify(rewrite.from)}`);
+          source = source.replace(rewrite.from, rewrite.to);
+        }
+        return { contents: source, loader: 'js' };
       });
     }
   },

@@ -1,6 +1,5 @@
 // The command line: commander program, environment, signals and exit codes. Only this file touches `process`.
 
-import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { runBridge, type BridgeExit } from './bridge.js';
@@ -259,6 +258,7 @@ async function prepare(options: CliOptions, report: (message: string, fix?: stri
   }
   if (options.url !== undefined) return report('--demo and --url cannot be combined', 'fenbs-mcp --demo');
   // A throwaway token, so the demo shows the Authorization path without touching a real one.
+  const { randomBytes } = await import('node:crypto');
   const demoToken = randomBytes(16).toString('hex');
   const { startDemoServer } = await import('./demo-server.js');
   const demo = await startDemoServer({ token: demoToken });

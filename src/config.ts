@@ -1,6 +1,7 @@
 // Options and environment → one validated, frozen BridgeConfig; pure, throws UsageError.
 
-import { X509Certificate } from 'node:crypto';
+import type * as Crypto from 'node:crypto';
+import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { expandHeaderValue, isAuthorizationFromReference } from './header-secrets.js';
 import { LOG_LEVELS } from './logger.js';
@@ -327,8 +328,12 @@ function readOptionFile(readTextFile: ConfigInputs['readTextFile'], option: stri
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
 
+// node:crypto is loaded (some twenty modules) only when a --ca-file is checked, not at every start.
+const requireBuiltin = createRequire(import.meta.url);
+
 /** How many PEM blocks of `pem` hold a certificate that parses. */
 function countCertificates(pem: string): number {
+  const { X509Certificate } = requireBuiltin('node:crypto') as typeof Crypto;
   let loaded = 0;
   for (const [block] of pem.matchAll(PEM_CERTIFICATE)) {
     try {

@@ -3,9 +3,7 @@
 import type { BridgeConfig } from './config.js';
 import type { Credential } from './credential.js';
 import type { Logger } from './logger.js';
-import { OAuthCredential } from './oauth/oauth-credential.js';
 import { MIN_MASKABLE_SECRET_CHARS, type Redactor } from './secrets.js';
-import { TokenCommandCredential } from './token-command.js';
 import type { Dispatcher } from './undici-parts.js';
 
 export interface CredentialDeps {
@@ -66,18 +64,24 @@ export async function createCredential(config: BridgeConfig, deps: CredentialDep
       }
       return staticCredential(spec.source, spec.authorization);
     }
-    case 'command':
+    case 'command': {
+      // Loaded here: only a --token-command run needs child_process and its start-up cost.
+      const { TokenCommandCredential } = await import('./token-command.js');
       return TokenCommandCredential.start(spec.command, {
         env: deps.env,
         logger: deps.logger,
         redact: deps.redact,
         ...(deps.tokenCommandTimeoutMs === undefined ? {} : { timeoutMs: deps.tokenCommandTimeoutMs }),
       });
-    case 'none':
+    }
+    case 'none': {
       // OAuth sign-in: when no credential is set, the server's 401 with `WWW-Authenticate: Bearer`
       // starts it (authorization §Error Handling, §Protected Resource Metadata Discovery); a cached
       // token is sent from the start. Every token it learns is registered with deps.redact.add.
       if (deps.dispatcher === undefined) return noCredential();
+      // Loaded here, not at the top: a run with a token never needs the OAuth client, and its code
+      // (oauth4webapi, the callback server) would otherwise be read and compiled at every start.
+      const { OAuthCredential } = await import('./oauth/oauth-credential.js');
       return new OAuthCredential({
         url: config.url,
         allowHttp: config.allowHttp,
@@ -88,5 +92,6 @@ export async function createCredential(config: BridgeConfig, deps: CredentialDep
         dispatcher: deps.dispatcher,
         writeStderr: deps.writeStderr ?? (() => undefined),
       });
+    }
   }
 }

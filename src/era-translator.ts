@@ -1,6 +1,7 @@
 // Speaks 2026-07-28 to a server that speaks nothing else, on behalf of a 2025-era client on stdin.
 
-import { randomUUID } from 'node:crypto';
+import type * as Crypto from 'node:crypto';
+import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BridgeError, isBridgeError } from './errors.js';
 import { bridgeErrorReply, errorReply, idKey, isJsonObject, modernVersionOf, type IncomingMessage, type JsonObject, type JsonRpcId } from './json-rpc.js';
@@ -67,10 +68,16 @@ interface Translated {
 
 type State = 'undecided' | 'legacy' | 'translating';
 
+// node:crypto (some twenty modules) is loaded when the bridge mints its first id, not at every start.
+const requireBuiltin = createRequire(import.meta.url);
+
 export class EraTranslator {
   readonly #d: EraTranslatorDeps;
-  /** Every id the bridge mints starts with this; the random part keeps them apart from any client's. */
-  readonly #prefix = `fenbs-mcp-${randomUUID().slice(0, 8)}-`;
+  /**
+   * Every id the bridge mints starts with this; the random part keeps them apart from any client's.
+   * Made with the first id: before that no reply can carry it.
+   */
+  #idPrefix: string | undefined;
   #counter = 0;
   #state: State = 'undecided';
   /** The client's initialize while its answer is outstanding. */
@@ -90,6 +97,11 @@ export class EraTranslator {
 
   constructor(deps: EraTranslatorDeps) {
     this.#d = deps;
+  }
+
+  #prefix(): string {
+    this.#idPrefix ??= `fenbs-mcp-${(requireBuiltin('node:crypto') as typeof Crypto).randomUUID().slice(0, 8)}-`;
+    return this.#idPrefix;
   }
 
   /**
@@ -167,7 +179,7 @@ export class EraTranslator {
    */
   readonly write: Write = (message, serialised) => {
     const id = message.id;
-    if (typeof id === 'string' && id.startsWith(this.#prefix)) {
+    if (typeof id === 'string' && this.#idPrefix !== undefined && id.startsWith(this.#idPrefix)) {
       const capture = this.#calls.get(id);
       if (capture !== undefined) {
         capture(message);
@@ -354,7 +366,7 @@ export class EraTranslator {
 
   /** Sends one request of the bridge's own; resolves with its reply, or undefined when it was cancelled. */
   async #call(method: string, params: JsonObject, t: Translated | undefined): Promise<JsonObject | undefined> {
-    const id = `${this.#prefix}${++this.#counter}`;
+    const id = `${this.#prefix()}${++this.#counter}`;
     const message = { jsonrpc: '2.0', id, method, params };
     let reply: JsonObject | undefined;
     this.#calls.set(id, (value) => (reply = value));
@@ -391,7 +403,7 @@ export class EraTranslator {
 
   /** One request to the client; resolves with its result, rejects with its error, a deadline or a cancel. */
   #ask(t: Translated, request: JsonObject): Promise<JsonObject> {
-    const id = `${this.#prefix}input-${++this.#counter}`;
+    const id = `${this.#prefix()}input-${++this.#counter}`;
     const method = String(request.method);
     const { requestTimeoutMs } = this.#d;
     return new Promise<JsonObject>((resolve, reject) => {
