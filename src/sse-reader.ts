@@ -1,74 +1,227 @@
 // Turns a text/event-stream body into events; knows nothing of JSON-RPC.
 
-import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import { BridgeError } from './errors.js';
 
 export interface SseEvent {
   /** `event:` field; undefined means the default type, "message". */
   type: string | undefined;
+  /** The data, decoded; '' when `bytes` holds it instead. */
   data: string;
   id: string | undefined;
+  /**
+   * With `keepLargeData`, for an event whose data exceeds LARGE_EVENT_BYTES: the data as the
+   * server's UTF-8 bytes (its lines joined with LF), not decoded; `data` is then ''.
+   */
+  bytes?: Buffer;
 }
 
 export interface SseReadOptions {
-  /** The largest event (its buffered lines and data), in UTF-16 code units as buffered. */
+  /** The largest event (its incomplete line and its data so far), in bytes. */
   maxEventChars: number;
   /** Called with each `retry:` value (milliseconds), 2025-11-25 polling. */
   onRetry?: (ms: number) => void;
+  /**
+   * Hand the data of an event past LARGE_EVENT_BYTES over as bytes (`SseEvent.bytes`) instead of
+   * a decoded string: a caller that scans and forwards them never holds the text beside the bytes.
+   */
+  keepLargeData?: boolean;
 }
 
 /**
- * Frames an SSE body into events, per the WHATWG event-stream rules the MCP spec points to: CR, LF
- * and CRLF line ends, `data:` lines joined with "\n", `:` comments (keep-alives) ignored, a
- * trailing event without its blank line discarded. eventsource-parser does the framing (linear in
- * the input, bounded by `maxBufferSize`); bytes are decoded with a streaming TextDecoder so a
- * multi-byte character split across chunks stays whole. Synchronous: the caller feeds chunks as
- * they arrive and takes the events each one completed, with no stream or generator in between.
+ * An event whose data is larger than this is handed over as bytes when the caller asks
+ * (`keepLargeData`): below it a string costs little, above it the decoded text would cost as much
+ * memory as the bytes again (twice that when it is not all ASCII).
+ */
+export const LARGE_EVENT_BYTES = 1024 * 1024;
+
+const LF = 0x0a;
+const CR = 0x0d;
+const SPACE = 0x20;
+const COLON = 0x3a;
+const NUL = '\0';
+/** The UTF-8 byte order mark the stream may start with (WHATWG HTML §9.2.6: one leading U+FEFF is ignored). */
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+/** The longest field name that means anything ("event", "retry") plus its colon and one space. */
+const FIELD_HEAD_BYTES = 7;
+
+/**
+ * Frames an SSE body into events, per the WHATWG event-stream rules the MCP spec points to
+ * (HTML §9.2.6): CR, LF and CRLF line ends, `data:` lines joined with "\n", `:` comments
+ * (keep-alives) and unknown fields ignored, an event without data not dispatched, a trailing event
+ * without its blank line discarded. Lines are found in the bytes (CR and LF never occur inside a
+ * UTF-8 sequence) and each field value is decoded on its own, so a multi-byte character split
+ * across chunks stays whole and a large event's data need not be decoded at all. Synchronous: the
+ * caller feeds chunks as they arrive and takes the events each one completed.
  */
 export class SseFramer {
+  readonly #options: SseReadOptions;
   readonly #ready: SseEvent[] = [];
-  readonly #decoder = new TextDecoder('utf-8');
-  readonly #parser: EventSourceParser;
-  #overflow: BridgeError | undefined;
-  #endsWithCr = false;
+  // The line not yet ended: pieces of the chunks it spans (views, not copies).
+  #line: Buffer[] = [];
+  #lineBytes = 0;
+  // A line past LARGE_EVENT_BYTES (with keepLargeData) is copied into this one buffer as it arrives
+  // instead: each chunk is garbage at once, and the finished line needs no second copy. It is
+  // reserved at the event limit, but only the pages written become resident memory.
+  #big: Buffer | undefined;
+  // The chunk ended with CR: an LF starting the next chunk belongs to that line end.
+  #skipLf = false;
+  // The bytes seen before the stream's first three, while they may still be a BOM.
+  #head: Buffer | undefined = Buffer.alloc(0);
+  // The event being read.
+  #data: Buffer[] = [];
+  #dataBytes = 0;
+  #type: string | undefined;
+  #id: string | undefined;
 
   constructor(options: SseReadOptions) {
-    this.#parser = createParser({
-      onEvent: (message: EventSourceMessage) => {
-        this.#ready.push({ type: message.event, data: message.data, id: message.id });
-      },
-      onRetry: (ms: number) => options.onRetry?.(ms),
-      onError: (error) => {
-        // Unknown fields and malformed retry values are ignored, as the SSE spec says.
-        if (error.type === 'max-buffer-size-exceeded') {
-          this.#overflow = new BridgeError('REPLY_TOO_LARGE', `an event in the server's stream exceeds ${options.maxEventChars} characters`, {
-            hint: 'raise --max-message-bytes if such large messages are expected',
-          });
-        }
-      },
-      maxBufferSize: options.maxEventChars,
-    });
+    this.#options = options;
   }
 
   /** Takes one chunk; returns the events it completed (throws REPLY_TOO_LARGE past the limit). */
   feed(chunk: Uint8Array | string): SseEvent[] {
-    this.#feedText(typeof chunk === 'string' ? chunk : this.#decoder.decode(chunk, { stream: true }));
-    if (this.#overflow !== undefined) throw this.#overflow;
+    let bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    if (this.#head !== undefined) {
+      const head = this.#head.length === 0 ? bytes : Buffer.concat([this.#head, bytes]);
+      if (head.length < BOM.length && BOM.subarray(0, head.length).equals(head)) {
+        this.#head = head;
+        return NO_EVENTS;
+      }
+      this.#head = undefined;
+      bytes = head.subarray(0, BOM.length).equals(BOM) ? head.subarray(BOM.length) : head;
+    }
+    this.#frame(bytes);
+    // The data so far counts with its line separators, as the joined text would.
+    const buffered = this.#lineBytes + this.#dataBytes + Math.max(0, this.#data.length - 1);
+    if (buffered > this.#options.maxEventChars) throw this.#tooLarge();
     return this.#take();
   }
 
-  /** The body ended: returns the events still complete in what was fed. */
+  #tooLarge(): BridgeError {
+    return new BridgeError('REPLY_TOO_LARGE', `an event in the server's stream exceeds ${this.#options.maxEventChars} bytes`, {
+      hint: 'raise --max-message-bytes if such large messages are expected',
+    });
+  }
+
+  /** Keeps a piece of the line not yet ended. */
+  #keep(piece: Buffer): void {
+    const total = this.#lineBytes + piece.length;
+    if (this.#big === undefined && (this.#options.keepLargeData !== true || total <= LARGE_EVENT_BYTES)) {
+      this.#line.push(piece);
+      this.#lineBytes = total;
+      return;
+    }
+    // Past the limit the event fails anyway; checked here so the buffer never overflows.
+    if (total > this.#options.maxEventChars) throw this.#tooLarge();
+    if (this.#big === undefined) {
+      this.#big = Buffer.allocUnsafeSlow(this.#options.maxEventChars);
+      let at = 0;
+      for (const earlier of this.#line) at += earlier.copy(this.#big, at);
+      this.#line = [];
+    }
+    piece.copy(this.#big, this.#lineBytes);
+    this.#lineBytes = total;
+  }
+
+  /** The kept pieces and `last`, the end of the line, as one buffer; nothing is kept after. */
+  #takeLine(last: Buffer): Buffer {
+    this.#keep(last);
+    const line = this.#big === undefined ? Buffer.concat(this.#line, this.#lineBytes) : this.#big.subarray(0, this.#lineBytes);
+    this.#big = undefined;
+    this.#line = [];
+    this.#lineBytes = 0;
+    return line;
+  }
+
+  /** The body ended: returns the events still complete in what was fed (an unfinished line or event is dropped). */
   end(): SseEvent[] {
-    this.#feedText(this.#decoder.decode());
-    // The parser holds back a final CR in case LF follows; at the end of the stream it is a line end.
-    if (this.#endsWithCr) this.#parser.feed('\n');
     return this.#take();
   }
 
-  #feedText(text: string): void {
-    if (text === '') return;
-    this.#parser.feed(text);
-    this.#endsWithCr = text.endsWith('\r');
+  #frame(chunk: Buffer): void {
+    const n = chunk.length;
+    let at = 0;
+    if (this.#skipLf && n > 0) {
+      this.#skipLf = false;
+      if (chunk[0] === LF) at = 1;
+    }
+    // The next CR and LF at or after `at`; -1 when none is left, so each is searched again only
+    // once passed (a stream with one kind of line end never searches the whole chunk per line).
+    let cr = chunk.indexOf(CR, at);
+    let lf = chunk.indexOf(LF, at);
+    while (at < n) {
+      if (cr !== -1 && cr < at) cr = chunk.indexOf(CR, at);
+      if (lf !== -1 && lf < at) lf = chunk.indexOf(LF, at);
+      let end: number;
+      let next: number;
+      if (cr !== -1 && (lf === -1 || cr < lf)) {
+        end = cr;
+        next = cr + 1;
+        if (next === n) this.#skipLf = true;
+        else if (chunk[next] === LF) next++;
+      } else if (lf !== -1) {
+        end = lf;
+        next = lf + 1;
+      } else {
+        this.#keep(chunk.subarray(at));
+        return;
+      }
+      if (this.#lineBytes === 0) this.#onLine(chunk, at, end);
+      else {
+        const line = this.#takeLine(chunk.subarray(at, end));
+        this.#onLine(line, 0, line.length);
+      }
+      at = next;
+    }
+  }
+
+  /** One line, `line[start, end)` without its line end (HTML §9.2.6 "process the field"). */
+  #onLine(line: Buffer, start: number, end: number): void {
+    if (start === end) return this.#dispatch();
+    if (line[start] === COLON) return; // a comment
+    const colon = line.subarray(start, Math.min(end, start + FIELD_HEAD_BYTES)).indexOf(COLON);
+    // A field name longer than any the rules know (no colon among the first bytes) is ignored.
+    if (colon === -1 && end - start >= FIELD_HEAD_BYTES) return;
+    const nameEnd = colon === -1 ? end : start + colon;
+    const name = line.toString('latin1', start, nameEnd);
+    let valueStart = colon === -1 ? end : nameEnd + 1;
+    if (valueStart < end && line[valueStart] === SPACE) valueStart++;
+    switch (name) {
+      case 'data':
+        this.#data.push(line.subarray(valueStart, end));
+        this.#dataBytes += end - valueStart;
+        return;
+      case 'event':
+        this.#type = valueStart === end ? undefined : line.toString('utf8', valueStart, end);
+        return;
+      case 'id': {
+        const id = line.toString('utf8', valueStart, end);
+        if (!id.includes(NUL)) this.#id = id;
+        return;
+      }
+      case 'retry': {
+        const value = line.toString('latin1', valueStart, end);
+        if (/^\d+$/.test(value)) this.#options.onRetry?.(Number.parseInt(value, 10));
+        return;
+      }
+      default:
+      // Unknown fields are ignored, as the SSE rules say.
+    }
+  }
+
+  /** A blank line: the event read so far is complete, and dispatched if it had a data line. */
+  #dispatch(): void {
+    const data = this.#data;
+    if (data.length > 0) {
+      const size = this.#dataBytes + data.length - 1;
+      const event: SseEvent = { type: this.#type, data: '', id: this.#id };
+      if (this.#options.keepLargeData === true && size > LARGE_EVENT_BYTES) event.bytes = data.length === 1 ? data[0]! : joinLines(data, size);
+      else event.data = data.length === 1 ? data[0]!.toString('utf8') : data.map((piece) => piece.toString('utf8')).join('\n');
+      this.#ready.push(event);
+    }
+    this.#data = [];
+    this.#dataBytes = 0;
+    this.#type = undefined;
+    this.#id = undefined;
   }
 
   #take(): SseEvent[] {
@@ -77,6 +230,17 @@ export class SseFramer {
 }
 
 const NO_EVENTS: SseEvent[] = [];
+
+/** The data lines joined with LF, in one buffer of `size` bytes. */
+function joinLines(lines: readonly Buffer[], size: number): Buffer {
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const [i, line] of lines.entries()) {
+    if (i > 0) out[at++] = LF;
+    at += line.copy(out, at);
+  }
+  return out;
+}
 
 /** Yields the events of an SSE body as they complete (SseFramer over an iterable of chunks). */
 export async function* readSseEvents(body: AsyncIterable<Uint8Array | string>, options: SseReadOptions): AsyncGenerator<SseEvent> {
