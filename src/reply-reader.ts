@@ -9,7 +9,7 @@ import type { AbortSource } from './in-flight.js';
 import { isJsonObject, type JsonObject } from './json-rpc.js';
 import { JsonScanner, MAX_SMALL_MEMBER_BYTES, scanJson, type JsonScan } from './json-scan.js';
 import type { HttpExchange } from './remote.js';
-import { SseFramer, type SseEvent } from './sse-reader.js';
+import { LARGE_EVENT_BYTES, SseFramer, type SseEvent, type SseReadOptions } from './sse-reader.js';
 
 /** Every stream's linger after its answer, on one timer: one per event-stream reply would be one timer per message. */
 const lingers = new DeadlineList();
@@ -389,8 +389,9 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
       cut();
     }, handler.idleTimeoutMs);
   };
-  const keepLargeData = options.scanLarge === true;
-  const framer = new SseFramer(handler.onRetry === undefined ? { maxEventChars: options.maxMessageBytes, keepLargeData } : { maxEventChars: options.maxMessageBytes, keepLargeData, onRetry: (ms: number) => handler.onRetry?.(ms) });
+  const framing: SseReadOptions = options.scanLarge === true ? { maxEventChars: options.maxMessageBytes, largeDataBytes: LARGE_EVENT_BYTES } : { maxEventChars: options.maxMessageBytes };
+  if (handler.onRetry !== undefined) framing.onRetry = (ms: number) => handler.onRetry?.(ms);
+  const framer = new SseFramer(framing);
   const deliver = async (events: readonly SseEvent[]) => {
     for (const event of events) {
       if ((await handler.onItem(toStreamItem(event))) === 'answered') {

@@ -9,8 +9,8 @@ export interface SseEvent {
   data: string;
   id: string | undefined;
   /**
-   * With `keepLargeData`, for an event whose data exceeds LARGE_EVENT_BYTES: the data as the
-   * server's UTF-8 bytes (its lines joined with LF), not decoded; `data` is then ''.
+   * For an event whose data exceeds `largeDataBytes`: the data as the server's UTF-8 bytes (its
+   * lines joined with LF), not decoded; `data` is then ''.
    */
   bytes?: Buffer;
 }
@@ -21,16 +21,16 @@ export interface SseReadOptions {
   /** Called with each `retry:` value (milliseconds), 2025-11-25 polling. */
   onRetry?: (ms: number) => void;
   /**
-   * Hand the data of an event past LARGE_EVENT_BYTES over as bytes (`SseEvent.bytes`) instead of
-   * a decoded string: a caller that scans and forwards them never holds the text beside the bytes.
+   * Data past this many bytes is handed over as bytes (`SseEvent.bytes`) instead of a decoded
+   * string, and a line past it is gathered in one buffer: a caller that scans and forwards the
+   * bytes never holds the text beside them. Unset: every event's data is decoded.
    */
-  keepLargeData?: boolean;
+  largeDataBytes?: number;
 }
 
 /**
- * An event whose data is larger than this is handed over as bytes when the caller asks
- * (`keepLargeData`): below it a string costs little, above it the decoded text would cost as much
- * memory as the bytes again (twice that when it is not all ASCII).
+ * The `largeDataBytes` of the bridge's own streams: below it a string costs little, above it the
+ * decoded text would cost as much memory as the bytes again (twice that when not all ASCII).
  */
 export const LARGE_EVENT_BYTES = 1024 * 1024;
 
@@ -59,7 +59,7 @@ export class SseFramer {
   // The line not yet ended: pieces of the chunks it spans (views, not copies).
   #line: Buffer[] = [];
   #lineBytes = 0;
-  // A line past LARGE_EVENT_BYTES (with keepLargeData) is copied into this one buffer as it arrives
+  // A line past `largeDataBytes` is copied into this one buffer as it arrives
   // instead: each chunk is garbage at once, and the finished line needs no second copy. It is
   // reserved at the event limit, but only the pages written become resident memory.
   #big: Buffer | undefined;
@@ -105,7 +105,8 @@ export class SseFramer {
   /** Keeps a piece of the line not yet ended. */
   #keep(piece: Buffer): void {
     const total = this.#lineBytes + piece.length;
-    if (this.#big === undefined && (this.#options.keepLargeData !== true || total <= LARGE_EVENT_BYTES)) {
+    const large = this.#options.largeDataBytes;
+    if (this.#big === undefined && (large === undefined || total <= large)) {
       this.#line.push(piece);
       this.#lineBytes = total;
       return;
@@ -214,7 +215,8 @@ export class SseFramer {
     if (data.length > 0) {
       const size = this.#dataBytes + data.length - 1;
       const event: SseEvent = { type: this.#type, data: '', id: this.#id };
-      if (this.#options.keepLargeData === true && size > LARGE_EVENT_BYTES) event.bytes = data.length === 1 ? data[0]! : joinLines(data, size);
+      const large = this.#options.largeDataBytes;
+      if (large !== undefined && size > large) event.bytes = data.length === 1 ? data[0]! : joinLines(data, size);
       else event.data = data.length === 1 ? data[0]!.toString('utf8') : data.map((piece) => piece.toString('utf8')).join('\n');
       this.#ready.push(event);
     }
