@@ -67,8 +67,12 @@ export class SseFramer {
   #skipLf = false;
   // The bytes seen before the stream's first three, while they may still be a BOM.
   #head: Buffer | undefined = Buffer.alloc(0);
-  // The event being read.
-  #data: Buffer[] = [];
+  // The event being read: its first data line where it lies (most events have one), views of the others.
+  #first: Buffer | undefined;
+  #firstStart = 0;
+  #firstEnd = 0;
+  #more: Buffer[] = [];
+  #dataLines = 0;
   #dataBytes = 0;
   #type: string | undefined;
   #id: string | undefined;
@@ -91,7 +95,7 @@ export class SseFramer {
     }
     this.#frame(bytes);
     // The data so far counts with its line separators, as the joined text would.
-    const buffered = this.#lineBytes + this.#dataBytes + Math.max(0, this.#data.length - 1);
+    const buffered = this.#lineBytes + this.#dataBytes + Math.max(0, this.#dataLines - 1);
     if (buffered > this.#options.maxEventChars) throw this.#tooLarge();
     return this.#take();
   }
@@ -178,28 +182,27 @@ export class SseFramer {
   /** One line, `line[start, end)` without its line end (HTML §9.2.6 "process the field"). */
   #onLine(line: Buffer, start: number, end: number): void {
     if (start === end) return this.#dispatch();
-    if (line[start] === COLON) return; // a comment
-    const colon = line.subarray(start, Math.min(end, start + FIELD_HEAD_BYTES)).indexOf(COLON);
+    // The field name is found by comparing bytes: no view or string is made for it.
+    let colon = start;
+    const head = Math.min(end, start + FIELD_HEAD_BYTES);
+    while (colon < head && line[colon] !== COLON) colon++;
+    if (colon === start) return; // a comment
     // A field name longer than any the rules know (no colon among the first bytes) is ignored.
-    if (colon === -1 && end - start >= FIELD_HEAD_BYTES) return;
-    const nameEnd = colon === -1 ? end : start + colon;
-    const name = line.toString('latin1', start, nameEnd);
-    let valueStart = colon === -1 ? end : nameEnd + 1;
+    if (colon === head && head < end) return;
+    let valueStart = colon === end ? end : colon + 1;
     if (valueStart < end && line[valueStart] === SPACE) valueStart++;
-    switch (name) {
-      case 'data':
-        this.#data.push(line.subarray(valueStart, end));
-        this.#dataBytes += end - valueStart;
-        return;
-      case 'event':
+    switch (fieldOf(line, start, colon)) {
+      case DATA:
+        return this.#addData(line, valueStart, end);
+      case EVENT:
         this.#type = valueStart === end ? undefined : line.toString('utf8', valueStart, end);
         return;
-      case 'id': {
+      case ID: {
         const id = line.toString('utf8', valueStart, end);
         if (!id.includes(NUL)) this.#id = id;
         return;
       }
-      case 'retry': {
+      case RETRY: {
         const value = line.toString('latin1', valueStart, end);
         if (/^\d+$/.test(value)) this.#options.onRetry?.(Number.parseInt(value, 10));
         return;
@@ -209,19 +212,36 @@ export class SseFramer {
     }
   }
 
+  /** A data line's value: the first is kept as where it lies, later ones as views. */
+  #addData(line: Buffer, start: number, end: number): void {
+    if (this.#dataLines === 0) {
+      this.#first = line;
+      this.#firstStart = start;
+      this.#firstEnd = end;
+    } else this.#more.push(line.subarray(start, end));
+    this.#dataLines++;
+    this.#dataBytes += end - start;
+  }
+
   /** A blank line: the event read so far is complete, and dispatched if it had a data line. */
   #dispatch(): void {
-    const data = this.#data;
-    if (data.length > 0) {
-      const size = this.#dataBytes + data.length - 1;
-      const event: SseEvent = { type: this.#type, data: '', id: this.#id };
+    if (this.#dataLines > 0) {
+      const size = this.#dataBytes + this.#dataLines - 1;
       const large = this.#options.largeDataBytes;
-      if (large !== undefined && size > large) event.bytes = data.length === 1 ? data[0]! : joinLines(data, size);
-      else event.data = data.length === 1 ? data[0]!.toString('utf8') : data.map((piece) => piece.toString('utf8')).join('\n');
-      this.#ready.push(event);
+      const first = this.#first!;
+      if (large !== undefined && size > large) {
+        const bytes = this.#dataLines === 1 ? first.subarray(this.#firstStart, this.#firstEnd) : joinLines([first.subarray(this.#firstStart, this.#firstEnd), ...this.#more], size);
+        this.#ready.push({ type: this.#type, data: '', id: this.#id, bytes });
+      } else {
+        let data = first.toString('utf8', this.#firstStart, this.#firstEnd);
+        for (const more of this.#more) data += `\n${more.toString('utf8')}`;
+        this.#ready.push({ type: this.#type, data, id: this.#id });
+      }
+      this.#first = undefined;
+      if (this.#more.length > 0) this.#more = [];
+      this.#dataLines = 0;
+      this.#dataBytes = 0;
     }
-    this.#data = [];
-    this.#dataBytes = 0;
     this.#type = undefined;
     this.#id = undefined;
   }
@@ -232,6 +252,28 @@ export class SseFramer {
 }
 
 const NO_EVENTS: SseEvent[] = [];
+
+// The fields the rules know (HTML §9.2.6), told apart by their bytes.
+const OTHER = 0;
+const DATA = 1;
+const EVENT = 2;
+const ID = 3;
+const RETRY = 4;
+
+/** Which field `line[start, end)` names. */
+function fieldOf(line: Buffer, start: number, end: number): number {
+  switch (end - start) {
+    case 2:
+      return line[start] === 0x69 && line[start + 1] === 0x64 ? ID : OTHER;
+    case 4:
+      return line[start] === 0x64 && line[start + 1] === 0x61 && line[start + 2] === 0x74 && line[start + 3] === 0x61 ? DATA : OTHER;
+    case 5:
+      if (line[start] === 0x65) return line[start + 1] === 0x76 && line[start + 2] === 0x65 && line[start + 3] === 0x6e && line[start + 4] === 0x74 ? EVENT : OTHER;
+      return line[start] === 0x72 && line[start + 1] === 0x65 && line[start + 2] === 0x74 && line[start + 3] === 0x72 && line[start + 4] === 0x79 ? RETRY : OTHER;
+    default:
+      return OTHER;
+  }
+}
 
 /** The data lines joined with LF, in one buffer of `size` bytes. */
 function joinLines(lines: readonly Buffer[], size: number): Buffer {
