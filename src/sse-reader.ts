@@ -43,6 +43,14 @@ const NUL = '\0';
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 /** The longest field name that means anything ("event", "retry") plus its colon and one space. */
 const FIELD_HEAD_BYTES = 7;
+/**
+ * A gathered line first reserves this many times `largeDataBytes`: 64 MiB for the bridge, its
+ * default message limit, so a line within that limit is never copied again. Never more than the
+ * event limit: a raised --max-message-bytes is not reserved whole for every large line.
+ */
+const RESERVE_FACTOR = 64;
+/** How much larger the reservation becomes when a line fills it. */
+const GROWTH_FACTOR = 4;
 
 /**
  * Frames an SSE body into events, per the WHATWG event-stream rules the MCP spec points to
@@ -59,9 +67,9 @@ export class SseFramer {
   // The line not yet ended: pieces of the chunks it spans (views, not copies).
   #line: Buffer[] = [];
   #lineBytes = 0;
-  // A line past `largeDataBytes` is copied into this one buffer as it arrives
-  // instead: each chunk is garbage at once, and the finished line needs no second copy. It is
-  // reserved at the event limit, but only the pages written become resident memory.
+  // A line past `largeDataBytes` is copied into this one buffer as it arrives instead: each chunk
+  // is garbage at once, and the finished line needs no second copy. Only the pages written become
+  // resident memory, so it is reserved generously (RESERVE_FACTOR) and rarely has to grow.
   #big: Buffer | undefined;
   // The chunk ended with CR: an LF starting the next chunk belongs to that line end.
   #skipLf = false;
@@ -115,13 +123,18 @@ export class SseFramer {
       this.#lineBytes = total;
       return;
     }
-    // Past the limit the event fails anyway; checked here so the buffer never overflows.
-    if (total > this.#options.maxEventChars) throw this.#tooLarge();
+    // Past the limit the event fails anyway; checked here so the buffer never outgrows it.
+    const max = this.#options.maxEventChars;
+    if (total > max) throw this.#tooLarge();
     if (this.#big === undefined) {
-      this.#big = Buffer.allocUnsafeSlow(this.#options.maxEventChars);
+      this.#big = Buffer.allocUnsafeSlow(Math.min(max, Math.max(total, large! * RESERVE_FACTOR)));
       let at = 0;
       for (const earlier of this.#line) at += earlier.copy(this.#big, at);
       this.#line = [];
+    } else if (total > this.#big.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.min(max, Math.max(total, this.#big.length * GROWTH_FACTOR)));
+      this.#big.copy(grown, 0, 0, this.#lineBytes);
+      this.#big = grown;
     }
     piece.copy(this.#big, this.#lineBytes);
     this.#lineBytes = total;

@@ -76,6 +76,16 @@ describe('SseFramer with largeDataBytes', () => {
     expect(frame([`data: ${'x'.repeat(20)}`, `${'x'.repeat(14)}\n\n`], options)).toEqual([large('x'.repeat(34))]);
   });
 
+  it('grows the buffer of a line longer than its first reservation, up to the event limit', () => {
+    const payload = 'z'.repeat(LARGE * 64 * 5 + 3);
+    const stream = Buffer.from(`data: ${payload}\n\n`);
+    const chunks: Buffer[] = [];
+    for (let i = 0; i < stream.length; i += 100) chunks.push(stream.subarray(i, i + 100));
+    expect(frame(chunks, { maxEventChars: payload.length + 6, largeDataBytes: LARGE })).toEqual([large(payload)]);
+    expect(frame(chunks)).toEqual([large(payload)]);
+    expect(frame([stream])).toEqual([large(payload)]);
+  });
+
   it('uses the bridge threshold LARGE_EVENT_BYTES for 64 KiB chunks', () => {
     const payload = `"${'y'.repeat(LARGE_EVENT_BYTES)}"`;
     const text = Buffer.from(`id: 9\ndata: ${payload}\r\n\r\n: ping\r\ndata: {}\r\n\r\n`);
@@ -97,6 +107,7 @@ describe('SseFramer fields', () => {
     ['an id field without a colon is an empty id', ['id\ndata: x\n\n'], [small('x', { id: '' })]],
     ['an event without data is not dispatched', ['id: 1\nevent: ping\n\ndata: x\n\n'], [small('x')]],
     ['a long unknown field ignored', ['unknownfield: 1\nunknownfieldnocolon\ndata: x\n\n'], [small('x')]],
+    ['unknown fields as long as known ones ignored', ['evens: 1\nretro: 2\nix: 3\ndaty: 4\ndata: x\n\n'], [small('x')]],
     ['only the first space after the colon removed', ['data:  x\n\n'], [small(' x')]],
     ['a leading BOM ignored, split or not', ['\ufeffdata: x\n\n'], [small('x')]],
     ['a BOM that arrives byte by byte', [Buffer.from([0xef]), Buffer.from([0xbb]), Buffer.from([0xbf]), 'data: x\n\n'], [small('x')]],
