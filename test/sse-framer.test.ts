@@ -161,7 +161,7 @@ describe('SseFramer against eventsource-parser', () => {
   const pieces = ['data:', 'data: ', 'data', 'id: ', 'id:', 'event: ', 'event:message', 'retry: 5', ': c', ':', 'x', '{"a":1}', 'é', '€😀', '\0', ' ', 'da', 'ta', 'foo: bar', '\n', '\r', '\r\n', '\n\n', '\r\r'];
   const invalid = [Buffer.from([0xc3]), Buffer.from([0xff]), Buffer.from([0xe2, 0x82]), Buffer.from([0xf0, 0x9f])];
 
-  it('frames 5000 generated streams, cut at random points, into the same events', () => {
+  it('frames 5000 generated streams, cut at random points, into the same events, with and without large data as bytes', () => {
     for (let seed = 1; seed <= 5000; seed++) {
       const next = random(seed);
       const parts: Buffer[] = [];
@@ -175,7 +175,11 @@ describe('SseFramer against eventsource-parser', () => {
         chunks.push(stream.subarray(at, at + size));
         at += size;
       }
-      expect({ seed, events: frame(chunks, { maxEventChars: 1 << 20 }) }).toEqual({ seed, events: frameAsBefore(chunks) });
+      const before = frameAsBefore(chunks);
+      expect({ seed, events: frame(chunks, { maxEventChars: 1 << 20 }) }).toEqual({ seed, events: before });
+      // With large data handed over as bytes, the same events once those bytes are decoded.
+      const decoded = frame(chunks, { maxEventChars: 1 << 20, largeDataBytes: 8 }).map(({ bytes, ...event }) => (bytes === undefined ? event : { ...event, data: bytes.toString('utf8') }));
+      expect({ seed, events: decoded }).toEqual({ seed, events: before });
     }
   });
 
