@@ -41,8 +41,8 @@ const COLON = 0x3a;
 const NUL = '\0';
 /** The UTF-8 byte order mark the stream may start with (WHATWG HTML §9.2.6: one leading U+FEFF is ignored). */
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
-/** The longest field name that means anything ("event", "retry") plus its colon and one space. */
-const FIELD_HEAD_BYTES = 7;
+/** The longest field name that means anything ("event", "retry") and its colon: a colon further in names no known field. */
+const FIELD_HEAD_BYTES = 6;
 /**
  * A gathered line first reserves this many times `largeDataBytes`: 64 MiB for the bridge, its
  * default message limit, so a line within that limit is never copied again. Never more than the
