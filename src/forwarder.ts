@@ -297,7 +297,7 @@ export class Forwarder {
     return followRequestStream({
       pending,
       first,
-      read: { maxMessageBytes: this.#d.config.maxMessageBytes, room: this.#d.room },
+      read: { maxMessageBytes: this.#d.config.maxMessageBytes, room: this.#d.room, scanLarge: !RESULT_READ_BY_BRIDGE.has(pending.method) },
       idleTimeoutMs: isListen ? 0 : this.#d.config.streamIdleTimeoutMs,
       resumable: era === this.#d.legacy,
       onMessage: (item) => this.#onStreamMessage(pending, era, first, item),
@@ -308,7 +308,8 @@ export class Forwarder {
   }
 
   async #onStreamMessage(pending: PendingRequest, era: EraProtocol, first: HttpExchange, item: StreamItem): Promise<'continue' | 'answered'> {
-    const serialised = item.data !== undefined && isSingleLine(item.data) ? item.data : undefined;
+    // A large event's line arrives as the server's bytes (proven one line of UTF-8 JSON), a small one as text.
+    const serialised = item.bytes ?? (item.data !== undefined && isSingleLine(item.data) ? item.data : undefined);
     const routed = classifyServerMessage(item.message);
     if (routed?.kind === 'response' && routed.id === pending.id) {
       await this.#d.router.deliver(pending, routed.message, era, first, serialised);

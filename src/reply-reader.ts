@@ -7,9 +7,9 @@ import { type Deadline, DeadlineList } from './deadlines.js';
 import { BridgeError } from './errors.js';
 import type { AbortSource } from './in-flight.js';
 import { isJsonObject, type JsonObject } from './json-rpc.js';
-import { JsonScanner, MAX_SMALL_MEMBER_BYTES, type JsonScan } from './json-scan.js';
+import { JsonScanner, MAX_SMALL_MEMBER_BYTES, scanJson, type JsonScan } from './json-scan.js';
 import type { HttpExchange } from './remote.js';
-import { SseFramer, type SseEvent } from './sse-reader.js';
+import { LARGE_EVENT_BYTES, SseFramer, type SseEvent, type SseReadOptions } from './sse-reader.js';
 
 /** Every stream's linger after its answer, on one timer: one per event-stream reply would be one timer per message. */
 const lingers = new DeadlineList();
@@ -60,6 +60,12 @@ export interface StreamItem {
   eventId: string | undefined;
   /** The event's data as sent: the message's own serialisation, or the raw text when it was not JSON. */
   data?: string;
+  /**
+   * Instead of `data`, for an event past LARGE_EVENT_BYTES read with `scanLarge` and proven one
+   * JSON object on one line of valid UTF-8: that line as the server's bytes. `message` is then a
+   * stand-in that decodes its large members only when something reads one (see standIn).
+   */
+  bytes?: Buffer;
   /** True when `data` did not parse as JSON. */
   unparsed?: boolean;
 }
@@ -90,7 +96,8 @@ export interface ReadOptions {
   acceptAny2xx?: boolean;
   /**
    * True when the caller routes a JSON reply on its top-level members and forwards its bytes: a
-   * body over LARGE_REPLY_BYTES is then scanned rather than decoded and parsed (see toJsonReply).
+   * body over LARGE_REPLY_BYTES is then scanned rather than decoded and parsed (see toJsonReply),
+   * and so is an event's data over LARGE_EVENT_BYTES (see toStreamItem).
    */
   scanLarge?: boolean;
 }
@@ -286,8 +293,20 @@ async function readBounded(body: OpenBody, exchange: HttpExchange, options: Read
 function toJsonReply(status: number, bytes: Buffer, scan: JsonScan | undefined): Reply {
   if (scan === undefined) return { kind: 'json', status, value: tryParseJson(bytes.toString('utf8')), bytes };
   if (scan.kind === 'invalid') return { kind: 'json', status, value: undefined, bytes };
+  const scanned = standIn(bytes, scan);
+  if (scanned === undefined) return { kind: 'json', status, value: tryParseJson(bytes.toString('utf8')), bytes };
+  return { kind: 'json', status, ...scanned, bytes };
+}
+
+/**
+ * For scanned bytes that are one JSON object on one line of valid UTF-8, with every small member
+ * decoded: a value whose small members are the decoded ones and whose large members are decoded
+ * (all at once, from the bytes) the first time anything reads one, and the line (the bytes
+ * without surrounding whitespace). Undefined for anything else: the caller decodes and parses.
+ */
+function standIn(bytes: Buffer, scan: JsonScan): { value: JsonObject; line: Buffer } | undefined {
   if (scan.kind !== 'object' || !scan.utf8 || !scan.singleLine || scan.members.some((m) => m.key === undefined || (!m.small && m.size <= MAX_SMALL_MEMBER_BYTES))) {
-    return { kind: 'json', status, value: tryParseJson(bytes.toString('utf8')), bytes };
+    return undefined;
   }
   let whole: JsonObject | undefined;
   const wholeValue = () => (whole ??= JSON.parse(bytes.toString('utf8')) as JsonObject);
@@ -298,7 +317,7 @@ function toJsonReply(status: number, bytes: Buffer, scan: JsonScan | undefined):
     if (member.small) define(value, key, member.value);
     else Object.defineProperty(value, key, { get: () => wholeValue()[key], set: (next: unknown) => define(value, key, next), enumerable: true, configurable: true });
   }
-  return { kind: 'json', status, value, bytes, line: bytes.subarray(scan.start, scan.end) };
+  return { value, line: bytes.subarray(scan.start, scan.end) };
 }
 
 function define(target: JsonObject, key: string, value: unknown): void {
@@ -370,7 +389,9 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
       cut();
     }, handler.idleTimeoutMs);
   };
-  const framer = new SseFramer(handler.onRetry === undefined ? { maxEventChars: options.maxMessageBytes } : { maxEventChars: options.maxMessageBytes, onRetry: (ms: number) => handler.onRetry?.(ms) });
+  const framing: SseReadOptions = options.scanLarge === true ? { maxEventChars: options.maxMessageBytes, largeDataBytes: LARGE_EVENT_BYTES } : { maxEventChars: options.maxMessageBytes };
+  if (handler.onRetry !== undefined) framing.onRetry = (ms: number) => handler.onRetry?.(ms);
+  const framer = new SseFramer(framing);
   const deliver = async (events: readonly SseEvent[]) => {
     for (const event of events) {
       if ((await handler.onItem(toStreamItem(event))) === 'answered') {
@@ -417,9 +438,19 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
  * 2025-11-25 priming event) carries only its id.
  */
 function toStreamItem(event: SseEvent): StreamItem {
-  if ((event.type !== undefined && event.type !== 'message') || event.data === '') return { message: undefined, eventId: event.id };
-  const message = tryParseJson(event.data);
-  return message === undefined ? { message, eventId: event.id, data: event.data, unparsed: true } : { message, eventId: event.id, data: event.data };
+  if ((event.type !== undefined && event.type !== 'message') || (event.data === '' && event.bytes === undefined)) return { message: undefined, eventId: event.id };
+  let data = event.data;
+  if (event.bytes !== undefined) {
+    // Large data, undecoded: scanned, and forwarded as its bytes when it is one JSON line. Anything
+    // else (not JSON, not UTF-8, several lines) becomes what a small event would have been.
+    const scan = scanJson(event.bytes);
+    const scanned = scan.kind === 'invalid' ? undefined : standIn(event.bytes, scan);
+    if (scanned !== undefined) return { message: scanned.value, eventId: event.id, bytes: scanned.line };
+    data = event.bytes.toString('utf8');
+    if (scan.kind === 'invalid') return { message: undefined, eventId: event.id, data, unparsed: true };
+  }
+  const message = tryParseJson(data);
+  return message === undefined ? { message, eventId: event.id, data, unparsed: true } : { message, eventId: event.id, data };
 }
 
 /** A short single-line excerpt for error data: enough to recognise an HTML page or a proxy message. */

@@ -39,7 +39,7 @@ export class Router {
    * notification (written as it arrives), or a response to another outstanding request (a
    * resumed stream, the listen stream). `owner` is the request whose stream carried it.
    */
-  async route(value: unknown, serialised: string | undefined, owner?: PendingRequest): Promise<void> {
+  async route(value: unknown, serialised: string | Buffer | undefined, owner?: PendingRequest): Promise<void> {
     const routed = classifyServerMessage(value);
     if (routed === undefined) {
       this.#options.logger.warn('the server sent something that is not a JSON-RPC message; skipped');
