@@ -8,7 +8,9 @@ import { lazyBuiltins } from './lazy-builtins.js';
 
 // `node scripts/build.js [outdir]`: dist/ unless told otherwise (the bundle script builds into its
 // own staging folder, so packing never empties the dist/ that running tests start).
+// FENBS_BUILD_UNMINIFIED=1 keeps names and lines, for CPU profiles one can read (bench/profile/).
 const outdir = process.argv[2] ?? 'dist';
+const minify = process.env.FENBS_BUILD_UNMINIFIED !== '1';
 rmSync(outdir, { recursive: true, force: true });
 // One CommonJS-format file: bin/fenbs-mcp.js compiles it with node:vm, so V8 can keep a code cache of
 // it (bin/fenbs-mcp.js says why); rarely used code (doctor, the demo server, pino-pretty, OAuth) is
@@ -20,7 +22,7 @@ const result = await build({
   format: 'cjs',
   platform: 'node',
   target: 'node20.18',
-  minify: true,
+  minify,
   legalComments: 'none',
   metafile: true,
   write: false,
