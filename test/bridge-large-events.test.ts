@@ -4,8 +4,7 @@ import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LARGE_EVENT_BYTES } from '../src/sse-reader.js';
 import { result, startMcpServer, type McpServer, type RouteContext } from './helpers/hardening-servers.js';
-import { startInProcessBridge, waitForLog, type InProcessBridge } from './helpers/in-process-bridge.js';
-import { initializedNotification, initializeRequest } from './helpers/spawn-bridge.js';
+import { openSession, startInProcessBridge, waitForLog, type InProcessBridge } from './helpers/in-process-bridge.js';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -39,11 +38,7 @@ async function bridgeAnswering(answer: Answer, args: string[] = [], env: Record<
   cleanups.push(() => server.close());
   const bridge = startInProcessBridge(['--url', String(server.url), ...args], env);
   cleanups.push(() => bridge.kill());
-  bridge.send(initializeRequest(1));
-  await bridge.reply(1);
-  bridge.send(initializedNotification);
-  await server.waitForRequest((r) => r.message?.method === 'notifications/initialized');
-  return { bridge, server };
+  return { bridge: await openSession(bridge, server), server };
 }
 
 const call = (id: number, name = 'big', token?: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {}, ...(token === undefined ? {} : { _meta: { progressToken: token } }) } });

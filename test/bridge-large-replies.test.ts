@@ -5,8 +5,8 @@ import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LARGE_REPLY_BYTES } from '../src/reply-reader.js';
 import { result, sendJson, startMcpServer, type McpServer } from './helpers/hardening-servers.js';
-import { startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
-import { initializedNotification, initializeRequest } from './helpers/spawn-bridge.js';
+import { openSession, startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
+import { initializeRequest } from './helpers/spawn-bridge.js';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -33,11 +33,7 @@ async function bridgeAnswering(answer: Answer, args: string[] = [], env: Record<
   cleanups.push(() => server.close());
   const bridge = startInProcessBridge(['--url', String(server.url), ...args], env);
   cleanups.push(() => bridge.kill());
-  bridge.send(initializeRequest(1));
-  await bridge.reply(1);
-  bridge.send(initializedNotification);
-  await server.waitForRequest((r) => r.message?.method === 'notifications/initialized');
-  return { bridge, server };
+  return { bridge: await openSession(bridge, server), server };
 }
 
 const call = (id: number, name = 'big') => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });

@@ -2,8 +2,7 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort, result, sendJson, sendSse, startMcpServer, stdoutProblems, type McpServer, type Route } from './helpers/hardening-servers.js';
-import { startInProcessBridge, waitForLog, type InProcessBridge } from './helpers/in-process-bridge.js';
-import { initializedNotification, initializeRequest } from './helpers/spawn-bridge.js';
+import { openSession, startInProcessBridge, waitForLog, type InProcessBridge } from './helpers/in-process-bridge.js';
 
 const MODERN_META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' };
 const call = (id: string | number, name = String(id), params: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {}, ...params } });
@@ -24,14 +23,7 @@ const bridgeTo = (url: string | URL, ...args: string[]): InProcessBridge => {
   return bridge;
 };
 /** A bridge whose 2025 session is open (initialize answered, initialized accepted). */
-async function sessionOn(server: McpServer, ...args: string[]): Promise<InProcessBridge> {
-  const bridge = bridgeTo(server.url, ...args);
-  bridge.send(initializeRequest(1));
-  await bridge.reply(1);
-  bridge.send(initializedNotification);
-  await server.waitForRequest((r) => r.message?.method === 'notifications/initialized');
-  return bridge;
-}
+const sessionOn = (server: McpServer, ...args: string[]): Promise<InProcessBridge> => openSession(bridgeTo(server.url, ...args), server);
 const posts = (server: McpServer, method: string) => server.requests.filter((r) => r.method === 'POST' && r.message?.method === method);
 
 describe('a request the bridge answers itself', () => {

@@ -1,8 +1,7 @@
 // The Claude Desktop bundle as Claude Desktop meets it: written by `npm run bundle`, accepted by
 // `mcpb validate`, unpacked by mcpb, and started with the command and environment its manifest gives.
 import { getMcpConfigForManifest, hasRequiredConfigMissing } from '@anthropic-ai/mcpb/node';
-import { execFile, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
@@ -10,7 +9,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_URL } from '../../src/config.js';
 import { startDemoServer, type DemoServer } from '../../src/demo-server.js';
-import { collectLines, initializedNotification, initializeRequest } from '../helpers/spawn-bridge.js';
+import { initializedNotification, initializeRequest, spawnLineProcess } from '../helpers/spawn-bridge.js';
 
 const run = promisify(execFile);
 const root = new URL('../../', import.meta.url).pathname;
@@ -32,17 +31,7 @@ async function serverConfig(manifest: any, extensionPath: string, userConfig: Re
 
 /** Starts the server config as Claude Desktop does: `node` is the host's own Node (here, this one). */
 function startServer(config: { command: string; args?: string[] | undefined; env?: Record<string, string> | undefined }) {
-  const child = spawn(config.command === 'node' ? process.execPath : config.command, config.args ?? [], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...config.env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk: string) => (stderr += chunk));
-  const lines = collectLines(child.stdout, () => stderr);
-  child.on('close', () => lines.closed());
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
-  return { child, lines, exited, stderr: () => stderr, send: (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`) };
+  return spawnLineProcess(config.command === 'node' ? process.execPath : config.command, config.args ?? [], { PATH: process.env.PATH, HOME: process.env.HOME, ...config.env });
 }
 
 describe('the Claude Desktop bundle', () => {
@@ -99,14 +88,14 @@ describe('the Claude Desktop bundle', () => {
     expect(config?.args).toEqual([join(unpacked, 'bin/fenbs-mcp.js')]);
     const server = startServer(config!);
     server.send(initializeRequest(1));
-    const initialized = await server.lines.reply(1);
+    const initialized = await server.reply(1);
     expect(initialized.result.serverInfo.name).toBe('fenbs-demo');
     server.send(initializedNotification);
     server.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
-    const listed = await server.lines.reply(2);
+    const listed = await server.reply(2);
     expect(listed.result.tools.map((tool: { name: string }) => tool.name)).toContain('tasks_import');
-    server.child.stdin.end();
-    expect(await server.exited).toBe(0);
+    server.end();
+    expect((await server.exited).code).toBe(0);
   });
 
   it('points the bridge at fenbs when the URL setting is left at its default or cleared', async () => {
@@ -116,8 +105,8 @@ describe('the Claude Desktop bundle', () => {
     const cleared = await serverConfig(manifest, unpacked, { token: TOKEN, url: '' });
     expect(cleared?.env?.FENBS_MCP_URL).toBe('');
     const server = startServer(cleared!);
-    server.child.stdin.end();
-    expect(await server.exited).toBe(0);
+    server.end();
+    expect((await server.exited).code).toBe(0);
     const started = server
       .stderr()
       .trim()

@@ -1,12 +1,10 @@
 // The V8 code cache bin/fenbs-mcp.js keeps next to the bundle: made after a run, refused when damaged, never shared between builds.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { chmodSync, cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { collectLines, initializeRequest } from '../helpers/spawn-bridge.js';
+import { initializeRequest, spawnLineProcess } from '../helpers/spawn-bridge.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const CACHE_FILE = /^cli-[0-9a-f]+-v\d+\.\d+\.\d+-[a-z0-9]+\.v8cache$/;
@@ -22,21 +20,12 @@ const cachesIn = (dir: string) => readdirSync(join(dir, 'dist')).filter((name) =
 
 /** One run of the copied bin with the embedded demo server: initialize answered, then stdin ends and the process exits. */
 async function runOnce(dir: string): Promise<{ code: number | null; reply: any; stderr: string }> {
-  const child = spawn(process.execPath, [join(dir, 'bin/fenbs-mcp.js'), '--demo'], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, FENBS_MCP_LOG_LEVEL: 'warn' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk: string) => (stderr += chunk));
-  const lines = collectLines(child.stdout, () => stderr);
-  child.on('close', () => lines.closed());
-  const exited = once(child, 'exit');
-  child.stdin.write(`${JSON.stringify(initializeRequest(1))}\n`);
-  const reply = await lines.reply(1);
-  child.stdin.end();
-  const [code] = (await exited) as [number | null];
-  return { code, reply, stderr };
+  const bridge = spawnLineProcess(process.execPath, [join(dir, 'bin/fenbs-mcp.js'), '--demo'], { PATH: process.env.PATH, HOME: process.env.HOME, FENBS_MCP_LOG_LEVEL: 'warn' });
+  bridge.send(initializeRequest(1));
+  const reply = await bridge.reply(1);
+  bridge.end();
+  const { code } = await bridge.exited;
+  return { code, reply, stderr: bridge.stderr() };
 }
 
 describe('the code cache next to the bundle', () => {

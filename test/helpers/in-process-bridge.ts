@@ -6,7 +6,8 @@ import { pino } from 'pino';
 import { runBridge, type BridgeExit } from '../../src/bridge.js';
 import { createConfig, type BridgeConfig, type RawOptions } from '../../src/config.js';
 import { createRedactor, type Redactor } from '../../src/secrets.js';
-import { collectLines, type BridgeHandle } from './spawn-bridge.js';
+import type { McpServer } from './hardening-servers.js';
+import { collectLines, initializedNotification, initializeRequest, type BridgeHandle } from './spawn-bridge.js';
 
 export interface InProcessBridge extends BridgeHandle {
   config: BridgeConfig;
@@ -118,4 +119,13 @@ export function waitForLog(bridge: InProcessBridge, pattern: RegExp, timeoutMs =
 /** Resolves when the bridge has written at least `count` stdout lines, or rejects after `timeoutMs`. */
 export function waitForLineCount(bridge: InProcessBridge, count: number, timeoutMs = 10_000): Promise<void> {
   return waitOnStream(bridge.output, () => bridge.lines.length >= count, () => `only ${bridge.lines.length} of ${count} stdout lines within ${timeoutMs} ms; log:\n${bridge.stderr()}`, timeoutMs);
+}
+
+/** Opens the bridge's 2025 session with `server`: initialize answered, notifications/initialized received by the server. */
+export async function openSession(bridge: InProcessBridge, server: McpServer): Promise<InProcessBridge> {
+  bridge.send(initializeRequest(1));
+  await bridge.reply(1);
+  bridge.send(initializedNotification);
+  await server.waitForRequest((r) => r.message?.method === 'notifications/initialized');
+  return bridge;
 }

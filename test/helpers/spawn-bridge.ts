@@ -120,10 +120,12 @@ export function collectLines(stdout: Readable, stderr: () => string): LineCollec
 }
 
 export function spawnBridge(args: string[], env: Record<string, string | undefined> = {}): BridgeProcess {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, FENBS_MCP_LOG_LEVEL: 'warn', ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  return spawnLineProcess(process.execPath, [BIN, ...args], { PATH: process.env.PATH, HOME: process.env.HOME, FENBS_MCP_LOG_LEVEL: 'warn', ...env });
+}
+
+/** Any command spoken to in JSON-RPC lines (a bridge started another way: a copied package, a client's config), with exactly `env`. */
+export function spawnLineProcess(command: string, args: string[], env: Record<string, string | undefined>): BridgeProcess {
+  const child = spawn(command, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   const collector = collectLines(child.stdout, () => stderr);
   child.stderr.setEncoding('utf8');
