@@ -4,43 +4,37 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { EXIT } from '../src/cli.js';
-import { captureProcessOutput, runCli } from './helpers/captured-cli.js';
+import { captureCliOutput, runCli } from './helpers/captured-cli.js';
 import { freePort, startMcpServer } from './helpers/hardening-servers.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-let stdout = '';
-let stderr = '';
-beforeEach(() => {
-  stdout = '';
-  stderr = '';
-});
 // What main writes to the process's own streams, kept from the test runner's output.
-captureProcessOutput((stream, text) => (stream === 'stdout' ? (stdout += text) : (stderr += text)));
+const output = captureCliOutput();
 
 const run = runCli;
 
 describe('fenbs-mcp --help and --version', () => {
   it('prints the options, the environment variables and examples for --help, and returns 0', async () => {
     expect(await run('--help')).toBe(EXIT.OK);
-    expect(stdout).toMatch(/^Usage: fenbs-mcp/m);
-    for (const option of ['--url', '--token-env', '--token-file', '--header', '--request-timeout', '--max-line-bytes', '--ca-file', '--log-file', '--demo']) expect(stdout).toContain(option);
-    expect(stdout).toMatch(/FENBS_TOKEN/);
-    expect(stdout).toMatch(/Examples:/);
-    expect(stderr).toBe('');
+    expect(output.stdout).toMatch(/^Usage: fenbs-mcp/m);
+    for (const option of ['--url', '--token-env', '--token-file', '--header', '--request-timeout', '--max-line-bytes', '--ca-file', '--log-file', '--demo']) expect(output.stdout).toContain(option);
+    expect(output.stdout).toMatch(/FENBS_TOKEN/);
+    expect(output.stdout).toMatch(/Examples:/);
+    expect(output.stderr).toBe('');
   });
 
   it('prints the doctor help, with its exit codes, for doctor --help', async () => {
     expect(await run('doctor', '--help')).toBe(EXIT.OK);
-    expect(stdout).toMatch(/--json/);
-    expect(stdout).toMatch(/Exit code 0 when the bridge can work, 3 when a check failed, 2 for usage errors/);
+    expect(output.stdout).toMatch(/--json/);
+    expect(output.stdout).toMatch(/Exit code 0 when the bridge can work, 3 when a check failed, 2 for usage errors/);
   });
 
   it.each(['--version', '-v'])('prints the package version for %s and returns 0', async (flag) => {
     expect(await run(flag)).toBe(EXIT.OK);
-    expect(stdout).toBe(`${VERSION}\n`);
+    expect(output.stdout).toBe(`${VERSION}\n`);
   });
 });
 
@@ -74,26 +68,26 @@ describe('a usage error', () => {
   ])('returns 2 with one message and the way to --help for %s, writing nothing on stdout', async (_, args, message) => {
     const resolved = args.map((arg) => (arg === 'TOKEN_FILE' ? file('token', 'a-token-value\n') : arg));
     expect(await run(...resolved)).toBe(EXIT.USAGE);
-    expect(stderr).toMatch(/^fenbs-mcp: /);
-    expect(stderr.match(/^fenbs-mcp: /gm)).toHaveLength(1);
-    expect(stderr).toMatch(message);
-    expect(stderr).toMatch(/fenbs-mcp --help shows every option/);
-    expect(stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
-    expect(stdout).toBe('');
+    expect(output.stderr).toMatch(/^fenbs-mcp: /);
+    expect(output.stderr.match(/^fenbs-mcp: /gm)).toHaveLength(1);
+    expect(output.stderr).toMatch(message);
+    expect(output.stderr).toMatch(/fenbs-mcp --help shows every option/);
+    expect(output.stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
+    expect(output.stdout).toBe('');
   });
 
   it('suggests the fix where there is one', async () => {
     expect(await run('--url', 'not a url')).toBe(EXIT.USAGE);
-    expect(stderr).toMatch(/^ {2}try: fenbs-mcp --url https:\/\/example\.com\/mcp$/m);
+    expect(output.stderr).toMatch(/^ {2}try: fenbs-mcp --url https:\/\/example\.com\/mcp$/m);
   });
 
   it('refuses -H Authorization without echoing its value', async () => {
     expect(await run('--url', 'https://example.com/mcp', '-H', 'Authorization: Bearer cli-secret-value')).toBe(EXIT.USAGE);
-    expect(stderr).toMatch(/^fenbs-mcp: -H Authorization is refused/m);
-    expect(stderr).toMatch(/FENBS_TOKEN=<token>/);
+    expect(output.stderr).toMatch(/^fenbs-mcp: -H Authorization is refused/m);
+    expect(output.stderr).toMatch(/FENBS_TOKEN=<token>/);
     // How to pass it instead: a reference to a variable the desktop config's "env" block sets.
-    expect(stderr).toContain("-H 'Authorization: Bearer ${MY_TOKEN}' with MY_TOKEN set");
-    expect(stderr).not.toContain('cli-secret-value');
+    expect(output.stderr).toContain("-H 'Authorization: Bearer ${MY_TOKEN}' with MY_TOKEN set");
+    expect(output.stderr).not.toContain('cli-secret-value');
   });
 
   it('refuses -H Authorization whose credential is written around a reference, without echoing it', async () => {
@@ -103,8 +97,8 @@ describe('a usage error', () => {
     } finally {
       vi.unstubAllEnvs();
     }
-    expect(stderr).toMatch(/^fenbs-mcp: -H Authorization is refused/m);
-    expect(stderr).not.toContain('literal-prefix');
+    expect(output.stderr).toMatch(/^fenbs-mcp: -H Authorization is refused/m);
+    expect(output.stderr).not.toContain('literal-prefix');
   });
 
   it('refuses -H Authorization from the environment together with another credential, naming both', async () => {
@@ -115,16 +109,16 @@ describe('a usage error', () => {
     } finally {
       vi.unstubAllEnvs();
     }
-    expect(stderr).toMatch(/-H Authorization cannot be combined with env FENBS_TOKEN: a run sends one credential/);
-    expect(stderr).not.toContain('gh-token-value-2468');
+    expect(output.stderr).toMatch(/-H Authorization cannot be combined with env FENBS_TOKEN: a run sends one credential/);
+    expect(output.stderr).not.toContain('gh-token-value-2468');
   });
 
   it('returns 2 naming the --log-file it cannot open, before reading stdin', async () => {
     const notADirectory = file('plain-file', '');
     const port = await freePort();
     expect(await run('--url', `http://127.0.0.1:${port}/mcp`, '--log-file', join(notADirectory, 'bridge.log'))).toBe(EXIT.USAGE);
-    expect(stderr).toMatch(/^fenbs-mcp: cannot open --log-file /m);
-    expect(stdout).toBe('');
+    expect(output.stderr).toMatch(/^fenbs-mcp: cannot open --log-file /m);
+    expect(output.stdout).toBe('');
   });
 });
 
@@ -139,10 +133,10 @@ describe('a command line a newcomer might type', () => {
     ['a host name without a scheme', ['--url', 'mcp.example.com/mcp'], /invalid URL/, 'fenbs-mcp --url https://mcp.example.com/mcp'],
   ])('returns 2 for %s, saying what to type instead, never echoing a token', async (_, args, message, fix) => {
     expect(await run(...args)).toBe(EXIT.USAGE);
-    expect(stderr).toMatch(message);
-    expect(stderr).toContain(`  try: ${fix}`);
-    expect(stderr).not.toContain('cli-secret-value');
-    expect(stdout).toBe('');
+    expect(output.stderr).toMatch(message);
+    expect(output.stderr).toContain(`  try: ${fix}`);
+    expect(output.stderr).not.toContain('cli-secret-value');
+    expect(output.stdout).toBe('');
   });
 
   it.each([
@@ -150,20 +144,20 @@ describe('a command line a newcomer might type', () => {
     [['help', 'doctor'], /^Usage: fenbs-mcp doctor \[options\]/m],
   ])('prints help for %j and returns 0', async (args, usageLine) => {
     expect(await run(...args)).toBe(EXIT.OK);
-    expect(stdout).toMatch(usageLine);
+    expect(output.stdout).toMatch(usageLine);
   });
 
   it('names FENBS_MCP_URL when the URL from the environment is wrong, and takes an empty one as unset', async () => {
     vi.stubEnv('FENBS_MCP_URL', 'nope');
     expect(await run('doctor')).toBe(EXIT.USAGE);
-    expect(stderr).toMatch(/^fenbs-mcp: FENBS_MCP_URL: invalid URL "nope"/m);
+    expect(output.stderr).toMatch(/^fenbs-mcp: FENBS_MCP_URL: invalid URL "nope"/m);
     vi.unstubAllEnvs();
   });
 
   it('names FENBS_MCP_LOG_LEVEL, not --log-level, when the level from the environment is wrong', async () => {
     vi.stubEnv('FENBS_MCP_LOG_LEVEL', 'bogus');
     expect(await run('--url', 'https://example.com/mcp')).toBe(EXIT.USAGE);
-    expect(stderr).toMatch(/^fenbs-mcp: FENBS_MCP_LOG_LEVEL must be one of .*got "bogus"/m);
+    expect(output.stderr).toMatch(/^fenbs-mcp: FENBS_MCP_LOG_LEVEL must be one of .*got "bogus"/m);
     vi.unstubAllEnvs();
   });
 });
@@ -171,10 +165,10 @@ describe('a command line a newcomer might type', () => {
 describe('fenbs-mcp doctor, for scripts and logs', () => {
   it('prints a JSON report for a usage error too with --json, and returns 2', async () => {
     expect(await run('doctor', '--json', '--url', 'not a url')).toBe(EXIT.USAGE);
-    const lines = stdout.trimEnd().split('\n');
+    const lines = output.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toMatchObject({ ok: false, usage: { message: expect.stringMatching(/invalid URL/), fix: expect.any(String) }, checks: [] });
-    expect(stderr).toMatch(/^fenbs-mcp: --url: invalid URL/m);
+    expect(output.stderr).toMatch(/^fenbs-mcp: --url: invalid URL/m);
   });
 
   it('writes each check to --log-file at --log-level debug, and the verdict at info', async () => {
@@ -189,22 +183,22 @@ describe('fenbs-mcp doctor, for scripts and logs', () => {
 describe('fenbs-mcp doctor', () => {
   it('passes every check against the demo server and returns 0', async () => {
     expect(await run('doctor', '--demo')).toBe(EXIT.OK);
-    for (const check of ['url', 'tcp', 'token', 'protocol', 'tools', 'latency']) expect(stdout).toMatch(new RegExp(`^✓ ${check}`, 'm'));
-    expect(stdout).toMatch(/fenbs-mcp can bridge to this server\.$/m);
+    for (const check of ['url', 'tcp', 'token', 'protocol', 'tools', 'latency']) expect(output.stdout).toMatch(new RegExp(`^✓ ${check}`, 'm'));
+    expect(output.stdout).toMatch(/fenbs-mcp can bridge to this server\.$/m);
   });
 
   it('prints the report as one JSON object with --json', async () => {
     expect(await run('doctor', '--demo', '--json')).toBe(EXIT.OK);
-    const report = JSON.parse(stdout);
+    const report = JSON.parse(output.stdout);
     expect(report).toMatchObject({ ok: true, revision: '2025-06-18' });
-    expect(stdout.trimEnd().split('\n')).toHaveLength(1);
+    expect(output.stdout.trimEnd().split('\n')).toHaveLength(1);
   });
 
   it('returns 3 when a check fails: nothing listening at --url', async () => {
     const port = await freePort();
     expect(await run('doctor', '--url', `http://127.0.0.1:${port}/mcp`)).toBe(EXIT.DOCTOR_FAILED);
-    expect(stdout).toMatch(/^✗ tcp .*ECONNREFUSED/m);
-    expect(stdout).toMatch(/cannot work with these settings yet/);
+    expect(output.stdout).toMatch(/^✗ tcp .*ECONNREFUSED/m);
+    expect(output.stdout).toMatch(/cannot work with these settings yet/);
   });
 });
 
@@ -226,7 +220,7 @@ describe('the bridge command', () => {
       for (const [signal, before] of signals) for (const listener of process.listeners(signal as NodeJS.Signals)) if (!before.includes(listener)) process.off(signal, listener);
     }
   }
-  const replies = () => stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { id?: unknown; result?: unknown });
+  const replies = () => output.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { id?: unknown; result?: unknown });
 
   it('answers the example session against the embedded demo server with --demo, and returns 0 at stdin EOF', async () => {
     expect(await withStdin(SESSION, '--demo', '--log-level', 'silent')).toBe(EXIT.OK);
@@ -267,7 +261,7 @@ describe('the bridge command', () => {
     expect(lines.find((line) => line.msg === 'fenbs-mcp started')).toMatchObject({ proxy: 'http://127.0.0.1:9' });
     expect(lines.filter((line) => /no token/i.test(line.msg))).toEqual([expect.objectContaining({ level: 40, msg: expect.stringContaining('FENBS_CLI_TEST_UNSET_TOKEN') })]);
     expect(readFileSync(log.path, 'utf8')).not.toContain('proxy-pass-5678');
-    expect(stdout).toBe('');
+    expect(output.stdout).toBe('');
   });
 
   it('warns that the token travels unencrypted with --allow-http to another host', async () => {
@@ -316,8 +310,8 @@ describe('the bridge command', () => {
     const logText = readFileSync(log.path, 'utf8');
     expect(logText).toContain('token from --token-command');
     for (const secret of ['cli-command-token-9753', 'cli-header-secret-1357']) {
-      expect(stdout).not.toContain(secret);
-      expect(stderr).not.toContain(secret);
+      expect(output.stdout).not.toContain(secret);
+      expect(output.stderr).not.toContain(secret);
       expect(logText).not.toContain(secret);
     }
   });
@@ -350,16 +344,16 @@ describe('the bridge command', () => {
       Object.defineProperty(process, 'stdin', original);
       for (const [signal, before] of signals) for (const listener of process.listeners(signal as NodeJS.Signals)) if (!before.includes(listener)) process.off(signal, listener);
     }
-    expect(stdout).toBe('');
+    expect(output.stdout).toBe('');
   });
 
   it('returns 2 for --demo with a --log-file it cannot open, and for --demo with an invalid option', async () => {
     expect(await withStdin('', '--demo', '--log-file', '/proc/nonexistent-dir/bridge.log')).toBe(EXIT.USAGE);
-    expect(stderr).toMatch(/^fenbs-mcp: cannot open --log-file /m);
-    stderr = '';
+    expect(output.stderr).toMatch(/^fenbs-mcp: cannot open --log-file /m);
+    output.stderr = '';
     expect(await withStdin('', '--demo', '--request-timeout', 'soon')).toBe(EXIT.USAGE);
-    expect(stderr).toMatch(/--request-timeout expects a whole number/);
-    expect(stdout).toBe('');
+    expect(output.stderr).toMatch(/--request-timeout expects a whole number/);
+    expect(output.stdout).toBe('');
   });
 });
 
@@ -372,11 +366,11 @@ describe('files named on the command line', () => {
 
   it('refuses a --token-file larger than the token limit without reading it whole', async () => {
     expect(await run('--url', 'https://127.0.0.1:9/mcp', '--token-file', file('token', 'x'.repeat(64 * 1024 + 1)))).toBe(EXIT.USAGE);
-    expect(stderr).toMatch(/--token-file .* is larger than 65536 bytes: it cannot be the right file/);
+    expect(output.stderr).toMatch(/--token-file .* is larger than 65536 bytes: it cannot be the right file/);
   });
 
   it('refuses a --token-file that is empty', async () => {
     expect(await run('--url', 'https://127.0.0.1:9/mcp', '--token-file', file('token', '\n'))).toBe(EXIT.USAGE);
-    expect(stderr).toMatch(/--token-file .* is empty/);
+    expect(output.stderr).toMatch(/--token-file .* is empty/);
   });
 });

@@ -19,3 +19,20 @@ export function captureProcessOutput(write: (stream: 'stdout' | 'stderr', text: 
     vi.restoreAllMocks();
   });
 }
+
+/** What main wrote to stdout and stderr in the current test; emptied before each test, and assignable to empty it. */
+export interface CapturedOutput {
+  stdout: string;
+  stderr: string;
+}
+
+/** captureProcessOutput into one object, emptied before each test of the calling file. */
+export function captureCliOutput(): CapturedOutput {
+  const output: CapturedOutput = { stdout: '', stderr: '' };
+  beforeEach(() => {
+    output.stdout = '';
+    output.stderr = '';
+  });
+  captureProcessOutput((stream, text) => (output[stream] += text));
+  return output;
+}
