@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type * as Tls from 'node:tls';
 import { Readable } from 'node:stream';
-import { EnvHttpProxyAgent, type Dispatcher } from './undici-parts.js';
+import { Agent, EnvHttpProxyAgent, type Dispatcher } from './undici-parts.js';
 import { BridgeError, isBridgeError } from './errors.js';
 import type { AbortSource } from './in-flight.js';
 import type { RequestBody } from './json-rpc.js';
@@ -89,17 +89,17 @@ export function trustedCas(options: Pick<RemoteOptions, 'caFile' | 'env'>): stri
 
 /**
  * One dispatcher for the whole run. HTTPS_PROXY / HTTP_PROXY / NO_PROXY (either case) are honoured
- * by EnvHttpProxyAgent. undici's own 300 s headers and body timeouts are switched off: a JSON reply
- * to a long tool call sends its headers only when the call is done, and a quiet SSE stream is alive;
- * the bridge's request deadline and stream-idle limit govern instead: a fixed 300 s would cut long tool calls and quiet streams that are alive.
+ * by EnvHttpProxyAgent; with neither proxy variable set it would send everything to a plain Agent
+ * anyway, after parsing each request's origin into a URL to look for a proxy that cannot apply,
+ * so then the Agent is used directly. undici's own 300 s headers and body timeouts are switched
+ * off: a JSON reply to a long tool call sends its headers only when the call is done, and a quiet
+ * SSE stream is alive; the bridge's request deadline and stream-idle limit govern instead.
  */
 export function createDispatcher(options: RemoteOptions): Dispatcher {
   const ca = trustedCas(options);
   const tls = ca === undefined ? {} : { ca };
-  return new EnvHttpProxyAgent({
+  const agentOptions = {
     connect: { timeout: options.connectTimeoutMs, ...tls },
-    requestTls: { timeout: options.connectTimeoutMs, ...tls },
-    proxyTls: { timeout: options.connectTimeoutMs, ...tls },
     headersTimeout: 0,
     bodyTimeout: 0,
     keepAliveTimeout: 30_000,
@@ -107,9 +107,17 @@ export function createDispatcher(options: RemoteOptions): Dispatcher {
     // flood of lines from opening thousands of sockets, and is high enough that slow calls and
     // open streams do not hold up the lines after them.
     connections: MAX_CONNECTIONS,
-    // Read from the injected environment (the CLI passes process.env) so tests can set them.
-    httpProxy: options.env.http_proxy ?? options.env.HTTP_PROXY ?? '',
-    httpsProxy: options.env.https_proxy ?? options.env.HTTPS_PROXY ?? '',
+  };
+  // Read from the injected environment (the CLI passes process.env) so tests can set them.
+  const httpProxy = options.env.http_proxy ?? options.env.HTTP_PROXY ?? '';
+  const httpsProxy = options.env.https_proxy ?? options.env.HTTPS_PROXY ?? '';
+  if (httpProxy === '' && httpsProxy === '') return new Agent(agentOptions);
+  return new EnvHttpProxyAgent({
+    ...agentOptions,
+    requestTls: { timeout: options.connectTimeoutMs, ...tls },
+    proxyTls: { timeout: options.connectTimeoutMs, ...tls },
+    httpProxy,
+    httpsProxy,
     noProxy: options.env.no_proxy ?? options.env.NO_PROXY ?? '',
   });
 }

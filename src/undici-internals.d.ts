@@ -6,6 +6,12 @@ declare module 'undici/lib/dispatcher/env-http-proxy-agent.js' {
   export default EnvHttpProxyAgentClass;
 }
 
+declare module 'undici/lib/dispatcher/agent.js' {
+  import type { Agent } from 'undici';
+  const AgentClass: typeof Agent;
+  export default AgentClass;
+}
+
 declare module 'undici/lib/dispatcher/dispatcher.js' {
   import type { Dispatcher } from 'undici';
   const DispatcherClass: typeof Dispatcher;

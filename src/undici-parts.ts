@@ -3,6 +3,7 @@
 import type { Dispatcher as DispatcherType } from 'undici';
 import Dispatcher from 'undici/lib/dispatcher/dispatcher.js';
 import api from 'undici/lib/api/index.js';
+import Agent from 'undici/lib/dispatcher/agent.js';
 import EnvHttpProxyAgent from 'undici/lib/dispatcher/env-http-proxy-agent.js';
 
 // undici's index also loads fetch, WebSocket, caches and mocks, which cost start-up time and about
@@ -12,8 +13,8 @@ import EnvHttpProxyAgent from 'undici/lib/dispatcher/env-http-proxy-agent.js';
 // bundled, so these paths cannot move under us between releases of the bridge.
 //
 // Upgrading undici (change the exact pin in package.json, then `npm install`):
-// - test/undici-parts.test.ts must pass: the three paths above exist, Dispatcher.prototype gets
-//   request/stream/pipeline/upgrade/connect, EnvHttpProxyAgent is still a class.
+// - test/undici-parts.test.ts must pass: the four paths above exist, Dispatcher.prototype gets
+//   request/stream/pipeline/upgrade/connect, Agent and EnvHttpProxyAgent are still classes.
 // - Read undici's index.js (package root) for new side effects it performs at load time (besides
 //   `Object.assign(Dispatcher.prototype, api)`) that request() or the proxy agent depend on, and
 //   repeat them here.
@@ -24,5 +25,5 @@ import EnvHttpProxyAgent from 'undici/lib/dispatcher/env-http-proxy-agent.js';
 // - Run the whole `npm test` (the proxy, TLS and fault suites) and compare the bundle size.
 Object.assign(Dispatcher.prototype, api);
 
-export { EnvHttpProxyAgent };
+export { Agent, EnvHttpProxyAgent };
 export type { DispatcherType as Dispatcher };

@@ -4,12 +4,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EnvHttpProxyAgent } from '../src/undici-parts.js';
+import { Agent, EnvHttpProxyAgent } from '../src/undici-parts.js';
 
 const require = createRequire(import.meta.url);
 /** The installed undici package directory (its package.json is exported, its lib/ is not). */
 const UNDICI_DIR = dirname(require.resolve('undici/package.json'));
-const DEEP_PATHS = ['lib/dispatcher/dispatcher.js', 'lib/api/index.js', 'lib/dispatcher/env-http-proxy-agent.js'];
+const DEEP_PATHS = ['lib/dispatcher/dispatcher.js', 'lib/api/index.js', 'lib/dispatcher/env-http-proxy-agent.js', 'lib/dispatcher/agent.js'];
 /** The Dispatcher methods the bridge calls; undici's index puts them on the prototype, undici-parts.ts does it here. */
 const API_METHODS = ['request', 'stream', 'pipeline', 'upgrade', 'connect'];
 
@@ -34,11 +34,14 @@ describe("undici's layout the bridge imports from", () => {
     }
   });
 
-  it('exports EnvHttpProxyAgent as a constructor of a dispatcher with those methods', async () => {
-    expect(typeof EnvHttpProxyAgent, `undici's lib/dispatcher/env-http-proxy-agent.js no longer exports a class. ${UPGRADE}`).toBe('function');
-    const agent = new EnvHttpProxyAgent({ httpProxy: '', httpsProxy: '', noProxy: '' });
+  it.each([
+    ['EnvHttpProxyAgent', 'env-http-proxy-agent.js', () => new EnvHttpProxyAgent({ httpProxy: '', httpsProxy: '', noProxy: '' })],
+    ['Agent', 'agent.js', () => new Agent({})],
+  ] as const)('exports %s as a constructor of a dispatcher with those methods', async (name, file, create) => {
+    expect(typeof (name === 'Agent' ? Agent : EnvHttpProxyAgent), `undici's lib/dispatcher/${file} no longer exports a class. ${UPGRADE}`).toBe('function');
+    const agent = create();
     try {
-      for (const method of ['request', 'connect']) expect(typeof (agent as unknown as Record<string, unknown>)[method], `an EnvHttpProxyAgent has no ${method}(). ${UPGRADE}`).toBe('function');
+      for (const method of ['request', 'connect', 'dispatch']) expect(typeof (agent as unknown as Record<string, unknown>)[method], `an ${name} has no ${method}(). ${UPGRADE}`).toBe('function');
     } finally {
       await agent.close();
     }
