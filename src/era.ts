@@ -12,8 +12,12 @@ export interface EraProtocol {
   readonly name: EraName;
   /** Headers a POST of `message` carries besides the endpoint's own (credential, content type). */
   headersFor(message: JsonObject, method: string | undefined): Record<string, string>;
-  /** Resolves when a message may be posted (a pending 2025 initialize holds later messages back). */
-  ready(): Promise<void>;
+  /**
+   * Undefined when a message may be posted now, else a promise of that moment (a pending 2025
+   * initialize holds later messages back). Not a resolved promise: awaiting one would cost every
+   * message a turn of the microtask queue for nothing.
+   */
+  ready(): Promise<void> | undefined;
   /** True when `reply` says the state the request was sent with is gone (a 2025 session expired). */
   isExpired(reply: Reply, sentHeaders: Record<string, string>): boolean;
   /** Re-establishes that state; the caller then sends the message once more. */

@@ -100,8 +100,12 @@ export class Forwarder {
     const isInitialize = era === legacy && method === 'initialize';
     let status: number | undefined;
     try {
-      if (isInitialize) legacy.beginInitialize(isJsonObject(message.params) ? message.params : {});
-      else await untilAborted(era.ready(), pending.aborts);
+      if (isInitialize) {
+        legacy.beginInitialize(isJsonObject(message.params) ? message.params : {});
+      } else {
+        const ready = era.ready();
+        if (ready !== undefined) await untilAborted(ready, pending.aborts);
+      }
       // Raced against the request's signal: a deadline or cancel ends this task at once, whatever
       // undici, a decoder or the server do with the exchange meanwhile.
       status = await untilAborted(this.#exchange(pending, era, message, incoming.body), pending.aborts);
@@ -148,7 +152,8 @@ export class Forwarder {
     const timeoutMs = this.#d.config.requestTimeoutMs || NOTIFICATION_TIMEOUT_MS;
     const deadline = postDeadlines.add(timeoutMs, () => aborts.abort(new BridgeError('REQUEST_TIMEOUT', `the server did not take ${label} within ${timeoutMs} ms`, { timeoutMs })));
     try {
-      await untilAborted(era.ready(), aborts);
+      const ready = era.ready();
+      if (ready !== undefined) await untilAborted(ready, aborts);
       let healed = false;
       let renewed = false;
       for (;;) {

@@ -99,8 +99,8 @@ export class LegacySession implements EraProtocol {
     this.#endInitializing?.();
   }
 
-  ready(): Promise<void> {
-    return this.#initializing ?? Promise.resolve();
+  ready(): Promise<void> | undefined {
+    return this.#initializing;
   }
 
   /** Session id and negotiated version, for every message after initialize (transports §Protocol Version Header). */

@@ -39,8 +39,8 @@ export class ModernEra implements EraProtocol {
     return headers;
   }
 
-  ready(): Promise<void> {
-    return Promise.resolve();
+  ready(): undefined {
+    return undefined; // no handshake: always ready
   }
 
   isExpired(): boolean {
