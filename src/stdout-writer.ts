@@ -74,25 +74,34 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
       output.on('close', done);
     }));
 
-  // Lines written in the same event-loop turn leave in one writev: the batch is uncorked in the
-  // check phase, right after the poll phase that ran every socket read ready at once, so replies
-  // finishing together on different connections (64 in flight) cost one system call instead of
-  // one each (a tick-based batch held only one socket's replies). A lone reply is not delayed: the
-  // check phase follows the poll phase that delivered it before the loop waits again.
-  let batch = 0; // the corked batch, 0 when none
-  const cork = () => {
-    if (batch !== 0) return;
-    const id = ++batches;
-    batch = id;
-    output.cork();
-    setImmediate(() => endBatch(id));
+  // The first line of an event-loop turn leaves at once; lines written after it in the same turn
+  // are corked and leave together in one writev in the check phase, right after the poll phase
+  // that ran every socket read ready at once. So a lone reply (a sequential client) is not kept
+  // waiting behind the bookkeeping that follows its write, and replies finishing together on
+  // different connections (64 in flight) cost two system calls a turn instead of one each (a
+  // tick-based batch held only one socket's replies).
+  let turnOpen = false; // a line left in this turn; later ones are corked until the turn ends
+  let corked = false;
+  const beginWrite = () => {
+    if (!turnOpen) {
+      turnOpen = true;
+      setImmediate(endTurn);
+      // Corked only for the line's own writes (its bytes and the newline): one system call.
+      output.cork();
+      return true;
+    }
+    if (!corked) {
+      corked = true;
+      output.cork();
+    }
+    return false;
   };
-  const endBatch = (id: number) => {
-    if (batch !== id) return;
-    batch = 0;
+  const endTurn = () => {
+    turnOpen = false;
+    if (!corked) return;
+    corked = false;
     output.uncork();
   };
-  let batches = 0;
 
   // The response to a request that asked for progress (basic/utilities/progress: the request
   // names a `progressToken`, the notifications carry it) is written PROGRESS_RESPONSE_GAP_MS after
@@ -131,8 +140,6 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
 
   const writeNow = async (message: unknown, serialised: string | Buffer | undefined): Promise<boolean> => {
     if (closed) return true;
-    cork();
-    let ready: boolean;
     // The token never reaches stdout, not even when the server echoes it in its own answer:
     // desktop clients keep stdout in their log files. The same value comes back when nothing
     // needed masking, so the server's own bytes go out with no decode and re-encode.
@@ -145,13 +152,16 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
     } catch {
       return false;
     }
+    const first = beginWrite();
+    let ready: boolean;
     if (Buffer.isBuffer(line)) {
-      // Known to be one JSON line; both writes happen in one tick, so no other line can come between them.
+      // Known to be one JSON line; both writes happen under one cork, so no other line can come between them.
       output.write(line);
       ready = output.write('\n');
     } else {
       ready = output.write(`${line}\n`);
     }
+    if (first) output.uncork();
     if (ready) return true;
     if (closed) return true;
     // Back-pressure: the caller stops reading the server's body until the client catches up.

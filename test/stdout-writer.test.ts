@@ -169,8 +169,7 @@ describe('createMessageWriter', () => {
     const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'other', progress: 1 } };
     await Promise.all([writer.write(progress), writer.write({ jsonrpc: '2.0', id: 2, result: {} })]);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(writes).toHaveLength(1);
-    expect(writes[0]!.text).toContain('"id":2');
+    expect(writes.map((write) => write.text)).toEqual([`${JSON.stringify(progress)}\n`, '{"jsonrpc":"2.0","id":2,"result":{}}\n']);
   });
 
   it('holds nothing back for a progress notification whose token no request named (the server sent progress nobody asked for)', async () => {
@@ -180,8 +179,7 @@ describe('createMessageWriter', () => {
     const unasked = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 4, progress: 1 } };
     await Promise.all([writer.write(unasked), writer.write({ jsonrpc: '2.0', id: 4, result: {} })]);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(writes).toHaveLength(1);
-    expect(writes[0]!.text).toContain('"id":4');
+    expect(writes.map((write) => write.text)).toEqual([`${JSON.stringify(unasked)}\n`, '{"jsonrpc":"2.0","id":4,"result":{}}\n']);
   });
 
   it('forgets a request once its response is written: a later request reusing the id and token waits only for its own progress', async () => {
@@ -234,36 +232,38 @@ describe('createMessageWriter', () => {
     await writer.flushed();
   });
 
-  it('writes lines from different callbacks of one event-loop phase in one batch (replies finishing together on different connections)', async () => {
+  it('writes the first line of an event-loop turn at once, alone (a sequential client waits for nothing else)', () => {
     const { output, writes } = recordingOutput();
     const writer = createMessageWriter(output, () => undefined);
-    // Two immediates queued together run in one check phase, each a callback of its own (as two
-    // sockets' reads are callbacks of one poll phase); the batch ends at the next check phase.
-    const written = await Promise.all([
-      new Promise<boolean>((resolve) => setImmediate(() => resolve(writer.write({ jsonrpc: '2.0', id: 1, result: {} })))),
-      new Promise<boolean>((resolve) => setImmediate(() => resolve(writer.write({ jsonrpc: '2.0', id: 2, result: {} })))),
-    ]);
-    expect(written).toEqual([true, true]);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(writes.map((write) => write.text)).toEqual(['{"jsonrpc":"2.0","id":1,"result":{}}\n{"jsonrpc":"2.0","id":2,"result":{}}\n']);
+    void writer.write({ jsonrpc: '2.0', id: 1, result: {} });
+    // No callback has run since: the line reached the stream inside write().
+    expect(writes.map((write) => write.text)).toEqual(['{"jsonrpc":"2.0","id":1,"result":{}}\n']);
+    // A server's own bytes (a Buffer) go out with their newline in the same single write.
+    const other = recordingOutput();
+    const bytesWriter = createMessageWriter(other.output, () => undefined);
+    void bytesWriter.write({ jsonrpc: '2.0', id: 2, result: {} }, Buffer.from('{"jsonrpc":"2.0","id":2,"result":{}}'));
+    expect(other.writes.map((write) => write.text)).toEqual(['{"jsonrpc":"2.0","id":2,"result":{}}\n']);
   });
 
-  it('writes a response with no progress before it in the same turn at once, in the same batch as other lines', async () => {
-    const writes: string[] = [];
-    const output = new Writable({
-      writev(chunks, callback) {
-        writes.push(chunks.map(({ chunk }) => String(chunk)).join(''));
-        callback();
-      },
-      write(chunk: Buffer, _encoding, callback) {
-        writes.push(String(chunk));
-        callback();
-      },
-    });
+  it('writes the lines after the first of a turn from different callbacks of one event-loop phase in one batch (replies finishing together on different connections)', async () => {
+    const { output, writes } = recordingOutput();
+    const writer = createMessageWriter(output, () => undefined);
+    // Immediates queued together run in one check phase, each a callback of its own (as sockets'
+    // reads are callbacks of one poll phase); the batch ends at the next check phase.
+    const written = await Promise.all(
+      [1, 2, 3].map((id) => new Promise<boolean>((resolve) => setImmediate(() => resolve(writer.write({ jsonrpc: '2.0', id, result: {} }))))),
+    );
+    expect(written).toEqual([true, true, true]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes.map((write) => write.text)).toEqual(['{"jsonrpc":"2.0","id":1,"result":{}}\n', '{"jsonrpc":"2.0","id":2,"result":{}}\n{"jsonrpc":"2.0","id":3,"result":{}}\n']);
+  });
+
+  it('writes a response with no progress before it in the same turn at once, not held back behind the other lines', async () => {
+    const { output, writes } = recordingOutput();
     const writer = createMessageWriter(output, () => undefined);
     await Promise.all([writer.write({ jsonrpc: '2.0', method: 'notifications/message', params: {} }), writer.write({ jsonrpc: '2.0', id: 2, result: {} })]);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(writes).toHaveLength(1);
+    expect(writes.map((write) => write.text).join('')).toBe('{"jsonrpc":"2.0","method":"notifications/message","params":{}}\n{"jsonrpc":"2.0","id":2,"result":{}}\n');
   });
 });
 
