@@ -38,6 +38,9 @@ const result = await build({
 // The first line names the bundle's content, so a code cache made from one build is never used with another.
 const [output] = result.outputFiles;
 const code = output.text;
+// bin/ reads the bundle as Latin-1 (faster than decoding UTF-8), which is the same text only for ASCII;
+// esbuild's default charset escapes every other character, so this holds unless that changes.
+if (/[\u0080-\uffff]/.test(code)) throw new Error('build: the bundle is not ASCII, but bin/fenbs-mcp.js reads it as Latin-1');
 const digest = createHash('sha256').update(code).digest('hex').slice(0, 16);
 mkdirSync(outdir, { recursive: true });
 writeFileSync(output.path, `// fenbs-mcp bundle ${digest}\n${code}`);
