@@ -1,5 +1,6 @@
 // An esbuild plugin: bundled packages load built-ins and modules at start-up that the bridge needs later or never; here they load on first use.
 import { readFile } from 'node:fs/promises';
+import assert from 'node:assert';
 import http2 from 'node:http2';
 
 // Each rewrite is exact: if a package changes the line, the build fails instead of silently
@@ -92,9 +93,28 @@ for (const rewrite of REWRITES) {
   FILES.get(key).rewrites.push(rewrite);
 }
 
+// node:assert (~1.7 ms to load on Node 22: its error and diff code) is loaded at start-up by undici
+// (most of its files) and sonic-boom, which only call it to check what must hold. Bundled packages get
+// this stand-in instead: a call whose value holds returns, any other call and every property load
+// node:assert and hand over to it. The property names are node:assert's own, read here at build time.
+const ASSERT_NAMESPACE = 'lazy-assert';
+const assertProperties = Object.keys(assert);
+const lazyAssert = `'use strict'
+function load () { return require('node:assert') }
+function assert (value) { if (!value) load().apply(undefined, arguments) }
+for (const name of ${JSON.stringify(assertProperties)}) {
+  Object.defineProperty(assert, name, { get () { return load()[name] }, enumerable: true, configurable: true })
+}
+module.exports = assert
+`;
+
 export const lazyBuiltins = {
   name: 'lazy-builtins',
   setup(build) {
+    build.onResolve({ filter: /^(node:)?assert$/ }, ({ importer, namespace }) =>
+      namespace === 'file' && /[\\/]node_modules[\\/]/.test(importer) ? { path: 'assert', namespace: ASSERT_NAMESPACE } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: ASSERT_NAMESPACE }, () => ({ contents: lazyAssert, loader: 'js' }));
     for (const { file, rewrites } of FILES.values()) {
       build.onLoad({ filter: file }, async ({ path }) => {
         let source = await readFile(path, 'utf8');
