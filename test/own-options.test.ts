@@ -10,6 +10,7 @@ function program(): Command {
     .option('--url <url>', 'endpoint')
     .option('-H, --header <header>', 'repeatable', (value: string, previous: string[] = []) => [...previous, value])
     .option('--allow-http', 'a flag')
+    .option('-q', 'a short flag alone')
     .addOption(new Option('--log-level <level>', 'level'));
   command.command('doctor');
   return command;
@@ -25,7 +26,7 @@ describe('onlyOwnOptions', () => {
   it('is true for no words and for own options in every plain form, values included', () => {
     expect(onlyOwnOptions(program(), [])).toBe(true);
     expect(onlyOwnOptions(program(), ['--url', 'http://x/mcp', '--allow-http', '-H', 'A: b', '--header=C: d', '--log-level', 'warn'])).toBe(true);
-    expect(onlyOwnOptions(program(), ['-v'])).toBe(true);
+    expect(onlyOwnOptions(program(), ['-v', '-q'])).toBe(true);
     expect(commanderSeesOnlyOptions(['--url', 'http://x/mcp', '--allow-http', '-H', 'A: b', '--header=C: d', '--log-level', 'warn'])).toBe(true);
   });
 
