@@ -37,7 +37,10 @@ const result = await build({
 });
 // The first line names the bundle's content, so a code cache made from one build is never used with another.
 const [output] = result.outputFiles;
-const code = output.text;
+// bin/ reads the bundle as Latin-1 (faster than decoding UTF-8), the same text only for ASCII. esbuild
+// escapes every other character in code (its default charset); what is left is in the comments of an
+// unminified build, escaped here the same way.
+const code = output.text.replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 const digest = createHash('sha256').update(code).digest('hex').slice(0, 16);
 mkdirSync(outdir, { recursive: true });
 writeFileSync(output.path, `// fenbs-mcp bundle ${digest}\n${code}`);

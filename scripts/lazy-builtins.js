@@ -1,5 +1,6 @@
 // An esbuild plugin: bundled packages load built-ins and modules at start-up that the bridge needs later or never; here they load on first use.
 import { readFile } from 'node:fs/promises';
+import assert from 'node:assert';
 import http2 from 'node:http2';
 
 // Each rewrite is exact: if a package changes the line, the build fails instead of silently
@@ -52,6 +53,27 @@ const REWRITES = [
     to: apiIndexTo,
   },
   {
+    // undici compiles its HTTP parser (llhttp, WebAssembly) with the synchronous WebAssembly.Module
+    // when the first connection opens (~1 ms on Node 22, ~3 ms on 20: V8 compiles the functions
+    // lazily, but decodes and checks the whole module). Started asynchronously when undici loads, the
+    // compile runs on a V8 worker thread while the start goes on; the connection takes the result if
+    // it is there, else compiles as before (as it also does when the asynchronous compile failed).
+    // Node 22 and later only: on Node 20 the result was not there yet when the connection opened
+    // (measured in cold starts), so the work would be done twice.
+    file: /undici[\\/]lib[\\/]dispatcher[\\/]client-h1\.js$/,
+    from: 'function lazyllhttp () {',
+    to: `let precompiledLlhttp
+if (Number(process.versions.node.split('.')[0]) >= 22 && process.env.UNDICI_NO_WASM_SIMD !== '1' && process.arch !== 'ppc64') {
+  WebAssembly.compile(require('../llhttp/llhttp_simd-wasm.js')).then((mod) => { precompiledLlhttp = mod }, () => {})
+}
+function lazyllhttp () {`,
+  },
+  {
+    file: /undici[\\/]lib[\\/]dispatcher[\\/]client-h1\.js$/,
+    from: "mod = new WebAssembly.Module(require('../llhttp/llhttp_simd-wasm.js'))",
+    to: "mod = precompiledLlhttp ?? new WebAssembly.Module(require('../llhttp/llhttp_simd-wasm.js'))",
+  },
+  {
     // commander loads child_process for executable subcommands, which the CLI does not have.
     file: /commander[\\/]lib[\\/]command\.js$/,
     from: "const childProcess = require('node:child_process');",
@@ -92,9 +114,28 @@ for (const rewrite of REWRITES) {
   FILES.get(key).rewrites.push(rewrite);
 }
 
+// node:assert (~1.7 ms to load on Node 22: its error and diff code) is loaded at start-up by undici
+// (most of its files) and sonic-boom, which only call it to check what must hold. Bundled packages get
+// this stand-in instead: a call whose value holds returns, any other call and every property load
+// node:assert and hand over to it. The property names are node:assert's own, read here at build time.
+const ASSERT_NAMESPACE = 'lazy-assert';
+const assertProperties = Object.keys(assert);
+const lazyAssert = `'use strict'
+function load () { return require('node:assert') }
+function assert (value) { if (!value) load().apply(undefined, arguments) }
+for (const name of ${JSON.stringify(assertProperties)}) {
+  Object.defineProperty(assert, name, { get () { return load()[name] }, enumerable: true, configurable: true })
+}
+module.exports = assert
+`;
+
 export const lazyBuiltins = {
   name: 'lazy-builtins',
   setup(build) {
+    build.onResolve({ filter: /^(node:)?assert$/ }, ({ importer, namespace }) =>
+      namespace === 'file' && /[\\/]node_modules[\\/]/.test(importer) ? { path: 'assert', namespace: ASSERT_NAMESPACE } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: ASSERT_NAMESPACE }, () => ({ contents: lazyAssert, loader: 'js' }));
     for (const { file, rewrites } of FILES.values()) {
       build.onLoad({ filter: file }, async ({ path }) => {
         let source = await readFile(path, 'utf8');

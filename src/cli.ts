@@ -5,6 +5,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { runBridge, type BridgeExit } from './bridge.js';
 import { createConfig, DEFAULT_URL, FileTooLargeError, UsageError, type BridgeConfig, type RawOptions } from './config.js';
 import { createLogger, LogFileError, type BridgeLog } from './logger.js';
+import { onlyOwnOptions } from './own-options.js';
 import { proxyFromEnv, redactUserinfo } from './remote.js';
 import { addShellCommands, SHELL_COMMANDS } from './shell/command-line.js';
 import { CLEAR_LINE } from './shell/progress.js';
@@ -105,8 +106,14 @@ function addConnectionOptions(command: Command): Command {
     .option('--demo', 'use an embedded demo MCP server (a small task board) instead of --url');
 }
 
+/**
+ * The program; `args` (the words after the script) decide whether its subcommands are defined: a
+ * command line of the bridge's own options only cannot reach one, and defining them (each with every
+ * connection option) is most of the work of building the program on a desktop host's every start.
+ */
 function buildProgram(
   version: string,
+  args: readonly string[],
   actions: {
     bridge: (options: CliOptions) => Promise<number>;
     doctor: (options: CliOptions) => Promise<number>;
@@ -130,6 +137,13 @@ function buildProgram(
     .action(async (options: CliOptions) => {
       exitCode = await actions.bridge(options);
     });
+  const output = {
+    writeOut: (text: string) => process.stdout.write(text),
+    writeErr: (text: string) => process.stderr.write(text),
+    outputError: () => undefined, // reported once, by usage()
+  };
+  program.configureOutput(output);
+  if (onlyOwnOptions(program, args)) return { program, result: () => exitCode };
   addConnectionOptions(program.command('doctor').description('check the URL, network, TLS, token and protocol, one line per check with a hint on failure'))
     .option('--json', 'print the report as one JSON object')
     .addHelpText('after', '\nExamples:\n  fenbs-mcp doctor\n  fenbs-mcp doctor --url https://example.com/mcp --json\n  fenbs-mcp doctor --demo\n\nExit code 0 when the bridge can work, 3 when a check failed, 2 for usage errors.\n')
@@ -148,12 +162,6 @@ function buildProgram(
         exitCode = await actions.account(command, options);
       });
   }
-  const output = {
-    writeOut: (text: string) => process.stdout.write(text),
-    writeErr: (text: string) => process.stderr.write(text),
-    outputError: () => undefined, // reported once, by usage()
-  };
-  program.configureOutput(output);
   for (const command of program.commands) command.configureOutput(output);
   return { program, result: () => exitCode };
 }
@@ -275,7 +283,7 @@ async function prepare(options: CliOptions, report: (message: string, fix?: stri
 /** Runs the CLI; resolves with the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   const version = packageVersion();
-  const { program, result } = buildProgram(version, {
+  const { program, result } = buildProgram(version, argv.slice(2), {
     bridge: (options) => bridgeCommand(options, version),
     doctor: (options) => doctorCommand(options),
     shell: (command, options) => shellCommand(command, options, version),

@@ -28,6 +28,8 @@ describe('the npm package', () => {
   it('holds only what runs: the bin, the bundled dist, the examples and the docs', () => {
     for (const file of files) expect(file).toMatch(/^(bin\/|dist\/|examples\/|package\.json$|README\.md$|LICENSE)/);
     expect(files).toContain('bin/fenbs-mcp.js');
+    // It makes the bin CommonJS; without it the bin is an ES module and fails on __dirname.
+    expect(files).toContain('bin/package.json');
     expect(files).toContain('dist/cli.js');
   });
 
