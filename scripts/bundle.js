@@ -19,6 +19,8 @@ try {
   execFileSync(process.execPath, [join(root, 'scripts/build.js'), join(stage, 'dist')], { cwd: root, stdio: 'inherit' });
   mkdirSync(join(stage, 'bin'));
   copyFileSync(join(root, 'bin/fenbs-mcp.js'), join(stage, 'bin/fenbs-mcp.js'));
+  // Marks the bin CommonJS inside a package whose `"type"` is module.
+  copyFileSync(join(root, 'bin/package.json'), join(stage, 'bin/package.json'));
   copyFileSync(join(root, 'LICENSE'), join(stage, 'LICENSE'));
   // The CLI reads its version from package.json, and `"type": "module"` makes Node load dist/ as ESM;
   // nothing else of the package file belongs in the bundle.

@@ -66,8 +66,8 @@ describe('the Claude Desktop bundle', () => {
 
   it('holds the bin, the self-contained build, the licences and the manifest, and no node_modules', () => {
     const files = filesUnder(unpacked);
-    for (const file of files) expect(file).toMatch(/^(bin\/fenbs-mcp\.js|dist\/.+\.(js|txt)|LICENSE|manifest\.json|package\.json)$/);
-    expect(files).toEqual(expect.arrayContaining(['bin/fenbs-mcp.js', 'dist/cli.js', 'dist/THIRD-PARTY-LICENSES.txt', 'LICENSE', 'manifest.json', 'package.json']));
+    for (const file of files) expect(file).toMatch(/^(bin\/fenbs-mcp\.js|bin\/package\.json|dist\/.+\.(js|txt)|LICENSE|manifest\.json|package\.json)$/);
+    expect(files).toEqual(expect.arrayContaining(['bin/fenbs-mcp.js', 'bin/package.json', 'dist/cli.js', 'dist/THIRD-PARTY-LICENSES.txt', 'LICENSE', 'manifest.json', 'package.json']));
     expect(manifest.server).toMatchObject({ type: 'node', entry_point: 'bin/fenbs-mcp.js', mcp_config: { command: 'node', args: ['${__dirname}/bin/fenbs-mcp.js'] } });
   });
 
