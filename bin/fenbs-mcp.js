@@ -23,6 +23,8 @@ var CACHE_GROWTH_TO_REWRITE = 1.05;
 // sources are ES modules, so it runs in strict mode as they did.
 var WRAPPER_HEAD = "(function (exports, require, module, __filename, __dirname) {'use strict';";
 var WRAPPER_TAIL = '\n})';
+/** Enough of the bundle's start to hold its first line (the build's hash). */
+var FIRST_LINE_BYTES = 128;
 
 // Why V8 compiles WebAssembly with its baseline compiler (Liftoff) only: the one WebAssembly module in
 // the process is undici's HTTP parser (llhttp), and V8's optimizing tier recompiles it in the
@@ -41,9 +43,9 @@ var vm = process.getBuiltinModule('node:vm');
 var path = process.getBuiltinModule('node:path');
 /* global __dirname -- a CommonJS file's own folder */
 var file = path.join(__dirname, '..', 'dist', 'cli.js');
-var source = fs.readFileSync(file, 'utf8');
+var bytes = fs.readFileSync(file);
 // scripts/build.js puts the bundle's content hash on its first line.
-var build = /^\/\/ fenbs-mcp bundle ([0-9a-f]+)\n/.exec(source);
+var build = /^\/\/ fenbs-mcp bundle ([0-9a-f]+)\n/.exec(bytes.toString('latin1', 0, FIRST_LINE_BYTES));
 var cacheFile = build === null ? undefined : path.join(path.dirname(file), 'cli-' + build[1] + '-' + process.version + '-' + process.arch + '.v8cache');
 var cached;
 if (cacheFile !== undefined) {
@@ -53,12 +55,14 @@ if (cacheFile !== undefined) {
     // No cache yet: this run makes one.
   }
 }
-var script = new vm.Script(WRAPPER_HEAD + source + WRAPPER_TAIL, { filename: file, cachedData: cached });
-// The size V8 accepted, 0 when it had none or refused it; neither the cache's bytes nor a second copy of
-// the source are kept (the script holds its own).
+// The wrapped source is decoded from bytes in one piece: the file's text joined to the wrapper as
+// strings would leave a second copy (0.65 MiB) in V8's large-object space until a full collection.
+var script = new vm.Script(Buffer.concat([Buffer.from(WRAPPER_HEAD), bytes, Buffer.from(WRAPPER_TAIL)]).toString('utf8'), { filename: file, cachedData: cached });
+// The size V8 accepted, 0 when it had none or refused it; neither the cache's bytes nor the file's are
+// kept (the script holds its source).
 var acceptedBytes = cached === undefined || script.cachedDataRejected === true ? 0 : cached.length;
 cached = undefined;
-source = undefined;
+bytes = undefined;
 if (cacheFile !== undefined) {
   process.once('exit', function () {
     saveCache(script, cacheFile, acceptedBytes);
