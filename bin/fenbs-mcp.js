@@ -23,9 +23,28 @@ var CACHE_GROWTH_TO_REWRITE = 1.05;
 // sources are ES modules, so it runs in strict mode as they did.
 var WRAPPER_HEAD = "(function (exports, require, module, __filename, __dirname) {'use strict';";
 var WRAPPER_TAIL = '\n})';
+/** Enough of the bundle's start to hold its first line (the build's hash). */
+var FIRST_LINE_BYTES = 128;
+
+// Why V8 compiles WebAssembly with its baseline compiler (Liftoff) only: the one WebAssembly module in
+// the process is undici's HTTP parser (llhttp), and V8's optimizing tier recompiles it in the
+// background right after the first reply; that compile leaves ~10 MiB of freed compiler memory in the
+// process for good (RSS 55 -> 65 MiB, 91 MiB while it runs) to parse a reply's head in ~1 us instead
+// of ~2 us. Set before the cache is read: a code cache holds the flags it was made with. Liftoff
+// covers all of WebAssembly (SIMD included) on these two; elsewhere V8 keeps its own choice.
+// Once a V8 flag has changed, Node compiles each built-in module it loads from then on without its
+// embedded code cache (~20 ms more CPU before the first answer), so the built-ins the bundle loads
+// before its first answer (process.moduleLoadList) are loaded first; a name missing here costs time only.
+var STARTUP_BUILTINS = ['node:module', 'node:vm', 'node:net', 'node:assert', 'node:http', 'node:diagnostics_channel', 'node:timers/promises', 'node:os', 'node:perf_hooks'];
+if (process.arch === 'x64' || process.arch === 'arm64') {
+  STARTUP_BUILTINS.forEach(function (name) {
+    process.getBuiltinModule(name);
+  });
+  process.getBuiltinModule('node:v8').setFlagsFromString('--liftoff-only');
+}
 
 // This file is CommonJS (bin/package.json says so): Node starts a CommonJS entry without setting up
-// its ES module loader, which an ES module entry pays for on every start (~6 ms on Node 22, more on 20).
+// its ES module loader, which an ES module entry pays for on every start (~6 ms and ~0.7 MiB on Node 22).
 // process.getBuiltinModule (Node 20.16+, so every Node that passed the check) hands over built-ins.
 var nodeModule = process.getBuiltinModule('node:module');
 var fs = process.getBuiltinModule('node:fs');
@@ -33,11 +52,9 @@ var vm = process.getBuiltinModule('node:vm');
 var path = process.getBuiltinModule('node:path');
 // __dirname is this file's real path (npx starts it through a symlink in node_modules/.bin).
 var file = path.join(__dirname, '..', 'dist', 'cli.js');
-// The bundle is ASCII (scripts/build.js refuses to write it otherwise), so Latin-1 reads the same text
-// as UTF-8 would, without the UTF-8 decoder's pass over 650 kB.
-var source = fs.readFileSync(file, 'latin1');
+var bytes = fs.readFileSync(file);
 // scripts/build.js puts the bundle's content hash on its first line.
-var build = /^\/\/ fenbs-mcp bundle ([0-9a-f]+)\n/.exec(source);
+var build = /^\/\/ fenbs-mcp bundle ([0-9a-f]+)\n/.exec(bytes.toString('latin1', 0, FIRST_LINE_BYTES));
 var cacheFile = build === null ? undefined : path.join(path.dirname(file), 'cli-' + build[1] + '-' + process.version + '-' + process.arch + '.v8cache');
 var cached;
 if (cacheFile !== undefined) {
@@ -47,12 +64,16 @@ if (cacheFile !== undefined) {
     // No cache yet: this run makes one.
   }
 }
-var script = new vm.Script(WRAPPER_HEAD + source + WRAPPER_TAIL, { filename: file, cachedData: cached });
-// The size V8 accepted, 0 when it had none or refused it; neither the cache's bytes nor a second copy of
-// the source are kept (the script holds its own).
+// The wrapped source is decoded from bytes in one piece: the file's text joined to the wrapper as
+// strings would leave a second copy (0.65 MiB) in V8's large-object space until a full collection.
+// The bundle is ASCII (scripts/build.js escapes anything else), so Latin-1 reads the same text
+// as UTF-8 would, without the UTF-8 decoder's pass over 650 kB.
+var script = new vm.Script(Buffer.concat([Buffer.from(WRAPPER_HEAD), bytes, Buffer.from(WRAPPER_TAIL)]).toString('latin1'), { filename: file, cachedData: cached });
+// The size V8 accepted, 0 when it had none or refused it; neither the cache's bytes nor the file's are
+// kept (the script holds its source).
 var acceptedBytes = cached === undefined || script.cachedDataRejected === true ? 0 : cached.length;
 cached = undefined;
-source = undefined;
+bytes = undefined;
 if (cacheFile !== undefined) {
   process.once('exit', function () {
     saveCache(script, cacheFile, acceptedBytes);
