@@ -35,7 +35,7 @@ var FIRST_LINE_BYTES = 128;
 // Once a V8 flag has changed, Node compiles each built-in module it loads from then on without its
 // embedded code cache (~20 ms more CPU before the first answer), so the built-ins the bundle loads
 // before its first answer (process.moduleLoadList) are loaded first; a name missing here costs time only.
-var STARTUP_BUILTINS = ['node:module', 'node:vm', 'node:net', 'node:assert', 'node:http', 'node:diagnostics_channel', 'node:timers/promises', 'node:os', 'node:perf_hooks'];
+var STARTUP_BUILTINS = ['node:module', 'node:vm', 'node:net', 'node:http', 'node:diagnostics_channel', 'node:timers/promises', 'node:os', 'node:perf_hooks'];
 if (process.arch === 'x64' || process.arch === 'arm64') {
   STARTUP_BUILTINS.forEach(function (name) {
     process.getBuiltinModule(name);
