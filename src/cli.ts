@@ -493,6 +493,10 @@ function proxyPassword(proxy: string | undefined): string | undefined {
 
 /** Entry point for bin/: runs main and ends the process with its code once stdout is flushed. */
 export function run(): void {
+  // A reader of stdout that goes away early (`fenbs-mcp --help | head -1`) is no failure: the write's
+  // EPIPE would otherwise be thrown as an uncaught error with a stack trace. What could not be read
+  // is simply not read; the bridge's own writer also watches stdout and stops the bridge.
+  process.stdout.on('error', () => undefined);
   main(process.argv).then(
     (code) => exitAfterFlush(code),
     (error: unknown) => {

@@ -91,3 +91,16 @@ function writeTemp(text: string): string {
   writeFileSync(path, text);
   return path;
 }
+
+describe('a reader of stdout that goes away early', () => {
+  it.each([['--help'], ['--version'], ['help', 'doctor']])('does not crash `fenbs-mcp %s | head -1`: exit 0, no stack trace', async (...args) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Closed before the child writes anything: its first write fails with EPIPE.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+  });
+});
