@@ -15,7 +15,7 @@ import { checkLargeLine, wholeMessage } from './large-line.js';
 import { LegacySession } from './legacy-session.js';
 import { ModernEra } from './modern-era.js';
 import { Router } from './router.js';
-import { readLines, takePieces, type LineEvent } from './line-reader.js';
+import { pumpLines, takePieces, type LineEvent } from './line-reader.js';
 import type { Logger } from './logger.js';
 import { createDispatcher } from './remote.js';
 import type { Redactor } from './secrets.js';
@@ -152,17 +152,19 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
 
   const reading = (async (): Promise<'input-ended' | 'input-failed'> => {
     try {
-      for await (const event of readLines(options.input, config.maxLineBytes)) {
-        if (options.signal.aborted || writer.closed) break;
-        // Handled in a plain function: values this loop's frame held would stay alive while it waits for the next line.
+      await pumpLines(options.input, config.maxLineBytes, (event) => {
+        if (options.signal.aborted || writer.closed) return 'stop';
         const writing = dispatchLine(event);
-        if (writing !== undefined) await writing;
         // Stdin back-pressure: past this many messages in flight, or while stdout holds more than
         // its bound unread, stop reading until there is room, so a flood of lines or a client that
         // stopped reading costs a bounded amount of memory.
-        while (tasks.size >= MAX_MESSAGES_IN_FLIGHT) await waitForSlot();
-        while (writer.full && !writer.closed) await writer.room();
-      }
+        if (writing === undefined && tasks.size < MAX_MESSAGES_IN_FLIGHT && !writer.full) return undefined;
+        return (async () => {
+          if (writing !== undefined) await writing;
+          while (tasks.size >= MAX_MESSAGES_IN_FLIGHT) await waitForSlot();
+          while (writer.full && !writer.closed) await writer.room();
+        })();
+      });
       return 'input-ended';
     } catch (error) {
       logger.error({ err: (error as Error).message }, 'reading stdin failed');

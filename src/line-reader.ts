@@ -1,7 +1,7 @@
 // Splits a byte stream into UTF-8 lines on "\n", with a byte limit per line; no parsing.
 
 import { isUtf8 } from 'node:buffer';
-import type { Readable } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 
 export type LineEvent =
   | { kind: 'line'; text: string }
@@ -22,7 +22,93 @@ const CR = 0x0d;
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /**
- * Yields each line of `input` (stdio framing, 2026-07-28 transports/stdio: newline-delimited UTF-8).
+ * What a line handler asks of the reader: undefined to go on at once, a promise to read nothing more
+ * until it settles (back-pressure: stdin's bytes then wait in the kernel), 'stop' to stop reading.
+ */
+export type LinePace = undefined | Promise<unknown> | 'stop';
+
+/**
+ * Calls `handle` with each line of `input` (stdio framing, 2026-07-28 transports/stdio:
+ * newline-delimited UTF-8), in order, one at a time. Resolves once the input ended and every line
+ * was handled, or when a handler said 'stop' (the input is then destroyed, as a loop that stops
+ * reading lets go of it); rejects when the input fails or closes before its end, or a handler
+ * throws or rejects.
+ *
+ * Driven by 'readable' and read(), not by an async iterator: a line reaches its handler in the same
+ * callback its bytes arrived in, with no promise and microtask per chunk and per line between them.
+ */
+export function pumpLines(input: Readable, maxLineBytes: number, handle: (event: LineEvent) => LinePace): Promise<void> {
+  const splitter = new LineSplitter(maxLineBytes);
+  return new Promise<void>((resolve, reject) => {
+    let queue: (LineEvent | undefined)[] = [];
+    let next = 0;
+    let busy = false; // the loop runs, or waits for a handler's promise
+    let ended = false;
+    let settled = false;
+    const settle = (error?: unknown) => {
+      if (settled) return;
+      settled = true;
+      input.off('readable', pump);
+      stopWatching();
+      queue = [];
+      if (error === undefined) return resolve();
+      // A reader that gives up lets go of its input (a failed input is already destroyed).
+      input.destroy();
+      reject(error instanceof Error ? error : new Error('reading the lines failed', { cause: error }));
+    };
+    // end, error and a close before the end alike (what an async iterator over the stream also watches).
+    const stopWatching = finished(input, { writable: false }, (error) => {
+      if (error !== undefined && error !== null) return settle(error);
+      ended = true;
+      pump();
+    });
+    const resume = () => {
+      busy = false;
+      pump();
+    };
+    function pump(): void {
+      if (busy || settled) return;
+      busy = true;
+      try {
+        for (;;) {
+          while (next < queue.length) {
+            const event = queue[next]!;
+            // The queue lets go of each event as it is handed on (a large line's bytes with it).
+            queue[next++] = undefined;
+            const pace = handle(event);
+            if (pace === 'stop') {
+              input.destroy();
+              return settle();
+            }
+            if (pace !== undefined) {
+              pace.then(resume, settle);
+              return;
+            }
+          }
+          queue = [];
+          next = 0;
+          const chunk = input.read() as Buffer | string | null;
+          if (chunk !== null) {
+            queue = splitter.push(chunk);
+          } else if (ended && !splitter.done) {
+            queue = splitter.end();
+          } else {
+            if (ended) return settle();
+            busy = false;
+            return;
+          }
+        }
+      } catch (error) {
+        settle(error);
+      }
+    }
+    input.on('readable', pump);
+    pump();
+  });
+}
+
+/**
+ * Splits bytes into lines on the byte 0x0A, chunk by chunk.
  *
  * Why not split2: split2 appends every chunk to the pending string and re-splits all of it, so a
  * long line costs O(n²) (a 50 MB line took 17 s here), and its `maxLength` counts characters and
@@ -33,56 +119,69 @@ const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
  *
  * A trailing "\r" is stripped, a BOM at the very start is ignored, blank lines are skipped.
  */
-export async function* readLines(input: Readable | AsyncIterable<Buffer | string>, maxLineBytes: number): AsyncGenerator<LineEvent> {
-  // The line being collected lives in `line`, never in this generator's own variables: a suspended
-  // generator keeps every value its frame held, so a large line's bytes would stay alive until the
-  // next line replaced them.
-  const line = new PendingLine();
-  let skipping = false; // inside a line already reported as oversized
-  let atStart = true;
+export class LineSplitter {
+  readonly #maxLineBytes: number;
+  readonly #line = new PendingLine();
+  #skipping = false; // inside a line already reported as oversized
+  #atStart = true;
+  /** True once end() was called. */
+  done = false;
 
-  for await (const raw of input as AsyncIterable<Buffer | string>) {
+  constructor(maxLineBytes: number) {
+    this.#maxLineBytes = maxLineBytes;
+  }
+
+  /** The events the bytes of `raw` complete, in order. */
+  push(raw: Buffer | string): LineEvent[] {
+    const events: LineEvent[] = [];
+    const line = this.#line;
     let chunk = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
-    if (atStart) {
+    if (this.#atStart) {
       const head = line.bytes > 0 ? Buffer.concat([...line.take(), chunk]) : chunk;
       if (head.length < UTF8_BOM.length && UTF8_BOM.subarray(0, head.length).equals(head)) {
         // Too short to tell yet; keep it until the BOM is complete or disproved.
         if (head.length > 0) line.add(head);
-        continue;
+        return events;
       }
-      atStart = false;
+      this.#atStart = false;
       chunk = head.subarray(0, UTF8_BOM.length).equals(UTF8_BOM) ? head.subarray(UTF8_BOM.length) : head;
     }
-
     let start = 0;
     while (start <= chunk.length) {
       const newline = chunk.indexOf(LF, start);
       const end = newline === -1 ? chunk.length : newline;
-      if (!skipping) {
-        if (line.bytes + end - start > maxLineBytes) {
-          skipping = true;
-          yield { kind: 'oversized', bytes: line.bytes + end - start };
+      if (!this.#skipping) {
+        if (line.bytes + end - start > this.#maxLineBytes) {
+          this.#skipping = true;
+          events.push({ kind: 'oversized', bytes: line.bytes + end - start });
           line.take();
         } else if (end > start) {
           line.add(chunk.subarray(start, end));
         }
       }
       if (newline === -1) break;
-      const wasSkipping = skipping;
-      skipping = false;
+      const wasSkipping = this.#skipping;
+      this.#skipping = false;
       start = newline + 1;
       if (!wasSkipping) {
         const event = line.end();
-        if (event !== undefined) yield event;
+        if (event !== undefined) events.push(event);
       }
     }
+    return events;
   }
-  if (!skipping && line.bytes > maxLineBytes) {
-    // Only the bytes held back as a possible BOM can get here unchecked.
-    yield { kind: 'oversized', bytes: line.bytes };
-  } else if (!skipping && line.bytes > 0) {
+
+  /** The events of the input's end: a last line without a newline, if any. */
+  end(): LineEvent[] {
+    this.done = true;
+    const line = this.#line;
+    if (!this.#skipping && line.bytes > this.#maxLineBytes) {
+      // Only the bytes held back as a possible BOM can get here unchecked.
+      return [{ kind: 'oversized', bytes: line.bytes }];
+    }
+    if (this.#skipping || line.bytes === 0) return [];
     const event = line.end();
-    if (event !== undefined) yield event;
+    return event === undefined ? [] : [event];
   }
 }
 

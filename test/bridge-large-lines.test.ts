@@ -13,8 +13,9 @@ interface Posted {
 }
 
 /** A loopback MCP endpoint (2025-06-18) that keeps every POST body as its raw bytes and answers each request with the size it got. */
-async function startRecordingServer(): Promise<{ url: string; posted: Posted[]; close(): Promise<void>; server: Server }> {
+async function startRecordingServer(): Promise<{ url: string; posted: Posted[]; whenPosted(count: number): Promise<void>; close(): Promise<void>; server: Server }> {
   const posted: Posted[] = [];
+  const waiters: { count: number; resolve: () => void }[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -25,6 +26,7 @@ async function startRecordingServer(): Promise<{ url: string; posted: Posted[]; 
         return;
       }
       posted.push({ headers: req.headers, raw });
+      for (const waiter of waiters.filter((w) => posted.length >= w.count)) waiter.resolve();
       const message = JSON.parse(raw.toString('utf8')) as { id?: string | number; method?: string };
       if (message.id === undefined || message.method === undefined) {
         res.writeHead(202).end();
@@ -39,6 +41,8 @@ async function startRecordingServer(): Promise<{ url: string; posted: Posted[]; 
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
     posted,
+    // Bodies are recorded when they have fully arrived: a large one posted first can finish after a small one.
+    whenPosted: (count) => (posted.length >= count ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ count, resolve }))),
     server,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
@@ -104,6 +108,9 @@ describe('a large stdin line', () => {
     sendInPieces(bridge, Buffer.concat([notification, Buffer.from('\n'), answer, Buffer.from('\n')]));
     bridge.send({ jsonrpc: '2.0', id: 'after', method: 'ping' });
     await bridge.reply('after');
+    // initialize, notifications/initialized, the two large lines and the ping: the two large bodies
+    // are still arriving while the ping is answered on a connection of its own.
+    await server.whenPosted(5);
     const raws = server.posted.map((post) => post.raw);
     expect(raws.some((raw) => raw.equals(notification))).toBe(true);
     expect(raws.some((raw) => raw.equals(answer))).toBe(true);

@@ -1,18 +1,16 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { LARGE_LINE_BYTES, readLines, takePieces, type LineEvent } from '../src/line-reader.js';
+import { LARGE_LINE_BYTES, pumpLines, takePieces, type LineEvent } from '../src/line-reader.js';
 
 async function collect(chunks: (string | Buffer)[], maxLineBytes = 1024): Promise<LineEvent[]> {
   const events: LineEvent[] = [];
-  for await (const event of readLines(Readable.from(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))), maxLineBytes)) {
-    events.push(event);
-  }
+  await pumpLines(Readable.from(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))), maxLineBytes, (event) => void events.push(event));
   return events;
 }
 
 const lines = (...texts: string[]) => texts.map((text) => ({ kind: 'line', text }));
 
-describe('readLines', () => {
+describe('pumpLines', () => {
   it.each([
     ['splits on LF', ['a\nb\n'], lines('a', 'b')],
     ['strips a trailing CR', ['a\r\nb\r\n'], lines('a', 'b')],
@@ -30,7 +28,7 @@ describe('readLines', () => {
 
   it('reads a stream that yields strings (an input with an encoding set) like one that yields bytes', async () => {
     const events: LineEvent[] = [];
-    for await (const event of readLines(Readable.from(['{"a":', '1}\nb\n'], { objectMode: true }), 1024)) events.push(event);
+    await pumpLines(Readable.from(['{"a":', '1}\nb\n'], { objectMode: true }), 1024, (event) => void events.push(event));
     expect(events).toEqual(lines('{"a":1}', 'b'));
   });
 
@@ -54,13 +52,21 @@ describe('readLines', () => {
 
   it('reports an over-long line the moment it crosses the limit, before its end arrives', async () => {
     const source = new Readable({ read() {} });
-    const iterator = readLines(source, 8);
+    const events: LineEvent[] = [];
+    let firstEvent: () => void = () => undefined;
+    const first = new Promise<void>((resolve) => (firstEvent = resolve));
+    const pumped = pumpLines(source, 8, (event) => {
+      events.push(event);
+      firstEvent();
+      return undefined;
+    });
     source.push(Buffer.from('0123456789'));
-    expect((await iterator.next()).value).toEqual({ kind: 'oversized', bytes: 10 });
+    await first;
+    expect(events).toEqual([{ kind: 'oversized', bytes: 10 }]);
     source.push(Buffer.from('more bytes of the same line\nnext\n'));
     source.push(null);
-    expect((await iterator.next()).value).toEqual({ kind: 'line', text: 'next' });
-    expect((await iterator.next()).done).toBe(true);
+    await pumped;
+    expect(events).toEqual([{ kind: 'oversized', bytes: 10 }, { kind: 'line', text: 'next' }]);
   });
 
   it('discards an over-long last line without a newline after reporting it', async () => {
@@ -107,5 +113,61 @@ describe('readLines', () => {
   it('reports a line that is not valid UTF-8 instead of decoding it with replacement characters', async () => {
     const bad = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}}\n')]);
     expect(await collect([bad, Buffer.from('ok\n')], 1024)).toEqual([{ kind: 'not-utf8', bytes: bad.length - 1 }, ...lines('ok')]);
+  });
+});
+
+describe('pumpLines pacing and ending', () => {
+  it('hands on nothing more, and reads no more, while a handler\'s promise is pending', async () => {
+    const source = new Readable({ read() {} });
+    const events: string[] = [];
+    let release: () => void = () => undefined;
+    const pumped = pumpLines(source, 1024, (event) => {
+      events.push(event.kind === 'line' ? event.text : event.kind);
+      if (events.length === 1) return new Promise<void>((resolve) => (release = resolve));
+      return undefined;
+    });
+    source.push(Buffer.from('a\nb\n'));
+    await new Promise((resolve) => setImmediate(resolve));
+    source.push(Buffer.from('c\n'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(events).toEqual(['a']);
+    expect(source.readableLength, 'the later bytes wait in the stream, unread').toBe(2);
+    release();
+    source.push(null);
+    await pumped;
+    expect(events).toEqual(['a', 'b', 'c']);
+  });
+
+  it('stops at a handler\'s "stop": no later line is handed on and the input is let go of', async () => {
+    const source = Readable.from([Buffer.from('a\nb\nc\n')]);
+    const events: string[] = [];
+    await pumpLines(source, 1024, (event) => {
+      events.push(event.kind === 'line' ? event.text : event.kind);
+      return events.length === 2 ? 'stop' : undefined;
+    });
+    expect(events).toEqual(['a', 'b']);
+    expect(source.destroyed).toBe(true);
+  });
+
+  it('fails with the input\'s error, and when the input closes before its end', async () => {
+    const broken = new Readable({ read() {} });
+    const failed = pumpLines(broken, 1024, () => undefined);
+    broken.destroy(new Error('EIO: stdin broke'));
+    await expect(failed).rejects.toThrow('EIO: stdin broke');
+
+    const cut = new Readable({ read() {} });
+    const closed = pumpLines(cut, 1024, () => undefined);
+    cut.push(Buffer.from('a\n'));
+    cut.destroy();
+    await expect(closed).rejects.toMatchObject({ code: 'ERR_STREAM_PREMATURE_CLOSE' });
+  });
+
+  it('fails when a handler throws or its promise rejects', async () => {
+    await expect(
+      pumpLines(Readable.from([Buffer.from('a\n')]), 1024, () => {
+        throw new Error('handler bug');
+      }),
+    ).rejects.toThrow('handler bug');
+    await expect(pumpLines(Readable.from([Buffer.from('a\n')]), 1024, () => Promise.reject(new Error('write failed')))).rejects.toThrow('write failed');
   });
 });

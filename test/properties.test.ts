@@ -1,11 +1,11 @@
-// Hostile stdin as properties: checkLine and readLines on anything, then the spawned bridge on a mix of it.
+// Hostile stdin as properties: checkLine and pumpLines on anything, then the spawned bridge on a mix of it.
 
 import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkLine } from '../src/json-rpc.js';
-import { readLines, type LineEvent } from '../src/line-reader.js';
+import { pumpLines, type LineEvent } from '../src/line-reader.js';
 import { startMcpServer, stdoutProblems, waitForLineCount, type McpServer } from './helpers/hardening-servers.js';
 import { spawnBridge, type BridgeProcess } from './helpers/spawn-bridge.js';
 
@@ -130,7 +130,7 @@ describe('checkLine', () => {
   });
 });
 
-/** The framing readLines promises, computed on the whole input at once. */
+/** The framing pumpLines promises, computed on the whole input at once. */
 function expectedLines(bytes: Uint8Array, maxLineBytes: number): LineEvent[] {
   let buffer = Buffer.from(bytes);
   if (buffer.subarray(0, 3).equals(Buffer.from([0xef, 0xbb, 0xbf]))) buffer = buffer.subarray(3);
@@ -154,11 +154,11 @@ function expectedLines(bytes: Uint8Array, maxLineBytes: number): LineEvent[] {
 
 async function collect(chunks: Buffer[], maxLineBytes: number): Promise<LineEvent[]> {
   const events: LineEvent[] = [];
-  for await (const event of readLines(Readable.from(chunks, { objectMode: false }), maxLineBytes)) events.push(event);
+  await pumpLines(Readable.from(chunks, { objectMode: false }), maxLineBytes, (event) => void events.push(event));
   return events;
 }
 
-describe('readLines', () => {
+describe('pumpLines', () => {
   const byte = fc.oneof(fc.constantFrom(0x0a, 0x0d, 0x20, 0xef, 0xbb, 0xbf, 0xff, 0xc3), fc.integer({ min: 0, max: 255 }));
   const chunked = fc.tuple(fc.array(byte, { maxLength: 200 }), fc.array(fc.nat(200), { maxLength: 10 })).map(([bytes, cuts]) => {
     const data = Buffer.from(bytes);
