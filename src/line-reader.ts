@@ -44,6 +44,7 @@ export function pumpLines(input: Readable, maxLineBytes: number, handle: (event:
     let next = 0;
     let busy = false; // the loop runs, or waits for a handler's promise
     let ended = false;
+    let flushed = false; // the splitter's end-of-input events were taken
     let settled = false;
     const settle = (error?: unknown) => {
       if (settled) return;
@@ -90,7 +91,8 @@ export function pumpLines(input: Readable, maxLineBytes: number, handle: (event:
           const chunk = input.read() as Buffer | string | null;
           if (chunk !== null) {
             queue = splitter.push(chunk);
-          } else if (ended && !splitter.done) {
+          } else if (ended && !flushed) {
+            flushed = true;
             queue = splitter.end();
           } else {
             if (ended) return settle();
@@ -119,13 +121,11 @@ export function pumpLines(input: Readable, maxLineBytes: number, handle: (event:
  *
  * A trailing "\r" is stripped, a BOM at the very start is ignored, blank lines are skipped.
  */
-export class LineSplitter {
+class LineSplitter {
   readonly #maxLineBytes: number;
   readonly #line = new PendingLine();
   #skipping = false; // inside a line already reported as oversized
   #atStart = true;
-  /** True once end() was called. */
-  done = false;
 
   constructor(maxLineBytes: number) {
     this.#maxLineBytes = maxLineBytes;
@@ -173,7 +173,6 @@ export class LineSplitter {
 
   /** The events of the input's end: a last line without a newline, if any. */
   end(): LineEvent[] {
-    this.done = true;
     const line = this.#line;
     if (!this.#skipping && line.bytes > this.#maxLineBytes) {
       // Only the bytes held back as a possible BOM can get here unchecked.
