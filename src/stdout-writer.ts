@@ -22,6 +22,12 @@ export const MAX_STDOUT_PENDING_BYTES = 16 * 1024 * 1024;
 export const PROGRESS_RESPONSE_GAP_MS = 25;
 /** Requests whose progress token is remembered at once; the oldest is forgotten past this. */
 export const MAX_TRACKED_PROGRESS_TOKENS = 4096;
+/**
+ * A line of the server's bytes up to this long is copied with its newline into one buffer and
+ * written in one piece; a longer one is written as it is, followed by the newline, under one cork.
+ */
+export const COPIED_LINE_MAX_BYTES = 16 * 1024;
+const NEWLINE = 0x0a;
 
 export interface MessageWriter {
   /**
@@ -82,12 +88,11 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
   // tick-based batch held only one socket's replies).
   let turnOpen = false; // a line left in this turn; later ones are corked until the turn ends
   let corked = false;
+  /** True for the turn's first line, which is written uncorked; later lines find the output corked. */
   const beginWrite = () => {
     if (!turnOpen) {
       turnOpen = true;
       setImmediate(endTurn);
-      // Corked only for the line's own writes (its bytes and the newline): one system call.
-      output.cork();
       return true;
     }
     if (!corked) {
@@ -154,14 +159,22 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
     }
     const first = beginWrite();
     let ready: boolean;
-    if (Buffer.isBuffer(line)) {
-      // Known to be one JSON line; both writes happen under one cork, so no other line can come between them.
+    if (!Buffer.isBuffer(line)) {
+      ready = output.write(`${line}\n`);
+    } else if (line.length <= COPIED_LINE_MAX_BYTES) {
+      // One piece: a single write(2), with no cork and no writev of two buffers.
+      const withNewline = Buffer.allocUnsafe(line.length + 1);
+      line.copy(withNewline);
+      withNewline[line.length] = NEWLINE;
+      ready = output.write(withNewline);
+    } else {
+      // Known to be one JSON line; both writes happen under one cork, so no other line can come
+      // between them, and leave in one system call.
+      if (first) output.cork();
       output.write(line);
       ready = output.write('\n');
-    } else {
-      ready = output.write(`${line}\n`);
+      if (first) output.uncork();
     }
-    if (first) output.uncork();
     if (ready) return true;
     if (closed) return true;
     // Back-pressure: the caller stops reading the server's body until the client catches up.

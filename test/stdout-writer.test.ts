@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createRedactor } from '../src/secrets.js';
-import { createMessageWriter, MAX_TRACKED_PROGRESS_TOKENS } from '../src/stdout-writer.js';
+import { COPIED_LINE_MAX_BYTES, createMessageWriter, MAX_TRACKED_PROGRESS_TOKENS } from '../src/stdout-writer.js';
 
 /** A reader that takes nothing until `release()` is called: the client that stops reading stdout. */
 function stalledOutput(highWaterMark: number) {
@@ -243,6 +243,29 @@ describe('createMessageWriter', () => {
     const bytesWriter = createMessageWriter(other.output, () => undefined);
     void bytesWriter.write({ jsonrpc: '2.0', id: 2, result: {} }, Buffer.from('{"jsonrpc":"2.0","id":2,"result":{}}'));
     expect(other.writes.map((write) => write.text)).toEqual(['{"jsonrpc":"2.0","id":2,"result":{}}\n']);
+  });
+
+  it('writes a short line of the server\'s bytes as one buffer with its newline, and a long one uncopied with the newline in one writev', () => {
+    const calls: { kind: 'write' | 'writev'; pieces: Buffer[] }[] = [];
+    const output = new Writable({
+      writev(chunks, callback) {
+        calls.push({ kind: 'writev', pieces: chunks.map(({ chunk }) => chunk as Buffer) });
+        callback();
+      },
+      write(chunk: Buffer, _encoding, callback) {
+        calls.push({ kind: 'write', pieces: [chunk] });
+        callback();
+      },
+    });
+    const short = Buffer.from('{"jsonrpc":"2.0","id":1,"result":{}}');
+    void createMessageWriter(output, () => undefined).write({ jsonrpc: '2.0', id: 1, result: {} }, short);
+    const long = Buffer.from(`{"jsonrpc":"2.0","id":2,"result":{"text":"${'x'.repeat(COPIED_LINE_MAX_BYTES)}"}}`);
+    void createMessageWriter(output, () => undefined).write({ jsonrpc: '2.0', id: 2 }, long);
+    expect(calls.map((call) => call.kind)).toEqual(['write', 'writev']);
+    expect(calls[0]!.pieces[0]!.toString()).toBe(`${short.toString()}\n`);
+    // The long line's own buffer reaches the stream: no copy of it is made.
+    expect(calls[1]!.pieces[0]).toBe(long);
+    expect(Buffer.concat(calls[1]!.pieces).toString()).toBe(`${long.toString()}\n`);
   });
 
   it('writes the lines after the first of a turn from different callbacks of one event-loop phase in one batch (replies finishing together on different connections)', async () => {
