@@ -207,12 +207,9 @@ export class Forwarder {
         return exchange.status;
       }
       const scanLarge = !RESULT_READ_BY_BRIDGE.has(pending.method);
-      let reply: Reply;
-      try {
-        reply = await readReply(exchange, { maxMessageBytes: this.#d.config.maxMessageBytes, signal, room: this.#d.room, scanLarge });
-      } catch (error) {
+      const reply = await readReply(exchange, { maxMessageBytes: this.#d.config.maxMessageBytes, signal, room: this.#d.room, scanLarge }).catch((error: unknown) => {
         throw withStatus(this.#failureOf(error, signal), exchange.status);
-      }
+      });
       if (reply.kind === 'json') {
         await this.#deliverJson(pending, era, exchange, reply);
         return exchange.status;

@@ -254,11 +254,8 @@ class PendingEntry implements PendingRequest {
 
   async settle(reply: JsonObject, serialised?: string | Buffer): Promise<boolean> {
     if (this.#done) return false;
-    // The reply is handed to stdout before the bookkeeping: it is what the client waits for.
-    this.#done = true;
-    const written = this.write(reply, serialised);
     this.#finish();
-    if (!(await written)) {
+    if (!(await this.write(reply, serialised))) {
       // The server's answer cannot be written as JSON (e.g. nested deeper than the stack): the
       // request still gets its one reply.
       await this.write(bridgeErrorReply(this.id, new BridgeError('REMOTE_BAD_REPLY', 'the reply could not be re-serialised as one JSON line')));

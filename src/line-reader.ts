@@ -34,22 +34,22 @@ export type LinePace = undefined | Promise<unknown> | 'stop';
  * reading lets go of it); rejects when the input fails or closes before its end, or a handler
  * throws or rejects.
  *
- * Driven by 'data' events in flowing mode, paused while a handler's promise is pending: a line
- * reaches its handler in the same callback its bytes arrived in, with no promise, microtask or
- * read() per chunk and per line between them.
+ * Driven by 'readable' and read(), not by an async iterator: a line reaches its handler in the same
+ * callback its bytes arrived in, with no promise and microtask per chunk and per line between them.
  */
 export function pumpLines(input: Readable, maxLineBytes: number, handle: (event: LineEvent) => LinePace): Promise<void> {
   const splitter = new LineSplitter(maxLineBytes);
   return new Promise<void>((resolve, reject) => {
     let queue: (LineEvent | undefined)[] = [];
     let next = 0;
-    let waiting = false; // a handler's promise is pending: the input is paused
+    let busy = false; // the loop runs, or waits for a handler's promise
     let ended = false;
+    let flushed = false; // the splitter's end-of-input events were taken
     let settled = false;
     const settle = (error?: unknown) => {
       if (settled) return;
       settled = true;
-      input.off('data', onData);
+      input.off('readable', pump);
       stopWatching();
       queue = [];
       if (error === undefined) return resolve();
@@ -61,61 +61,51 @@ export function pumpLines(input: Readable, maxLineBytes: number, handle: (event:
     const stopWatching = finished(input, { writable: false }, (error) => {
       if (error !== undefined && error !== null) return settle(error);
       ended = true;
-      // Every byte was delivered before the end: what the splitter still holds is the last line.
-      append(splitter.end());
-      drain();
+      pump();
     });
-    const append = (events: LineEvent[]) => {
-      if (next === queue.length) {
-        queue = events;
-        next = 0;
-      } else {
-        for (const event of events) queue.push(event);
-      }
-    };
     const resume = () => {
-      waiting = false;
-      drain();
+      busy = false;
+      pump();
     };
-    /** Hands the queued events on in order; settles at the end of the input once all were handled. */
-    function drain(): void {
-      if (waiting || settled) return;
+    function pump(): void {
+      if (busy || settled) return;
+      busy = true;
       try {
-        while (next < queue.length) {
-          const event = queue[next]!;
-          // The queue lets go of each event as it is handed on (a large line's bytes with it).
-          queue[next++] = undefined;
-          const pace = handle(event);
-          if (pace === 'stop') {
-            input.destroy();
-            return settle();
+        for (;;) {
+          while (next < queue.length) {
+            const event = queue[next]!;
+            // The queue lets go of each event as it is handed on (a large line's bytes with it).
+            queue[next++] = undefined;
+            const pace = handle(event);
+            if (pace === 'stop') {
+              input.destroy();
+              return settle();
+            }
+            if (pace !== undefined) {
+              pace.then(resume, settle);
+              return;
+            }
           }
-          if (pace !== undefined) {
-            // Nothing more is read until the handler's work settles: stdin's bytes wait in the kernel.
-            waiting = true;
-            input.pause();
-            pace.then(resume, settle);
+          queue = [];
+          next = 0;
+          const chunk = input.read() as Buffer | string | null;
+          if (chunk !== null) {
+            queue = splitter.push(chunk);
+          } else if (ended && !flushed) {
+            flushed = true;
+            queue = splitter.end();
+          } else {
+            if (ended) return settle();
+            busy = false;
             return;
           }
         }
-        queue = [];
-        next = 0;
-        if (ended) return settle();
-        input.resume();
       } catch (error) {
         settle(error);
       }
     }
-    function onData(chunk: Buffer | string): void {
-      if (settled) return;
-      try {
-        append(splitter.push(chunk));
-      } catch (error) {
-        return settle(error);
-      }
-      drain();
-    }
-    input.on('data', onData);
+    input.on('readable', pump);
+    pump();
   });
 }
 
