@@ -153,9 +153,10 @@ function summarizeEach(results, summarize) {
 
 // The bench's state: configuration, figures measured so far and notes for the reader.
 export class BenchRun {
-  constructor({ config, bridgePath, origin, log }) {
+  constructor({ config, bridgePath, leastBridgePath, origin, log }) {
     this.config = config;
     this.bridgePath = bridgePath;
+    this.leastBridgePath = leastBridgePath;
     this.origin = origin;
     this.log = log;
     this.measured = {};
@@ -307,24 +308,36 @@ export class BenchRun {
     return results;
   }
 
-  // Spawn to the initialize reply, bridge and echo child alike on the Node binary at `nodePath`;
-  // `suffix` names the figures of a Node other than the one running the bench.
+  // Spawn to the initialize reply, bridge, least undici bridge and echo child alike, on the Node binary
+  // at `nodePath`; `suffix` names the figures of a Node other than the one running the bench. The
+  // least bridge (bench/least-bridge.ts, `this.leastBridgePath`; an Error when it could not be built) is
+  // the floor of a start with undici: fenbs-mcp's loader and build, and a bundle that does no more
+  // than dispatch() each line.
   async measureColdStart(nodePath = process.execPath, suffix = '') {
     const createOf = {
       fenbs: () => this.createBridge('/json', nodePath),
+      least: () => {
+        if (this.leastBridgePath instanceof Error) throw this.leastBridgePath;
+        const url = `${this.origin}/json`;
+        return new BridgeSubject({ bridgePath: this.leastBridgePath, url, nodePath, name: 'least undici bridge' });
+      },
       echo: () => new EchoSubject({ nodePath }),
     };
-    const startMs = { fenbs: [], echo: [] };
-    const rssMiB = { fenbs: [], echo: [] };
-    const settledRssMiB = { fenbs: [], echo: [] };
+    const names = Object.keys(createOf);
+    const perSubject = () => Object.fromEntries(names.map((name) => [name, []]));
+    const startMs = perSubject();
+    const rssMiB = perSubject();
+    const settledRssMiB = perSubject();
     // The first start after a build has no code cache yet (bin/ writes one when a run ends): it is
-    // counted in the median like any other and also shown on its own.
+    // counted in the median like any other and also shown on its own. The same for the least bridge,
+    // which starts through a copy of bin/.
     const removed = removeCodeCaches(this.bridgePath);
+    const leastRemoved = !(this.leastBridgePath instanceof Error) && removeCodeCaches(this.leastBridgePath);
     // The Node binary's own first run (its pages read from disk) is nobody's cost here: whichever
     // subject went first would pay it.
     execFileSync(nodePath, ['-e', '0']);
     for (let round = 0; round < this.config.coldStarts; round += 1) {
-      for (const name of toRoundOrder(['fenbs', 'echo'], round)) {
+      for (const name of toRoundOrder(names, round)) {
         if (startMs[name] instanceof Error) continue;
         let subject;
         try {
@@ -341,18 +354,25 @@ export class BenchRun {
         } catch (error) {
           startMs[name] = error;
           rssMiB[name] = error;
+          settledRssMiB[name] = error;
           await subject?.kill();
         }
       }
     }
     this.record(`coldStart${suffix}`, summarizeEach(startMs, toMedian));
+    this.record(`coldStartLeast${suffix}`, summarizeEach(startMs, toMedian));
     const firstOf = (samples) => (samples instanceof Error ? samples : samples[0]);
     const noCache = new Error('the bridge keeps no code cache next to its bundle');
-    this.record(`coldStartFirst${suffix}`, { fenbs: removed ? firstOf(startMs.fenbs) : noCache, echo: firstOf(startMs.echo) });
-    if (suffix === '') {
-      this.record('rssAfterStart', summarizeEach(rssMiB, toMedian));
-      this.record('rssSettled', summarizeEach(settledRssMiB, toMedian));
-    }
+    const first = {
+      fenbs: removed ? firstOf(startMs.fenbs) : noCache,
+      least: leastRemoved ? firstOf(startMs.least) : noCache,
+      echo: firstOf(startMs.echo),
+    };
+    this.record(`coldStartFirst${suffix}`, first);
+    this.record(`coldStartFirstLeast${suffix}`, first);
+    this.record(`rssAfterStart${suffix}`, summarizeEach(rssMiB, toMedian));
+    this.record(`rssAfterStartLeast${suffix}`, summarizeEach(rssMiB, toMedian));
+    this.record(`rssSettled${suffix}`, summarizeEach(settledRssMiB, toMedian));
   }
 
   async measureJsonMode() {

@@ -272,13 +272,13 @@ export function checkLargeLine(subject, reply, bytes) {
 
 // The built bridge, or any stdio bridge that takes the same command line.
 export class BridgeSubject extends TimedSubject {
-  constructor({ bridgePath, url, nodePath = process.execPath, askProgress = false }) {
+  constructor({ bridgePath, url, nodePath = process.execPath, askProgress = false, name = 'fenbs-mcp' }) {
     super();
-    this.name = 'fenbs-mcp';
+    this.name = name;
     this.nextId = 1;
     this.askProgress = askProgress;
     this.child = new LineChild({
-      name: 'fenbs-mcp',
+      name,
       command: nodePath,
       args: [bridgePath, '--url', url, '--log-level', 'warn'],
       env: { ...process.env, FENBS_TOKEN: BENCH_TOKEN },
@@ -289,7 +289,7 @@ export class BridgeSubject extends TimedSubject {
   async initialize() {
     const reply = await this.child.request(0, `${JSON.stringify(toInitializeMessage(0))}\n`);
     if (reply.message?.result?.protocolVersion === undefined) {
-      throw new Error(`fenbs-mcp answered initialize with ${JSON.stringify(reply.message).slice(0, 200)}`);
+      throw new Error(`${this.name} answered initialize with ${JSON.stringify(reply.message).slice(0, 200)}`);
     }
     this.child.send(`${JSON.stringify(INITIALIZED_NOTIFICATION)}\n`);
     return reply;

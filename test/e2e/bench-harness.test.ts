@@ -6,6 +6,8 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,6 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 const REPLY_WRITER = fileURLToPath(new URL('../../bench/reply-writer.js', import.meta.url));
 const UNDICI_CHILD = fileURLToPath(new URL('../../bench/undici-child.js', import.meta.url));
 const BENCH_SERVER = fileURLToPath(new URL('../../bench/server.js', import.meta.url));
+const LEAST_BRIDGE_BUILD = new URL('../../bench/least-bridge-build.js', import.meta.url).href;
 const BYTES_PER_MIB = 1024 * 1024;
 
 /** A child spoken to in lines: each `ask` writes one line and resolves with the next stdout line. */
@@ -48,8 +51,8 @@ async function startStreamWithoutProgress(): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-function spawnLineChild(args: string[]): LineChild {
-  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+function spawnLineChild(args: string[], env: NodeJS.ProcessEnv = process.env): LineChild {
+  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
   children.push(child);
   const lines: Interface = createInterface({ input: child.stdout, crlfDelay: Infinity });
   const iterator = lines[Symbol.asyncIterator]();
@@ -131,5 +134,26 @@ describe('bench limit children', () => {
     const undici = spawnLineChild([UNDICI_CHILD, `http://127.0.0.1:${port}`, '/json']);
     expect(JSON.parse(await undici.ask('{"id":1,"op":"reboot"}'))).toEqual({ id: 1, error: 'unknown op "reboot"' });
     expect(JSON.parse(await undici.ask('{"id":2,"op":"initialize"}'))).toEqual({ id: 2, result: true });
+  });
+
+  it('the least undici bridge, built as the product is and started by a copy of bin/, answers initialize and keeps the session for the next request', async () => {
+    const { buildLeastBridge } = (await import(LEAST_BRIDGE_BUILD)) as { buildLeastBridge: () => Promise<string> };
+    const bin = await buildLeastBridge();
+    const dist = join(dirname(dirname(bin)), 'dist');
+    const server = spawnLineChild([BENCH_SERVER]);
+    const { port } = JSON.parse(await server.next());
+    const bridge = spawnLineChild([bin, '--url', `http://127.0.0.1:${port}/json`], { ...process.env, FENBS_TOKEN: 'bench' });
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    expect(JSON.parse(await bridge.ask(JSON.stringify(initialize)))).toMatchObject({ id: 1, result: { protocolVersion: '2025-06-18' } });
+    // The notification's 202 earns no line; the call after it is answered within the session.
+    bridge.process.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+    const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'bench', arguments: {} } };
+    expect(JSON.parse(await bridge.ask(JSON.stringify(call)))).toMatchObject({ id: 2, result: { content: [{ type: 'text', text: 'ok' }] } });
+    bridge.process.stdin.end();
+    const [code] = await once(bridge.process, 'exit');
+    expect(code).toBe(0);
+    // bin/'s loader kept a code cache of this bundle, as it does of the product's.
+    expect(existsSync(dist) && readdirSync(dist).some((name) => name.endsWith('.v8cache'))).toBe(true);
+    server.process.stdin.end();
   });
 });
