@@ -375,16 +375,35 @@ export class BenchRun {
     this.record(`rssSettled${suffix}`, summarizeEach(settledRssMiB, toMedian));
   }
 
+  // Where the least undici bridge stands against the issue's limit (undici in-process + echo child)
+  // on a figure both were measured for: the share of a target that any undici bridge already uses.
+  noteLeastAgainstLimit(key, what) {
+    const { least, undici, echo } = this.measured[key] ?? {};
+    if (![least, undici, echo].every((value) => typeof value === 'number')) return;
+    this.notes.add(`${what}: the least undici bridge ${least.toFixed(0)} µs = ${(least / (undici + echo)).toFixed(2)}× undici + echo (${(undici + echo).toFixed(0)} µs)`);
+  }
+
   async measureJsonMode() {
     const subjects = {
       fenbs: await this.start(() => this.createBridge('/json')),
       undici: await this.start(() => new UndiciChildSubject({ origin: this.origin, path: '/json' })),
       echo: await this.start(() => new EchoSubject()),
     };
-    await this.warmUp(subjects);
+    // The least undici bridge takes part in the sequential rounds only, interleaved with the others:
+    // the latency and CPU of a stdio bridge that does nothing but dispatch() each line.
+    const least = await this.start(() => {
+      if (this.leastBridgePath instanceof Error) throw this.leastBridgePath;
+      return new BridgeSubject({ bridgePath: this.leastBridgePath, url: `${this.origin}/json`, name: 'least undici bridge' });
+    });
+    await this.warmUp({ ...subjects, least });
     this.log('sequential round trips, JSON');
-    const sequential = await this.measureSequential(subjects, 'JSON');
+    const sequential = await this.measureSequential({ ...subjects, least }, 'JSON');
+    await this.finish(least);
     this.record('cpuPerMessageSequential', summarizeEach(sequential, toCpuPerMessage));
+    this.record('sequentialP50JSONLeast', this.measured.sequentialP50JSON);
+    this.record('cpuPerMessageSequentialLeast', this.measured.cpuPerMessageSequential);
+    this.noteLeastAgainstLimit('sequentialP50JSON', 'sequential p50, JSON');
+    this.noteLeastAgainstLimit('cpuPerMessageSequential', 'CPU per message, sequential, JSON');
     for (const inFlight of [1, 16, 64]) {
       this.log(`throughput, ${inFlight} in flight, JSON`);
       const throughput = await this.measureThroughput(subjects, inFlight, 'JSON');
