@@ -6,7 +6,7 @@
 import { Agent } from '../src/undici-parts.js';
 
 // The bridge's own pool size (remote.ts's MAX_CONNECTIONS), so that the agent is made alike.
-const CONNECTIONS = 64;
+const CONNECTIONS = 128;
 const NEWLINE = '\n';
 // Sent after the first answer, as a client of the 2025-06-18 era does (the bench server checks it).
 const PROTOCOL_VERSION = '2025-06-18';
