@@ -99,13 +99,24 @@ const nodeMajor = (version) => version.replace(/^v/, '').split('.')[0];
 // figures optional: the binary may be absent). Each against the echo child (the limit of any stdio
 // process, with the issue's targets) and against the least undici bridge (bench/least-bridge.ts: the
 // floor of a start that loads undici, made and loaded as fenbs-mcp is; no target).
+// A figure measured against the least undici bridge: a second limit, with no target; optional, since
+// the least bridge is built by the bench itself and may fail to build or start.
+const againstLeast = (key, label, unit) => ({
+  key,
+  label,
+  unit,
+  needs: ['least'],
+  limitIs: 'least undici bridge',
+  limit: (parts) => parts.least,
+  optional: true,
+});
+
 function coldStartFigures(counts) {
   const here = nodeMajor(process.version);
   const versions = [
     ['', here, false],
     ['Node22', '22', true],
   ];
-  const least = (parts) => parts.least;
   const figures = [];
   for (const [suffix, major, optional] of versions) {
     figures.push({
@@ -120,15 +131,7 @@ function coldStartFigures(counts) {
     });
   }
   for (const [suffix, major] of versions) {
-    figures.push({
-      key: `coldStartLeast${suffix}`,
-      label: `cold start, spawn → initialize reply, Node ${major}, against the least undici bridge (median of ${counts.coldStarts})`,
-      unit: 'ms',
-      needs: ['least'],
-      limitIs: 'least undici bridge',
-      limit: least,
-      optional: true,
-    });
+    figures.push(againstLeast(`coldStartLeast${suffix}`, `cold start, spawn → initialize reply, Node ${major}, against the least undici bridge (median of ${counts.coldStarts})`, 'ms'));
   }
   for (const [suffix, major] of versions) {
     figures.push({
@@ -142,15 +145,7 @@ function coldStartFigures(counts) {
     });
   }
   for (const [suffix, major] of versions) {
-    figures.push({
-      key: `coldStartFirstLeast${suffix}`,
-      label: `cold start, first start after a build, Node ${major}, against the least undici bridge`,
-      unit: 'ms',
-      needs: ['least'],
-      limitIs: 'least undici bridge',
-      limit: least,
-      optional: true,
-    });
+    figures.push(againstLeast(`coldStartFirstLeast${suffix}`, `cold start, first start after a build, Node ${major}, against the least undici bridge`, 'ms'));
   }
   for (const [suffix, major, optional] of versions) {
     figures.push({
@@ -165,15 +160,7 @@ function coldStartFigures(counts) {
     });
   }
   for (const [suffix, major] of versions) {
-    figures.push({
-      key: `rssAfterStartLeast${suffix}`,
-      label: `RSS after start (median), Node ${major}, against the least undici bridge`,
-      unit: 'MiB',
-      needs: ['least'],
-      limitIs: 'least undici bridge',
-      limit: least,
-      optional: true,
-    });
+    figures.push(againstLeast(`rssAfterStartLeast${suffix}`, `RSS after start (median), Node ${major}, against the least undici bridge`, 'MiB'));
   }
   for (const [suffix, major, optional] of versions) {
     figures.push({
@@ -236,14 +223,7 @@ function describeFigures(counts) {
         limit: sum,
       },
     ]),
-    {
-      key: 'sequentialP50JSONLeast',
-      label: 'sequential round trip p50, JSON, against the least undici bridge',
-      unit: 'µs',
-      needs: ['least'],
-      limitIs: 'least undici bridge',
-      limit: (parts) => parts.least,
-    },
+    againstLeast('sequentialP50JSONLeast', 'sequential round trip p50, JSON, against the least undici bridge', 'µs'),
     ...[50, 99].map((percentile) => ({
       key: `sequentialP${percentile}SSEBare`,
       label: `sequential round trip p${percentile}, SSE with the result only`,
@@ -293,14 +273,7 @@ function describeFigures(counts) {
       limit: sum,
       target: { on: 'value', op: '<=', value: 100 },
     },
-    {
-      key: 'cpuPerMessageSequentialLeast',
-      label: 'CPU per message, sequential, JSON, against the least undici bridge',
-      unit: 'µs',
-      needs: ['least'],
-      limitIs: 'least undici bridge',
-      limit: (parts) => parts.least,
-    },
+    againstLeast('cpuPerMessageSequentialLeast', 'CPU per message, sequential, JSON, against the least undici bridge', 'µs'),
     {
       key: 'cpuPerMessage64',
       label: 'CPU per message, 64 in flight, JSON',
