@@ -55,13 +55,16 @@ export class Endpoint {
     this.#baseHeaders = headers;
   }
 
-  /** POSTs one JSON-RPC message (its serialised text, or a large line's bytes) with the protocol headers given. */
-  post(body: RequestBody, protocolHeaders: Record<string, string>, signal: AbortSource): Promise<HttpExchange> {
+  /**
+   * POSTs one JSON-RPC message (its serialised text, or a large line's bytes) with the protocol
+   * headers given. `onArrived` sees each answer's whole body the moment it arrived (remote.ts).
+   */
+  post(body: RequestBody, protocolHeaders: Record<string, string>, signal: AbortSource, onArrived?: (exchange: HttpExchange) => void): Promise<HttpExchange> {
     // One header object per POST, built in place: this runs for every message.
     const headers = Object.assign({}, protocolHeaders);
     headers['content-type'] = 'application/json';
     headers.accept = ACCEPT_BOTH;
-    return this.#follow('POST', headers, signal, body);
+    return this.#follow('POST', headers, signal, body, onArrived);
   }
 
   /** Opens a GET event stream (legacy listen stream, or resumption with Last-Event-ID). */
@@ -83,7 +86,7 @@ export class Endpoint {
    * followed chain ends at is where every later request goes. Any other redirect is returned as
    * it came, for the reply reader to refuse.
    */
-  async #follow(method: HttpMethod, headers: Record<string, string>, signal: AbortSource, body?: RequestBody): Promise<HttpExchange> {
+  async #follow(method: HttpMethod, headers: Record<string, string>, signal: AbortSource, body?: RequestBody, onArrived?: (exchange: HttpExchange) => void): Promise<HttpExchange> {
     const start = this.#url;
     let url = start;
     let redirectStatus = 0;
@@ -92,7 +95,7 @@ export class Endpoint {
       // On every HTTP request, POST, GET and DELETE alike (authorization §Token Requirements), read
       // now: a credential renewed after a 401 applies from the next send on.
       const authorization = this.credential.authorization();
-      const exchange = await this.#send(method, url, headers, authorization, cookie, signal, body);
+      const exchange = await this.#send(method, url, headers, authorization, cookie, signal, body, onArrived);
       exchange.sentAuthorization = authorization;
       this.#cookies.store(url, exchange.headers['set-cookie']);
       const target = sameOriginTarget(url, exchange.status, headerValue(exchange.headers, 'location'));
@@ -127,11 +130,20 @@ export class Endpoint {
     return toBridgeError(error, signal, { url: this.url, proxy: this.#proxy });
   }
 
-  #send(method: HttpMethod, url: URL, headers: Record<string, string>, authorization: string | undefined, cookie: string | undefined, signal: AbortSource, body?: RequestBody): Promise<HttpExchange> {
+  #send(
+    method: HttpMethod,
+    url: URL,
+    headers: Record<string, string>,
+    authorization: string | undefined,
+    cookie: string | undefined,
+    signal: AbortSource,
+    body?: RequestBody,
+    onArrived?: (exchange: HttpExchange) => void,
+  ): Promise<HttpExchange> {
     const all = Object.assign({}, this.#baseHeaders, headers);
     if (authorization !== undefined) all.authorization = authorization;
     if (cookie !== undefined) all.cookie = cookie;
-    const options = { method, url, headers: all, signal, toFailure: (error: unknown) => this.failure(error, signal) };
+    const options = { method, url, headers: all, signal, toFailure: (error: unknown) => this.failure(error, signal), onArrived };
     return sendHttp(this.#dispatcher, body === undefined ? options : { ...options, body });
   }
 }

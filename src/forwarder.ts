@@ -14,7 +14,7 @@ import type { LegacySession } from './legacy-session.js';
 import type { Logger } from './logger.js';
 import { HEADER_MISMATCH, type ModernEra } from './modern-era.js';
 import type { HttpExchange } from './remote.js';
-import { excerptOf, mediaTypeOf, readReply, retryAfterMs, singleLineBytes, type Reply, type StreamItem } from './reply-reader.js';
+import { arrivedJsonLine, excerptOf, mediaTypeOf, readReply, retryAfterMs, singleLineBytes, type Reply, type StreamItem } from './reply-reader.js';
 import { malformedResponse, type Router } from './router.js';
 import { REDIRECT_HINT } from './redirects.js';
 import { maskUrl, type Redactor } from './secrets.js';
@@ -285,7 +285,7 @@ export class Forwarder {
   async #post(pending: PendingRequest, body: RequestBody, headers: Record<string, string>): Promise<HttpExchange> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#d.endpoint.post(body, headers, pending.aborts);
+        return await this.#d.endpoint.post(body, headers, pending.aborts, RESULT_READ_BY_BRIDGE.has(pending.method) ? undefined : (exchange) => this.#answerOnArrival(pending, exchange));
       } catch (error) {
         const failure = this.#failureOf(error, pending.aborts);
         const delay = NEVER_SENT_RETRY_DELAYS_MS[attempt];
@@ -294,6 +294,22 @@ export class Forwarder {
         await sleep(delay, undefined, { signal: pending.signal });
       }
     }
+  }
+
+  /**
+   * Writes the answer the moment its last byte arrived, from undici's callback, when it is a small
+   * whole JSON reply to this very request (arrivedJsonLine): the same line #deliverJson would write,
+   * without waiting for the promise chain to get there. That chain still runs right after, in the
+   * same turn (cookies, status, readReply, the era's bookkeeping) and finds the request answered.
+   * Methods whose result the bridge reads or rewrites never come here.
+   */
+  #answerOnArrival(pending: PendingRequest, exchange: HttpExchange): void {
+    if (pending.done) return;
+    const arrived = arrivedJsonLine(exchange, this.#d.config.maxMessageBytes);
+    if (arrived === undefined) return;
+    const routed = classifyServerMessage(arrived.value);
+    if (routed?.kind !== 'response' || routed.id !== pending.id) return;
+    pending.settle(routed.message, arrived.line).catch((error: unknown) => this.#d.logger.error({ err: error instanceof Error ? error.stack : String(error) }, 'internal error'));
   }
 
   /** Reads the POST's event stream: other messages pass through as they arrive, the response ends it. */

@@ -159,6 +159,12 @@ export interface SendOptions {
   signal: AbortSource;
   /** What a failure before the headers (the abort reason included) is rejected with; undici's own error when absent. */
   toFailure?: (error: unknown) => Error;
+  /**
+   * Called from undici's own callback the moment the body's last byte arrived, with the exchange
+   * the promise resolved with: a reader may look at the whole body (`body.arrived()`) before the
+   * promise chain that reads it has run. It must not throw.
+   */
+  onArrived?: ((exchange: HttpExchange) => void) | undefined;
 }
 
 /** The origin and path of the last URL sent to: every POST goes to the same one. */
@@ -178,7 +184,7 @@ function targetOf(url: URL): { origin: string; path: string } {
  * when it aborts (a request still queued for a connection included).
  */
 export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<HttpExchange> {
-  const { signal, toFailure } = options;
+  const { signal, toFailure, onArrived } = options;
   if (signal.aborted) return Promise.reject(toFailure === undefined ? abortReason(signal) : toFailure(abortReason(signal)));
   const target = targetOf(options.url);
   let headers = options.headers;
@@ -196,6 +202,7 @@ export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<
   }
   return new Promise<HttpExchange>((resolve, reject) => {
     const body = new BodyQueue();
+    let exchange: HttpExchange | undefined;
     let controller: Dispatcher.DispatchController | undefined;
     let started = false;
     let settled = false;
@@ -231,7 +238,8 @@ export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<
           started = true;
           if (settled) return;
           settled = true;
-          resolve({ status: statusCode, headers: headers, body });
+          exchange = { status: statusCode, headers: headers, body };
+          resolve(exchange);
         },
         onResponseData(_controller, chunk) {
           body.push(chunk);
@@ -239,6 +247,7 @@ export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<
         onResponseEnd() {
           done();
           body.end();
+          if (exchange !== undefined) onArrived?.(exchange);
         },
         onResponseError(_controller, error) {
           done();

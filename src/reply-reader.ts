@@ -1,5 +1,6 @@
 // Reads HTTP replies: the one owner of every response body, which it reads, drains or destroys in one place.
 
+import { isUtf8 } from 'node:buffer';
 import { Readable, pipeline, type Transform } from 'node:stream';
 import { createRequire } from 'node:module';
 import type * as Zlib from 'node:zlib';
@@ -115,6 +116,34 @@ export function mediaTypeOf(headers: HttpExchange['headers']): string | undefine
   if (raw === 'application/json' || raw === 'text/event-stream') return raw;
   const type = raw.split(';', 1)[0]!.trim().toLowerCase();
   return type === '' ? undefined : type;
+}
+
+/**
+ * A whole reply at most this long may be read from undici's callback, before the reply reader runs;
+ * well under BODY_QUEUE_HIGH_WATER_BYTES, so such a reply arrives whole without the socket pausing.
+ */
+export const ARRIVED_REPLY_MAX_BYTES = 16 * 1024;
+
+/**
+ * A 2xx JSON reply that has arrived whole, small (ARRIVED_REPLY_MAX_BYTES, and `maxBytes`) and not
+ * encoded, on one line of valid UTF-8: its value and that line, read without taking the body. For
+ * anything else undefined, and readReply decides as always. The body stays for its reader.
+ */
+export function arrivedJsonLine(exchange: HttpExchange, maxBytes: number): { value: unknown; line: Buffer } | undefined {
+  const { status } = exchange;
+  // 202 and 204 answer nothing (readReply: accepted).
+  if (status < 200 || status >= 300 || status === 202 || status === 204) return undefined;
+  if (mediaTypeOf(exchange.headers) !== 'application/json') return undefined;
+  const encoding = (headerValue(exchange.headers, 'content-encoding') ?? 'identity').trim().toLowerCase();
+  if (encoding !== 'identity' && encoding !== '') return undefined;
+  const chunks = exchange.body.arrived();
+  if (chunks === undefined || chunks.length === 0) return undefined;
+  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  if (bytes.length > ARRIVED_REPLY_MAX_BYTES || bytes.length > maxBytes) return undefined;
+  const line = singleLineBytes(bytes);
+  if (line === undefined || !isUtf8(line)) return undefined;
+  const value = tryParseJson(line.toString('utf8'));
+  return value === undefined ? undefined : { value, line };
 }
 
 /**

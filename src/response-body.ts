@@ -14,6 +14,8 @@ export interface ResponseBody extends AsyncIterable<Buffer> {
   readonly ended: boolean;
   /** Stops the exchange unless the body already ended: queued bytes are dropped, the connection closed. */
   destroy(): void;
+  /** The whole body when it has ended and nothing of it was read or let go of; undefined otherwise. */
+  arrived(): readonly Buffer[] | undefined;
 }
 
 /** Thrown into a reader whose body was destroyed by its owner while it still read. */
@@ -32,6 +34,9 @@ export class BodyReleasedError extends Error {
 export class BodyQueue implements ResponseBody {
   #chunks: Buffer[] = [];
   #queuedBytes = 0;
+  /** Chunks handed to the reader so far. */
+  #taken = 0;
+  #released = false;
   #ended = false;
   #failure: Error | undefined;
   #waiter: { resolve: (result: IteratorResult<Buffer>) => void; reject: (error: Error) => void } | undefined;
@@ -39,6 +44,14 @@ export class BodyQueue implements ResponseBody {
 
   get ended(): boolean {
     return this.#ended && this.#failure === undefined;
+  }
+
+  /**
+   * The whole body, when it ended without failure and nothing of it was taken or let go of yet;
+   * undefined otherwise. Taking nothing, it leaves the body to its reader as it was.
+   */
+  arrived(): readonly Buffer[] | undefined {
+    return this.#ended && this.#failure === undefined && !this.#released && this.#taken === 0 ? this.#chunks : undefined;
   }
 
   /** The handler's controller, once undici has one: used to pause, resume and abort. */
@@ -51,6 +64,7 @@ export class BodyQueue implements ResponseBody {
     const waiter = this.#waiter;
     if (waiter !== undefined) {
       this.#waiter = undefined;
+      this.#taken++;
       waiter.resolve({ value: chunk, done: false });
       return;
     }
@@ -73,6 +87,7 @@ export class BodyQueue implements ResponseBody {
   }
 
   destroy(): void {
+    this.#released = true;
     if (this.#ended && this.#failure === undefined) {
       this.#chunks = [];
       return;
@@ -94,6 +109,7 @@ export class BodyQueue implements ResponseBody {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     const chunk = this.#chunks.shift();
     if (chunk !== undefined) {
+      this.#taken++;
       this.#queuedBytes -= chunk.length;
       if (this.#queuedBytes <= BODY_QUEUE_HIGH_WATER_BYTES / 2 && this.#controller?.paused === true) this.#controller.resume();
       return Promise.resolve({ value: chunk, done: false });

@@ -3,6 +3,8 @@ import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { HttpExchange } from '../src/remote.js';
 import {
+  ARRIVED_REPLY_MAX_BYTES,
+  arrivedJsonLine,
   ERROR_BODY_MAX_BYTES,
   excerptOf,
   headerValue,
@@ -327,3 +329,54 @@ describe('reply helpers', () => {
     expect(excerptOf('y'.repeat(BODY_EXCERPT_CHARS + 1))).toBe(`${'y'.repeat(BODY_EXCERPT_CHARS)}…`);
   });
 });
+
+describe('arrivedJsonLine', () => {
+  /** Sends one request and reads arrivedJsonLine from undici's callback, when the body's last byte arrived. */
+  const atArrival = async (handler: Handler, maxBytes = 1024) => {
+    let seen: { exchange: HttpExchange; arrived: ReturnType<typeof arrivedJsonLine> } | undefined;
+    const exchange = await routes.exchange(handler, { onArrived: (arrivedExchange) => (seen = { exchange: arrivedExchange, arrived: arrivedJsonLine(arrivedExchange, maxBytes) }) });
+    // The exchange is resolved at the headers; the body's end may still be on its way.
+    for (let turn = 0; seen === undefined && turn < 100; turn++) await new Promise((resolve) => setImmediate(resolve));
+    return { exchange, seen };
+  };
+  const reply = (status: number, type: string, body: string | Buffer, headers: Record<string, string> = {}): Handler => (_req, res) => {
+    res.writeHead(status, { 'content-type': type, ...headers });
+    res.end(body);
+  };
+
+  it('reads a small whole 2xx JSON reply as its trimmed line and value at arrival, and leaves the body to its reader', async () => {
+    const { exchange, seen } = await atArrival(reply(200, 'application/json', ' {"jsonrpc":"2.0","id":1,"result":{"ok":true}}\n'));
+    // Called with the very exchange the promise resolved with.
+    expect(seen?.exchange).toBe(exchange);
+    expect(seen?.arrived?.value).toEqual({ jsonrpc: '2.0', id: 1, result: { ok: true } });
+    expect(seen?.arrived?.line.toString()).toBe('{"jsonrpc":"2.0","id":1,"result":{"ok":true}}');
+    const read = await readReply(exchange, plain);
+    expect(read).toMatchObject({ kind: 'json', value: { jsonrpc: '2.0', id: 1, result: { ok: true } } });
+    // Taken by its reader, the body is no longer there to look at.
+    expect(arrivedJsonLine(exchange, 1024)).toBeUndefined();
+  });
+
+  it('leaves every other reply to readReply: no answer, an error status, another type, an encoding, too large, several lines, not UTF-8, not JSON, empty', async () => {
+    const json = '{"jsonrpc":"2.0","id":1,"result":{}}';
+    const others: [string, Handler, number?][] = [
+      ['202', reply(202, 'application/json', json)],
+      ['204', (_req, res) => res.writeHead(204).end()],
+      ['400', reply(400, 'application/json', json)],
+      ['text/plain', reply(200, 'text/plain', json)],
+      ['gzip', reply(200, 'application/json', gzipSync(json), { 'content-encoding': 'gzip' })],
+      ['over maxBytes', reply(200, 'application/json', json), json.length - 1],
+      ['over ARRIVED_REPLY_MAX_BYTES (still under the body queue\'s high-water mark, so it arrives whole)', reply(200, 'application/json', `{"jsonrpc":"2.0","id":1,"result":"${'x'.repeat(ARRIVED_REPLY_MAX_BYTES)}"}`), 2 * ARRIVED_REPLY_MAX_BYTES],
+      ['several lines', reply(200, 'application/json', '{"jsonrpc":"2.0",\n"id":1,"result":{}}')],
+      ['not UTF-8', reply(200, 'application/json', Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]))],
+      ['not JSON', reply(200, 'application/json', '{"jsonrpc":')],
+      ['empty', reply(200, 'application/json', '')],
+    ];
+    for (const [what, handler, maxBytes] of others) {
+      const { exchange, seen } = await atArrival(handler, maxBytes);
+      expect(seen, what).toBeDefined();
+      expect(seen?.arrived, what).toBeUndefined();
+      await readReply(exchange, { ...plain, maxMessageBytes: 4 * ARRIVED_REPLY_MAX_BYTES }).catch(() => undefined);
+    }
+  });
+});
+

@@ -32,6 +32,30 @@ async function readAll(body: BodyQueue): Promise<Buffer> {
 }
 
 describe('BodyQueue', () => {
+  it('shows the whole body once it ended and before anything was read; nothing while open, after a read, a release or a failure', async () => {
+    const body = new BodyQueue();
+    body.push(Buffer.from('one '));
+    expect(body.arrived()).toBeUndefined();
+    body.push(Buffer.from('two'));
+    body.end();
+    expect(Buffer.concat(body.arrived() ?? []).toString()).toBe('one two');
+    // Looking takes nothing: the reader still gets it all.
+    expect((await readAll(body)).toString()).toBe('one two');
+    expect(body.arrived()).toBeUndefined();
+
+    const released = new BodyQueue();
+    released.push(Buffer.from('x'));
+    released.end();
+    released.destroy();
+    expect(released.arrived()).toBeUndefined();
+
+    const failed = new BodyQueue();
+    failed.push(Buffer.from('x'));
+    failed.fail(new Error('reset'));
+    failed.end();
+    expect(failed.arrived()).toBeUndefined();
+  });
+
   it('hands queued chunks to the reader in order, then ends', async () => {
     const body = new BodyQueue();
     body.push(Buffer.from('one '));

@@ -11,7 +11,7 @@ export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 export interface RouteServer {
   /** Registers `handler` under a fresh path and sends one request there with the bridge's own sendHttp. */
-  exchange(handler: Handler, options?: { method?: HttpMethod; signal?: AbortSignal }): Promise<HttpExchange>;
+  exchange(handler: Handler, options?: { method?: HttpMethod; signal?: AbortSignal; onArrived?: (exchange: HttpExchange) => void }): Promise<HttpExchange>;
 }
 
 /** Starts the server before the file's tests and stops it after them. */
@@ -38,11 +38,11 @@ export function useRouteServer(): RouteServer {
     server.close();
   });
   return {
-    exchange(handler, { method = 'POST', signal = new AbortController().signal } = {}) {
+    exchange(handler, { method = 'POST', signal = new AbortController().signal, onArrived } = {}) {
       const path = `/r${++paths}`;
       routes.set(path, handler);
       const body = method === 'POST' ? { body: '{}', headers: { 'content-type': 'application/json' } } : { headers: {} };
-      return sendHttp(dispatcher, { method, url: new URL(path, base), signal, ...body });
+      return sendHttp(dispatcher, { method, url: new URL(path, base), signal, onArrived, ...body });
     },
   };
 }
