@@ -14,7 +14,7 @@ import type { LegacySession } from './legacy-session.js';
 import type { Logger } from './logger.js';
 import { HEADER_MISMATCH, type ModernEra } from './modern-era.js';
 import type { HttpExchange } from './remote.js';
-import { arrivedJsonLine, excerptOf, mediaTypeOf, readReply, retryAfterMs, singleLineBytes, type Reply, type StreamItem } from './reply-reader.js';
+import { arrivedJsonLine, excerptOf, mediaTypeOf, readReply, releaseArrived, retryAfterMs, singleLineBytes, type Reply, type StreamItem } from './reply-reader.js';
 import { malformedResponse, type Router } from './router.js';
 import { REDIRECT_HINT } from './redirects.js';
 import { maskUrl, type Redactor } from './secrets.js';
@@ -201,7 +201,9 @@ export class Forwarder {
     let toolsRefreshed = false;
     for (;;) {
       const headers = era.headersFor(message, pending.method);
-      const exchange = await this.#post(pending, body, headers);
+      const exchange = await this.#post(pending, era, body, headers);
+      // Already answered from its whole body the moment it arrived (#answerOnArrival): nothing to read.
+      if (exchange.answeredOnArrival === true) return exchange.status;
       if (exchange.status >= 200 && exchange.status < 300 && mediaTypeOf(exchange.headers) === 'text/event-stream') {
         await this.#followStream(pending, era, exchange);
         return exchange.status;
@@ -282,10 +284,10 @@ export class Forwarder {
   }
 
   /** One POST; a request that provably never reached the server (refused, DNS) is sent again, twice at most. */
-  async #post(pending: PendingRequest, body: RequestBody, headers: Record<string, string>): Promise<HttpExchange> {
+  async #post(pending: PendingRequest, era: EraProtocol, body: RequestBody, headers: Record<string, string>): Promise<HttpExchange> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#d.endpoint.post(body, headers, pending.aborts, RESULT_READ_BY_BRIDGE.has(pending.method) ? undefined : (exchange) => this.#answerOnArrival(pending, exchange));
+        return await this.#d.endpoint.post(body, headers, pending.aborts, RESULT_READ_BY_BRIDGE.has(pending.method) ? undefined : (exchange) => this.#answerOnArrival(pending, era, exchange));
       } catch (error) {
         const failure = this.#failureOf(error, pending.aborts);
         const delay = NEVER_SENT_RETRY_DELAYS_MS[attempt];
@@ -297,19 +299,21 @@ export class Forwarder {
   }
 
   /**
-   * Writes the answer the moment its last byte arrived, from undici's callback, when it is a small
-   * whole JSON reply to this very request (arrivedJsonLine): the same line #deliverJson would write,
-   * without waiting for the promise chain to get there. That chain still runs right after, in the
-   * same turn (cookies, status, readReply, the era's bookkeeping) and finds the request answered.
-   * Methods whose result the bridge reads or rewrites never come here.
+   * Answers the request the moment its last byte arrived, from undici's callback, when the reply is
+   * a small whole JSON line answering this very request (arrivedJsonLine): delivered as #deliverJson
+   * would deliver it, without waiting for the promise chain to get there. The exchange is marked, so
+   * that chain only passes it on (cookies, redirects) and reads nothing again. Methods whose result
+   * the bridge reads or rewrites never come here.
    */
-  #answerOnArrival(pending: PendingRequest, exchange: HttpExchange): void {
+  #answerOnArrival(pending: PendingRequest, era: EraProtocol, exchange: HttpExchange): void {
     if (pending.done) return;
     const arrived = arrivedJsonLine(exchange, this.#d.config.maxMessageBytes);
     if (arrived === undefined) return;
     const routed = classifyServerMessage(arrived.value);
     if (routed?.kind !== 'response' || routed.id !== pending.id) return;
-    pending.settle(routed.message, arrived.line).catch((error: unknown) => this.#d.logger.error({ err: error instanceof Error ? error.stack : String(error) }, 'internal error'));
+    exchange.answeredOnArrival = true;
+    releaseArrived(exchange);
+    this.#d.router.deliver(pending, routed.message, era, exchange, arrived.line).catch((error: unknown) => this.#d.logger.error({ err: error instanceof Error ? error.stack : String(error) }, 'internal error'));
   }
 
   /** Reads the POST's event stream: other messages pass through as they arrive, the response ends it. */

@@ -35,6 +35,8 @@ export interface HttpExchange {
   body: ResponseBody;
   /** The Authorization value the request carried (set by Endpoint), for a renewal after a 401. */
   sentAuthorization?: string | undefined;
+  /** Set by the forwarder when it answered the request from the whole body the moment it arrived. */
+  answeredOnArrival?: boolean | undefined;
 }
 
 /** The proxy that applies to https:// or http:// URLs, as undici's EnvHttpProxyAgent reads it. */

@@ -146,6 +146,11 @@ export function arrivedJsonLine(exchange: HttpExchange, maxBytes: number): { val
   return value === undefined ? undefined : { value, line };
 }
 
+/** Lets go of a body whose whole content was used through arrivedJsonLine: there is nothing left to read. */
+export function releaseArrived(exchange: HttpExchange): void {
+  exchange.body.destroy();
+}
+
 /**
  * Reads `exchange` to the end that fits its kind and always releases its body: read to the end,
  * or destroyed together with the decoder piped from it. Nothing else in the bridge touches a body.

@@ -34,8 +34,8 @@ export class BodyReleasedError extends Error {
 export class BodyQueue implements ResponseBody {
   #chunks: Buffer[] = [];
   #queuedBytes = 0;
-  /** Chunks handed to the reader so far. */
-  #taken = 0;
+  /** A chunk was handed to the reader. */
+  #read = false;
   #released = false;
   #ended = false;
   #failure: Error | undefined;
@@ -51,7 +51,7 @@ export class BodyQueue implements ResponseBody {
    * undefined otherwise. Taking nothing, it leaves the body to its reader as it was.
    */
   arrived(): readonly Buffer[] | undefined {
-    return this.#ended && this.#failure === undefined && !this.#released && this.#taken === 0 ? this.#chunks : undefined;
+    return this.#ended && this.#failure === undefined && !this.#released && !this.#read ? this.#chunks : undefined;
   }
 
   /** The handler's controller, once undici has one: used to pause, resume and abort. */
@@ -64,7 +64,7 @@ export class BodyQueue implements ResponseBody {
     const waiter = this.#waiter;
     if (waiter !== undefined) {
       this.#waiter = undefined;
-      this.#taken++;
+      this.#read = true;
       waiter.resolve({ value: chunk, done: false });
       return;
     }
@@ -109,7 +109,7 @@ export class BodyQueue implements ResponseBody {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     const chunk = this.#chunks.shift();
     if (chunk !== undefined) {
-      this.#taken++;
+      this.#read = true;
       this.#queuedBytes -= chunk.length;
       if (this.#queuedBytes <= BODY_QUEUE_HIGH_WATER_BYTES / 2 && this.#controller?.paused === true) this.#controller.resume();
       return Promise.resolve({ value: chunk, done: false });
