@@ -190,6 +190,12 @@ export class BenchRun {
     return new BridgeSubject({ bridgePath: this.bridgePath, url: `${this.origin}${path}`, nodePath, askProgress });
   }
 
+  // The least undici bridge (bench/least-bridge.ts), or throws why it could not be built.
+  createLeastBridge(path, nodePath) {
+    if (this.leastBridgePath instanceof Error) throw this.leastBridgePath;
+    return new BridgeSubject({ bridgePath: this.leastBridgePath, url: `${this.origin}${path}`, nodePath, name: 'least undici bridge' });
+  }
+
   // Creates and initializes a subject; on failure returns the Error in its place.
   async start(create) {
     let subject;
@@ -316,11 +322,7 @@ export class BenchRun {
   async measureColdStart(nodePath = process.execPath, suffix = '') {
     const createOf = {
       fenbs: () => this.createBridge('/json', nodePath),
-      least: () => {
-        if (this.leastBridgePath instanceof Error) throw this.leastBridgePath;
-        const url = `${this.origin}/json`;
-        return new BridgeSubject({ bridgePath: this.leastBridgePath, url, nodePath, name: 'least undici bridge' });
-      },
+      least: () => this.createLeastBridge('/json', nodePath),
       echo: () => new EchoSubject({ nodePath }),
     };
     const names = Object.keys(createOf);
@@ -391,10 +393,7 @@ export class BenchRun {
     };
     // The least undici bridge takes part in the sequential rounds only, interleaved with the others:
     // the latency and CPU of a stdio bridge that does nothing but dispatch() each line.
-    const least = await this.start(() => {
-      if (this.leastBridgePath instanceof Error) throw this.leastBridgePath;
-      return new BridgeSubject({ bridgePath: this.leastBridgePath, url: `${this.origin}/json`, name: 'least undici bridge' });
-    });
+    const least = await this.start(() => this.createLeastBridge('/json'));
     await this.warmUp({ ...subjects, least });
     this.log('sequential round trips, JSON');
     const sequential = await this.measureSequential({ ...subjects, least }, 'JSON');
