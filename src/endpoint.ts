@@ -143,7 +143,8 @@ export class Endpoint {
     const all = Object.assign({}, this.#baseHeaders, headers);
     if (authorization !== undefined) all.authorization = authorization;
     if (cookie !== undefined) all.cookie = cookie;
-    const options = { method, url, headers: all, signal, toFailure: (error: unknown) => this.failure(error, signal), onArrived };
-    return sendHttp(this.#dispatcher, body === undefined ? options : { ...options, body });
+    // One literal with every key, body included when there is none: a spread adding the body would
+    // give each request's options a hidden class of its own (see sendHttp's readers of them).
+    return sendHttp(this.#dispatcher, { method, url, headers: all, body, signal, toFailure: (error: unknown) => this.failure(error, signal), onArrived });
   }
 }

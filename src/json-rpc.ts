@@ -20,8 +20,6 @@ export type IncomingMessage =
   | { kind: 'notification'; method: string; message: JsonObject; body: RequestBody; abridged?: true }
   | { kind: 'response'; id: JsonRpcId; message: JsonObject; body: RequestBody; abridged?: true };
 
-type Checked = IncomingMessage extends infer M ? (M extends IncomingMessage ? Omit<M, 'body' | 'abridged'> : never) : never;
-
 /** A line that did not: the replies to write (one per usable id, or one with id null). */
 export interface RejectedLine {
   kind: 'rejected';
@@ -68,8 +66,13 @@ function reject(reason: string, ids: (JsonRpcId | null)[], code: number, message
 
 const INVALID = BRIDGE_ERRORS.INVALID_REQUEST.rpcCode;
 
-/** Checks one message object; returns what it is or why it is not a JSON-RPC 2.0 message. */
-function checkMessage(value: unknown): Checked | { problem: string; id: JsonRpcId | null } {
+/**
+ * Checks one message object; returns what it is, paired with the body to post, or why it is not a
+ * JSON-RPC 2.0 message. Each kind is one object literal, always with the same keys in the same order,
+ * so every message of a kind shares one V8 hidden class: a spread such as `{ ...checked, body }` makes
+ * a new hidden class for every message, and every property read of it after that a megamorphic miss.
+ */
+function checkMessage(value: unknown, body: RequestBody): IncomingMessage | { problem: string; id: JsonRpcId | null } {
   if (!isJsonObject(value)) return { problem: 'a JSON-RPC message must be a JSON object', id: null };
   const usableId = isUsableId(value.id) ? value.id : null;
   if (value.jsonrpc !== '2.0') return { problem: 'jsonrpc must be "2.0"', id: usableId };
@@ -82,12 +85,12 @@ function checkMessage(value: unknown): Checked | { problem: string; id: JsonRpcI
     if ('params' in value && !isJsonObject(value.params)) {
       return { problem: 'params must be an object', id: usableId };
     }
-    if (usableId !== null) return { kind: 'request', id: usableId, method: value.method, message: value };
-    return { kind: 'notification', method: value.method, message: value };
+    if (usableId !== null) return { kind: 'request', id: usableId, method: value.method, message: value, body };
+    return { kind: 'notification', method: value.method, message: value, body };
   }
   // No method: a response to a request the server sent (legacy sampling, elicitation, roots, ping).
   if (usableId !== null && ('result' in value) !== ('error' in value)) {
-    return { kind: 'response', id: usableId, message: value };
+    return { kind: 'response', id: usableId, message: value, body };
   }
   return { problem: 'not a request, notification or response', id: usableId };
 }
@@ -119,11 +122,13 @@ export function checkLine(line: string): CheckedLine {
  * the body to post: the line itself, so the message goes to the server exactly as written.
  */
 export function checkParsed(value: unknown, body: RequestBody, abridged = false): CheckedLine {
-  const checked = checkMessage(value);
+  const checked = checkMessage(value, body);
   if ('problem' in checked) {
     return reject(checked.problem, [checked.id], INVALID, `Invalid Request: ${checked.problem}`);
   }
-  return abridged ? { ...checked, body, abridged: true } : { ...checked, body };
+  // Only a large line is abridged: the one extra key costs its rare messages a second hidden class.
+  if (abridged) checked.abridged = true;
+  return checked;
 }
 
 /** True when `text` can be written to stdout as one line as it is (JSON never needs a raw CR or LF). */

@@ -157,7 +157,7 @@ export interface SendOptions {
   url: URL;
   headers: Record<string, string>;
   /** Text, or bytes in pieces (a large stdin line as it came). */
-  body?: RequestBody;
+  body?: RequestBody | undefined;
   signal: AbortSource;
   /** What a failure before the headers (the abort reason included) is rejected with; undici's own error when absent. */
   toFailure?: (error: unknown) => Error;
