@@ -254,8 +254,17 @@ class PendingEntry implements PendingRequest {
 
   async settle(reply: JsonObject, serialised?: string | Buffer): Promise<boolean> {
     if (this.#done) return false;
-    this.#finish();
-    if (!(await this.write(reply, serialised))) {
+    this.#done = true;
+    // The line is handed to stdout first and the entry's bookkeeping done after: the client waits
+    // for the line, not for the deadline's removal. Done stays set before either, so a second
+    // answer (a late reply, the deadline) finds this request answered.
+    let written: Promise<boolean>;
+    try {
+      written = this.write(reply, serialised);
+    } finally {
+      this.#release();
+    }
+    if (!(await written)) {
       // The server's answer cannot be written as JSON (e.g. nested deeper than the stack): the
       // request still gets its one reply.
       await this.write(bridgeErrorReply(this.id, new BridgeError('REMOTE_BAD_REPLY', 'the reply could not be re-serialised as one JSON line')));
@@ -270,7 +279,8 @@ class PendingEntry implements PendingRequest {
   cancel(): void {
     if (this.#done) return;
     this.#cancelled = true;
-    this.#finish();
+    this.#done = true;
+    this.#release();
     this.aborts.abort(CANCELLED);
   }
 
@@ -278,8 +288,7 @@ class PendingEntry implements PendingRequest {
     this.aborts.abort(reason);
   }
 
-  #finish(): void {
-    this.#done = true;
+  #release(): void {
     if (this.#deadline !== undefined) this.#deadline.list.remove(this.#deadline.node);
     this.release();
   }

@@ -34,47 +34,61 @@ export type LinePace = undefined | Promise<unknown> | 'stop';
  * reading lets go of it); rejects when the input fails or closes before its end, or a handler
  * throws or rejects.
  *
- * Driven by 'readable' and read(), not by an async iterator: a line reaches its handler in the same
- * callback its bytes arrived in, with no promise and microtask per chunk and per line between them.
+ * Driven by 'data' events, not by an async iterator nor by 'readable' and read(): a line reaches its
+ * handler in the same callback its bytes arrived in, without the paused stream's next-tick hop and
+ * buffer bookkeeping per chunk. A handler's promise pauses the input (its bytes then wait in the
+ * stream's buffer, then in the kernel) and the lines still queued wait with it.
  */
 export function pumpLines(input: Readable, maxLineBytes: number, handle: (event: LineEvent) => LinePace): Promise<void> {
   const splitter = new LineSplitter(maxLineBytes);
   return new Promise<void>((resolve, reject) => {
     let queue: (LineEvent | undefined)[] = [];
     let next = 0;
-    let busy = false; // the loop runs, or waits for a handler's promise
+    let waiting = false; // a handler's promise holds the queue, and the input is paused
     let ended = false;
     let flushed = false; // the splitter's end-of-input events were taken
     let settled = false;
     const settle = (error?: unknown) => {
       if (settled) return;
       settled = true;
-      input.off('readable', pump);
+      input.off('data', onData);
       stopWatching();
       queue = [];
       if (error === undefined) return resolve();
-      // A reader that gives up lets go of its input (a failed input is already destroyed).
       input.destroy();
       reject(error instanceof Error ? error : new Error('reading the lines failed', { cause: error }));
     };
-    // end, error and a close before the end alike (what an async iterator over the stream also watches).
     const stopWatching = finished(input, { writable: false }, (error) => {
       if (error !== undefined && error !== null) return settle(error);
       ended = true;
-      pump();
+      if (!waiting) drain();
     });
     const resume = () => {
-      busy = false;
-      pump();
+      waiting = false;
+      drain();
+      if (!waiting && !settled) input.resume();
     };
-    function pump(): void {
-      if (busy || settled) return;
-      busy = true;
+    function onData(chunk: Buffer | string): void {
+      if (settled) return;
+      try {
+        const events = splitter.push(chunk);
+        // A paused stream emits nothing, so the queue is empty here; appended all the same.
+        if (next < queue.length) queue.push(...events);
+        else {
+          queue = events;
+          next = 0;
+        }
+      } catch (error) {
+        return settle(error);
+      }
+      if (!waiting) drain();
+    }
+    /** Hands the queued lines on until one makes the reader wait; at the input's end, the last line too. */
+    function drain(): void {
       try {
         for (;;) {
           while (next < queue.length) {
             const event = queue[next]!;
-            // The queue lets go of each event as it is handed on (a large line's bytes with it).
             queue[next++] = undefined;
             const pace = handle(event);
             if (pace === 'stop') {
@@ -82,45 +96,27 @@ export function pumpLines(input: Readable, maxLineBytes: number, handle: (event:
               return settle();
             }
             if (pace !== undefined) {
+              waiting = true;
+              input.pause();
               pace.then(resume, settle);
               return;
             }
           }
           queue = [];
           next = 0;
-          const chunk = input.read() as Buffer | string | null;
-          if (chunk !== null) {
-            queue = splitter.push(chunk);
-          } else if (ended && !flushed) {
-            flushed = true;
-            queue = splitter.end();
-          } else {
-            if (ended) return settle();
-            busy = false;
-            return;
-          }
+          if (!ended) return;
+          if (flushed) return settle();
+          flushed = true;
+          queue = splitter.end();
         }
       } catch (error) {
         settle(error);
       }
     }
-    input.on('readable', pump);
-    pump();
+    input.on('data', onData);
   });
 }
 
-/**
- * Splits bytes into lines on the byte 0x0A, chunk by chunk.
- *
- * Why not split2: split2 appends every chunk to the pending string and re-splits all of it, so a
- * long line costs O(n²) (a 50 MB line took 17 s here), and its `maxLength` counts characters and
- * drops an over-long line without telling anyone. Here the split is on the byte 0x0A, which never
- * occurs inside a multi-byte UTF-8 sequence, so decoding whole lines is correct across chunk
- * boundaries; the limit is exact bytes; an over-long line is reported once, the moment it crosses
- * the limit, and its remaining bytes are discarded without being buffered.
- *
- * A trailing "\r" is stripped, a BOM at the very start is ignored, blank lines are skipped.
- */
 class LineSplitter {
   readonly #maxLineBytes: number;
   readonly #line = new PendingLine();
