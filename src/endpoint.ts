@@ -60,11 +60,7 @@ export class Endpoint {
    * headers given. `onArrived` sees each answer's whole body the moment it arrived (remote.ts).
    */
   post(body: RequestBody, protocolHeaders: Record<string, string>, signal: AbortSource, onArrived?: (exchange: HttpExchange) => void): Promise<HttpExchange> {
-    // One header object per POST, built in place: this runs for every message.
-    const headers = Object.assign({}, protocolHeaders);
-    headers['content-type'] = 'application/json';
-    headers.accept = ACCEPT_BOTH;
-    return this.#follow('POST', headers, signal, body, onArrived);
+    return this.#follow('POST', protocolHeaders, signal, body, onArrived);
   }
 
   /** Opens a GET event stream (legacy listen stream, or resumption with Last-Event-ID). */
@@ -140,7 +136,13 @@ export class Endpoint {
     body?: RequestBody,
     onArrived?: (exchange: HttpExchange) => void,
   ): Promise<HttpExchange> {
+    // One header object per request, built in place (this runs for every message); a POST's own
+    // two come last, so neither the protocol headers nor the configured ones replace them.
     const all = Object.assign({}, this.#baseHeaders, headers);
+    if (method === 'POST') {
+      all['content-type'] = 'application/json';
+      all.accept = ACCEPT_BOTH;
+    }
     if (authorization !== undefined) all.authorization = authorization;
     if (cookie !== undefined) all.cookie = cookie;
     // One literal with every key, body included when there is none: a spread adding the body would

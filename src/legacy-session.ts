@@ -105,16 +105,19 @@ export class LegacySession implements EraProtocol {
 
   /** Session id and negotiated version, for every message after initialize (transports §Protocol Version Header). */
   headers(): Record<string, string> {
-    const headers: Record<string, string> = {};
-    if (this.#sessionId !== undefined) headers['mcp-session-id'] = this.#sessionId;
-    if (this.#protocolVersion !== undefined) headers['mcp-protocol-version'] = this.#protocolVersion;
-    return headers;
+    return this.#withSession({});
   }
 
   headersFor(message: JsonObject, method: string | undefined): Record<string, string> {
     const headers = mirroredHeaders(message, method);
     // The initialize POST carries neither a session id nor a version: nothing is negotiated yet.
-    if (method !== 'initialize') Object.assign(headers, this.headers());
+    return method === 'initialize' ? headers : this.#withSession(headers);
+  }
+
+  /** Adds the session id and version, once known, to `headers` (in place: this runs for every POST). */
+  #withSession(headers: Record<string, string>): Record<string, string> {
+    if (this.#sessionId !== undefined) headers['mcp-session-id'] = this.#sessionId;
+    if (this.#protocolVersion !== undefined) headers['mcp-protocol-version'] = this.#protocolVersion;
     return headers;
   }
 

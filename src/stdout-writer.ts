@@ -90,16 +90,17 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
   let corked = false;
   /** True for the turn's first line, which is written uncorked; later lines find the output corked. */
   const beginWrite = () => {
-    if (!turnOpen) {
-      turnOpen = true;
-      setImmediate(endTurn);
-      return true;
-    }
+    if (!turnOpen) return true;
     if (!corked) {
       corked = true;
       output.cork();
     }
     return false;
+  };
+  /** Called once the turn's first line has left (its reader waits for it, not for this). */
+  const openTurn = () => {
+    turnOpen = true;
+    setImmediate(endTurn);
   };
   const endTurn = () => {
     turnOpen = false;
@@ -175,6 +176,7 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
       ready = output.write('\n');
       if (first) output.uncork();
     }
+    if (first) openTurn();
     if (ready) return true;
     if (closed) return true;
     // Back-pressure: the caller stops reading the server's body until the client catches up.
