@@ -41,7 +41,7 @@ export interface FollowOptions {
   pending: PendingRequest;
   /** The POST's own reply, an event stream. */
   first: HttpExchange;
-  read: Omit<ReadOptions, 'stream' | 'signal'>;
+  read: Pick<ReadOptions, 'maxMessageBytes' | 'room' | 'scanLarge'>;
   idleTimeoutMs: number;
   /** 2025 streams with event ids may be resumed; a broken 2026-07-28 stream loses the request. */
   resumable: boolean;
@@ -67,8 +67,11 @@ export async function followRequestStream(options: FollowOptions): Promise<void>
     let messages = 0;
     let broken: BridgeError | undefined;
     try {
+      // Every key written out: a spread here gave each reading's options a hidden class of its own.
       const reply = await readReply(exchange, {
-        ...options.read,
+        maxMessageBytes: options.read.maxMessageBytes,
+        room: options.read.room,
+        scanLarge: options.read.scanLarge,
         signal,
         stream: {
           lingerMs: STREAM_LINGER_MS,

@@ -100,7 +100,7 @@ export interface ReadOptions {
    * body over LARGE_REPLY_BYTES is then scanned rather than decoded and parsed (see toJsonReply),
    * and so is an event's data over LARGE_EVENT_BYTES (see toStreamItem).
    */
-  scanLarge?: boolean;
+  scanLarge?: boolean | undefined;
 }
 
 export function headerValue(headers: HttpExchange['headers'], name: string): string | undefined {
@@ -329,7 +329,7 @@ function toJsonReply(status: number, bytes: Buffer, scan: JsonScan | undefined):
   if (scan.kind === 'invalid') return { kind: 'json', status, value: undefined, bytes };
   const scanned = standIn(bytes, scan);
   if (scanned === undefined) return { kind: 'json', status, value: tryParseJson(bytes.toString('utf8')), bytes };
-  return { kind: 'json', status, ...scanned, bytes };
+  return { kind: 'json', status, value: scanned.value, line: scanned.line, bytes };
 }
 
 /**
