@@ -138,6 +138,22 @@ describe('pumpLines pacing and ending', () => {
     expect(events).toEqual(['a', 'b', 'c']);
   });
 
+  it('keeps the lines in order when a handler pushes more input from inside its call', async () => {
+    const source = new Readable({ read() {} });
+    const events: string[] = [];
+    const pumped = pumpLines(source, 1024, (event) => {
+      const text = event.kind === 'line' ? event.text : event.kind;
+      events.push(text);
+      // A flowing stream emits a chunk pushed here at once, while the line before it is handled.
+      if (text === 'a') source.push(Buffer.from('c\nd\n'));
+      if (text === 'c') source.push(null);
+      return undefined;
+    });
+    source.push(Buffer.from('a\nb\n'));
+    await pumped;
+    expect(events).toEqual(['a', 'b', 'c', 'd']);
+  });
+
   it('stops at a handler\'s "stop": no later line is handed on and the input is let go of', async () => {
     const source = Readable.from([Buffer.from('a\nb\nc\n')]);
     const events: string[] = [];
