@@ -178,6 +178,19 @@ export function fieldValueProblem(value: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Why `token` cannot be sent as `Authorization: Bearer <token>`, or undefined when it can; never
+ * repeats the token. Empty, surrounded by whitespace or holding a space, it would change the
+ * header's meaning (RFC 6750 §2.1's b64token holds no space); otherwise the field-value rule.
+ * Every token is checked here the moment it is learnt (environment, file, command, token
+ * endpoint), so a token that no header can carry is refused, never cached and sent.
+ */
+export function tokenProblem(token: string): string | undefined {
+  if (token === '') return 'nothing (it is empty)';
+  if (/[ \t]/.test(token)) return 'a space or a tab';
+  return fieldValueProblem(token);
+}
+
 /** One -H option, its `${VAR}` references expanded. */
 interface ParsedHeader {
   name: string;

@@ -1,0 +1,40 @@
+// Makes text a server chose safe to print on a terminal: every control character shown, never obeyed.
+
+/**
+ * What a terminal would act on instead of print (CWE-150): the C0 controls (BEL, BS, CR, ESC, which
+ * starts every CSI/OSC sequence: window titles, OSC 52 clipboard writes, OSC 8 links, screen clears),
+ * DEL, the C1 controls (U+0080–U+009F; U+009B is a one-character CSI and U+009D an OSC on terminals
+ * that read 8-bit controls), the Unicode line and paragraph separators, and the bidirectional
+ * overrides and isolates that make a terminal show characters in another order than they are
+ * (the "Trojan Source" reordering, CVE-2021-42574).
+ */
+const UNSAFE_IN_LINE = /[\x00-\x1F\x7F-\x9F\u2028\u2029\u202A-\u202E\u2066-\u2069]/g;
+/** The same, less the line feed and the tab that multi-line text (a tool's result) may keep. */
+const UNSAFE_IN_TEXT = /[\x00-\x08\x0B-\x1F\x7F-\x9F\u2028\u2029\u202A-\u202E\u2066-\u2069]/g;
+
+/** `\x1b` for a character of one byte, `\u202e` above: what a reader of a JSON or JS string would recognise. */
+function visible(char: string): string {
+  const code = char.charCodeAt(0);
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * `text` on one line with every control character made visible (`\x1b[2J` prints as those six
+ * characters): for names, titles, summaries, URLs and messages. A line break is shown as `\x0a`,
+ * so one server string can never look like two lines of output.
+ */
+export function toTerminalLine(text: string): string {
+  UNSAFE_IN_LINE.lastIndex = 0;
+  return UNSAFE_IN_LINE.test(text) ? text.replace(UNSAFE_IN_LINE, visible) : text;
+}
+
+/**
+ * Multi-line `text` (a tool result, a prompt's messages) with line feeds and tabs kept and every
+ * other control character made visible. A CRLF line end is printed as LF: a lone CR, which would
+ * return the cursor and let later text hide earlier text, is shown as `\x0d`.
+ */
+export function toTerminalText(text: string): string {
+  const lines = text.includes('\r\n') ? text.replace(/\r\n/g, '\n') : text;
+  UNSAFE_IN_TEXT.lastIndex = 0;
+  return UNSAFE_IN_TEXT.test(lines) ? lines.replace(UNSAFE_IN_TEXT, visible) : lines;
+}
