@@ -8,8 +8,10 @@
  * overrides and isolates that make a terminal show characters in another order than they are
  * (the "Trojan Source" reordering, CVE-2021-42574).
  */
+// eslint-disable-next-line no-control-regex -- matching control characters is this module's whole job
 const UNSAFE_IN_LINE = /[\x00-\x1F\x7F-\x9F\u2028\u2029\u202A-\u202E\u2066-\u2069]/g;
 /** The same, less the line feed and the tab that multi-line text (a tool's result) may keep. */
+// eslint-disable-next-line no-control-regex -- as above
 const UNSAFE_IN_TEXT = /[\x00-\x08\x0B-\x1F\x7F-\x9F\u2028\u2029\u202A-\u202E\u2066-\u2069]/g;
 
 /** `\x1b` for a character of one byte, `\u202e` above: what a reader of a JSON or JS string would recognise. */
