@@ -1,6 +1,7 @@
 // Follows a request's event stream to its response: resumes a cut 2025 stream, with backoff, bounded.
 
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fieldValueProblem } from './config.js';
 import { BridgeError } from './errors.js';
 import type { AbortSource, PendingRequest } from './in-flight.js';
 import type { Logger } from './logger.js';
@@ -8,6 +9,16 @@ import type { HttpExchange } from './remote.js';
 import { excerptOf, readReply, type ReadOptions, type StreamItem } from './reply-reader.js';
 
 /** Delay before reconnecting when the server gave no `retry:` (or 0); doubled after each attempt without a message. */
+
+/**
+ * The event id to resume from, or undefined when there is none: an id no header can carry (a
+ * character outside Latin-1, a control) cannot be sent back as Last-Event-ID, and resuming from the
+ * id before it would replay the events after that one, since the newest id is the stream's position
+ * (HTML §9.2.6, "last event ID buffer"). Such a stream is not resumable from there.
+ */
+export function resumableEventId(id: string): string | undefined {
+  return fieldValueProblem(id) === undefined ? id : undefined;
+}
 export const RECONNECT_DELAY_MIN_MS = 500;
 /** The longest wait between reconnections, whatever the server's `retry:` asks. */
 export const RECONNECT_DELAY_MAX_MS = 30_000;
@@ -78,7 +89,7 @@ export async function followRequestStream(options: FollowOptions): Promise<void>
           idleTimeoutMs: options.idleTimeoutMs,
           onRetry: (ms) => (retryMs = ms),
           onItem: (item) => {
-            if (item.eventId !== undefined) lastEventId = item.eventId;
+            if (item.eventId !== undefined) lastEventId = resumableEventId(item.eventId);
             if (item.message === undefined) {
               // Priming events and comments are not progress; only messages are.
               if (item.unparsed === true) logger.warn({ id: pending.id, data: excerptOf(item.data ?? '') }, 'an event in the stream is not JSON; skipped');

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Endpoint } from './endpoint.js';
 import { mirroredHeaders, type EraProtocol } from './era.js';
 import { BridgeError, isBridgeError } from './errors.js';
-import { Backoff } from './event-stream.js';
+import { Backoff, resumableEventId } from './event-stream.js';
 import { bridgeErrorReply, isJsonObject, isSingleLine, isUsableId, type JsonObject } from './json-rpc.js';
 import type { Logger } from './logger.js';
 import type { HttpExchange } from './remote.js';
@@ -299,7 +299,7 @@ export class LegacySession implements EraProtocol {
             idleTimeoutMs: 0,
             onRetry: (ms) => (retryMs = ms),
             onItem: async (item) => {
-              if (item.eventId !== undefined) lastEventId = item.eventId;
+              if (item.eventId !== undefined) lastEventId = resumableEventId(item.eventId);
               if (isJsonObject(item.message)) {
                 // Only a message is progress: priming events and comments are not.
                 backoff.progressed();

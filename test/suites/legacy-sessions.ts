@@ -236,6 +236,27 @@ export function defineLegacySessionSuite(mode: BridgeMode): void {
       expect(remote.seen.filter((s) => s.headers['last-event-id'] !== undefined)).toEqual([]);
     });
 
+    it.each([
+      ['a character outside Latin-1', 'e\u20ac1'],
+      ['a control character', 'e\u00011'],
+    ])('never sends back an event id holding %s as Last-Event-ID: the cut stream is answered with the connection error', async (_, id) => {
+      const remote = await scriptedRemote((req, res) => {
+        if (req.method === 'GET' && req.headers['last-event-id'] === undefined) return json(res, {}, 405);
+        if (req.method === 'GET') return sse(res, `data: ${JSON.stringify({ jsonrpc: '2.0', id: 2, result: { content: [] } })}\n\n`);
+        if (req.body.method !== 'tools/call') return false;
+        sse(res, `id: ok1\ndata: ${logLine('first')}\n\nid: ${id}\ndata: ${logLine('second')}\n\n`);
+        setImmediate(() => res.socket?.destroy());
+        return true;
+      });
+      const bridge = await openSession(remote.url);
+      bridge.send(call(2, 'work', {}));
+      const reply = await bridge.reply(2);
+      // Resuming from the id before it would replay the second event, and this one cannot be sent:
+      // the stream is not resumable from here (HTML §9.2.6: the last event ID is the newest one).
+      expect(reply.error).toMatchObject({ data: { bridgeCode: 'REMOTE_CONNECTION_LOST' } });
+      expect(remote.seen.filter((s) => s.headers['last-event-id'] !== undefined)).toEqual([]);
+    });
+
     it('is answered with an error when resuming it fails', async () => {
       const remote = await scriptedRemote((req, res) => {
         if (req.method === 'GET') return json(res, {}, req.headers['last-event-id'] === 'e1' ? 500 : 405);
