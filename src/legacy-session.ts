@@ -26,6 +26,12 @@ export const REINITIALIZE_TIMEOUT_MS = 30_000;
 export const ABANDONED_SESSION_DELETE_TIMEOUT_MS = 5_000;
 /** Re-initializations in a row without a request succeeding in between, before healing stops. */
 export const MAX_HEALS_WITHOUT_PROGRESS = 5;
+/**
+ * After MAX_HEALS_WITHOUT_PROGRESS, how long requests are answered SESSION_LOST at once before one
+ * more re-initialization is tried: a server that forgets every session gets one initialize per
+ * pause, and a server that comes back healthy is reached again without restarting the bridge.
+ */
+export const HEAL_PAUSE_MS = 30_000;
 
 /**
  * Visible ASCII (transports §Session Management 1 for the id); a protocol version the server
@@ -41,6 +47,8 @@ export interface LegacySessionOptions {
   onServerMessage: (message: JsonObject, serialised: string | undefined) => Promise<void>;
   /** Back-pressure from stdout, for the listen stream's body. */
   room?: () => Promise<void> | undefined;
+  /** The heal backoff's clock (monotonic milliseconds) and wait; seams for tests, the real ones otherwise. */
+  clock?: { now: () => number; sleep: (ms: number) => Promise<unknown> };
 }
 
 export class LegacySession implements EraProtocol {
@@ -53,6 +61,8 @@ export class LegacySession implements EraProtocol {
   #healing: Promise<void> | undefined;
   readonly #healBackoff = new Backoff();
   #healsWithoutProgress = 0;
+  /** When the last re-initialization started, on the `now` clock. */
+  #lastHealAt = 0;
   #reinitCount = 0;
   #listen: AbortController | undefined;
   /** Whether a refused listen GET may start a re-initialization (see the listen loop). */
@@ -134,7 +144,7 @@ export class LegacySession implements EraProtocol {
    * The session the request was sent with is gone, and the client MUST start a new one
    * (transports §Session Management 4). Concurrent callers share one re-initialization; a caller
    * whose session was already replaced just retries. Heals in a row with no request succeeding
-   * in between wait longer each time, and stop after MAX_HEALS_WITHOUT_PROGRESS.
+   * in between wait longer each time, and stop after MAX_HEALS_WITHOUT_PROGRESS for HEAL_PAUSE_MS.
    */
   heal(sentHeaders: Record<string, string>): Promise<void> {
     const failed = sentHeaders['mcp-session-id'];
@@ -146,8 +156,10 @@ export class LegacySession implements EraProtocol {
   }
 
   onResponse(method: string, message: JsonObject, exchange: HttpExchange | undefined): JsonObject {
-    // Any answer, result or JSON-RPC error, shows the session works: heals start over.
-    this.#progressed();
+    // Any answer, result or JSON-RPC error, shows the session works and heals start over; except
+    // the answer that says the session is gone even after a heal: counting it as progress would
+    // let a server that forgets every session get one new initialize per request, forever.
+    if (!this.#saysSessionGone(message, exchange)) this.#progressed();
     if (method !== 'initialize' || exchange === undefined || !isJsonObject(message.result)) return message;
     const version = message.result.protocolVersion;
     if (typeof version !== 'string' || !VISIBLE_ASCII.test(version)) {
@@ -215,6 +227,13 @@ export class LegacySession implements EraProtocol {
     if (previous !== undefined && previous !== this.#sessionId) this.#abandon(previous);
   }
 
+  /** A 404, or a 400 whose JSON-RPC error says the session is unknown, to a request sent with a session (see isExpired). */
+  #saysSessionGone(message: JsonObject, exchange: HttpExchange | undefined): boolean {
+    if (exchange === undefined || this.#sessionId === undefined) return false;
+    if (exchange.status === 404) return true;
+    return exchange.status === 400 && isJsonObject(message.error) && saysSessionUnknown(JSON.stringify({ error: message.error }));
+  }
+
   #progressed(): void {
     this.#healsWithoutProgress = 0;
     this.#healBackoff.progressed();
@@ -226,13 +245,18 @@ export class LegacySession implements EraProtocol {
     if (params === undefined) {
       throw new BridgeError('SESSION_LOST', 'the server ended the session and there is no initialize to replay');
     }
-    if (this.#healsWithoutProgress >= MAX_HEALS_WITHOUT_PROGRESS) {
+    const now = this.#options.clock?.now() ?? performance.now();
+    if (this.#healsWithoutProgress >= MAX_HEALS_WITHOUT_PROGRESS && now - this.#lastHealAt < HEAL_PAUSE_MS) {
       throw new BridgeError('SESSION_LOST', `the server ended ${MAX_HEALS_WITHOUT_PROGRESS} new sessions in a row before any request succeeded`, {
         hint: 'the server may be restarting or misrouting session traffic; retry later',
       });
     }
-    if (this.#healsWithoutProgress > 0) await sleep(this.#healBackoff.next(undefined));
+    if (this.#healsWithoutProgress > 0) {
+      const waitMs = this.#healBackoff.next(undefined);
+      await (this.#options.clock?.sleep(waitMs) ?? sleep(waitMs));
+    }
     this.#healsWithoutProgress++;
+    this.#lastHealAt = this.#options.clock?.now() ?? performance.now();
     this.#listen?.abort();
     const expired = this.#sessionId;
     const id = `fenbs-mcp-reinitialize-${++this.#reinitCount}`;

@@ -1,8 +1,10 @@
-// In-process: replies built to exhaust the bridge (compression bombs, endless event streams) cost one error answer and bounded memory.
+// In-process: servers built to exhaust the bridge (compression bombs, endless events, refusals forever) cost one error answer per request and bounded work.
 
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startMcpServer } from './helpers/hardening-servers.js';
+import { MAX_HEALS_WITHOUT_PROGRESS } from '../src/legacy-session.js';
+import { RATE_LIMIT_RETRIES } from '../src/forwarder.js';
+import { result, sendJson, startMcpServer } from './helpers/hardening-servers.js';
 import { openSession, startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
@@ -69,5 +71,59 @@ describe('a compressed reply that decodes to far more than the message limit', (
     const reply = await bridge.reply(2);
     expect(reply.error?.data?.bridgeCode).toBe('REPLY_TOO_LARGE');
     expect(process.memoryUsage().rss - before).toBeLessThan(256 * 1024 * 1024);
+  });
+});
+
+describe('a server that refuses everything, forever', () => {
+  it('answering 404 to every request of every new session: each request gets one answer and the re-initializations stop', async () => {
+    let sessions = 0;
+    const server = await startMcpServer({
+      route: ({ req, res, message }) => {
+        if (message?.method === 'initialize') {
+          sessions += 1;
+          sendJson(res, 200, result(message.id, { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'forgetful', version: '1' } }), { 'mcp-session-id': `s${sessions}` });
+          return true;
+        }
+        if (req.headers['mcp-session-id'] !== undefined && message?.method !== 'notifications/initialized') {
+          sendJson(res, 404, { jsonrpc: '2.0', id: message?.id ?? null, error: { code: -32001, message: 'Session not found' } });
+          return true;
+        }
+        return false;
+      },
+    });
+    cleanups.push(() => server.close());
+    const bridge = startInProcessBridge(['--url', String(server.url)]);
+    cleanups.push(() => bridge.kill());
+    await openSession(bridge, server);
+    const ids = Array.from({ length: 12 }, (_, index) => 10 + index);
+    // One after another, so each request meets the server afresh and could start healing again.
+    const replies = [];
+    for (const id of ids) {
+      bridge.send(call(id));
+      replies.push(await bridge.reply(id));
+    }
+    expect(replies.every((reply) => reply.error !== undefined)).toBe(true);
+    // Exactly one line per id: no request answered twice, none left waiting.
+    for (const id of ids) expect(bridge.lines.filter((line) => (JSON.parse(line) as { id?: unknown }).id === id)).toHaveLength(1);
+    // The first session plus at most MAX_HEALS_WITHOUT_PROGRESS replays, whatever the number of requests.
+    expect(sessions).toBeLessThanOrEqual(1 + MAX_HEALS_WITHOUT_PROGRESS);
+  });
+
+  it(`answering 503 with Retry-After: 0 to every call: at most ${RATE_LIMIT_RETRIES} retries per request, then the 503 is the answer`, async () => {
+    const server = await startMcpServer({
+      route: ({ res, message }) => {
+        if (message?.method !== 'tools/call') return false;
+        sendJson(res, 503, 'busy', { 'retry-after': '0' });
+        return true;
+      },
+    });
+    cleanups.push(() => server.close());
+    const bridge = startInProcessBridge(['--url', String(server.url)]);
+    cleanups.push(() => bridge.kill());
+    await openSession(bridge, server);
+    bridge.send(call(2));
+    const reply = await bridge.reply(2);
+    expect(reply.error?.data?.status).toBe(503);
+    expect(server.postsFor(2)).toHaveLength(1 + RATE_LIMIT_RETRIES);
   });
 });

@@ -5,7 +5,7 @@ import { createConfig } from '../src/config.js';
 import { Endpoint } from '../src/endpoint.js';
 import type { JsonObject } from '../src/json-rpc.js';
 import { RECONNECT_DELAY_MIN_MS } from '../src/event-stream.js';
-import { LegacySession, saysSessionUnknown } from '../src/legacy-session.js';
+import { HEAL_PAUSE_MS, LegacySession, MAX_HEALS_WITHOUT_PROGRESS, saysSessionUnknown } from '../src/legacy-session.js';
 import { createDispatcher, type HttpExchange } from '../src/remote.js';
 import type { Reply } from '../src/reply-reader.js';
 import { BodyQueue } from '../src/response-body.js';
@@ -243,6 +243,35 @@ describe('LegacySession', () => {
     await session.heal({ 'mcp-session-id': 'session-2' });
     expect(performance.now() - started).toBeGreaterThanOrEqual(RECONNECT_DELAY_MIN_MS - 5);
     expect(server.requests.filter((request) => request.rpcMethod === 'initialize')).toHaveLength(2);
+  });
+
+  it(`stops healing after ${MAX_HEALS_WITHOUT_PROGRESS} heals without progress, for HEAL_PAUSE_MS, then tries once more`, async () => {
+    let now = 0;
+    const waits: number[] = [];
+    const clocked = new LegacySession({
+      endpoint: new Endpoint(createConfig({ options: { url: server.url }, env: {}, readTextFile: () => '' }), dispatcher, {}),
+      logger: pino({ level: 'silent' }),
+      maxMessageBytes: 1024 * 1024,
+      onServerMessage: () => Promise.resolve(),
+      clock: { now: () => now, sleep: (ms) => (waits.push(ms), (now += ms), Promise.resolve()) },
+    });
+    clocked.beginInitialize(INITIALIZE_PARAMS);
+    clocked.onResponse('initialize', initializeResponse('2025-06-18'), exchangeWithHeaders({ 'mcp-session-id': 'session-1' }));
+    // The fault server names every new session session-2; each heal below is for the session in use.
+    for (let heal = 0; heal < MAX_HEALS_WITHOUT_PROGRESS; heal++) await clocked.heal({ 'mcp-session-id': clocked.sessionId! });
+    expect(waits).toHaveLength(MAX_HEALS_WITHOUT_PROGRESS - 1);
+    // A reply that says the session is gone again is no progress.
+    clocked.onResponse('tools/call', { jsonrpc: '2.0', id: 5, error: { code: -32001, message: 'Session not found' } }, { ...exchangeWithHeaders({}), status: 404 });
+    await expect(clocked.heal({ 'mcp-session-id': clocked.sessionId! })).rejects.toMatchObject({ code: 'SESSION_LOST' });
+    now += HEAL_PAUSE_MS;
+    await clocked.heal({ 'mcp-session-id': clocked.sessionId! });
+    expect(server.requests.filter((request) => request.rpcMethod === 'initialize')).toHaveLength(MAX_HEALS_WITHOUT_PROGRESS + 1);
+    // Any other answer is progress: the count starts over, with no wait before the next heal.
+    clocked.onResponse('tools/call', { jsonrpc: '2.0', id: 6, result: {} }, exchangeWithHeaders({}));
+    waits.length = 0;
+    await clocked.heal({ 'mcp-session-id': clocked.sessionId! });
+    expect(waits).toEqual([]);
+    await clocked.close(1000);
   });
 
   it('ends the session with DELETE on close, and opens no listen stream afterwards', async () => {
