@@ -20,6 +20,14 @@ export const MAX_LOG_BUFFER_BYTES = 1024 * 1024;
 export const LOG_FLUSH_GRACE_MS = 500;
 /** Parent directories `--log-file` may create, one at a time (a recursive mkdir loops forever under /proc). */
 const MAX_LOG_DIRECTORY_DEPTH = 32;
+/**
+ * A log file the bridge creates is readable by its owner only, and so are the directories it
+ * creates for it: the lines are redacted, but they still name the server, its tools, session ids
+ * and excerpts of what it answered, which other users of a shared machine have no business reading.
+ * An existing file keeps the mode its owner gave it.
+ */
+const LOG_FILE_MODE = 0o600;
+const LOG_DIRECTORY_MODE = 0o700;
 
 export interface LoggerOptions {
   level: LevelWithSilent;
@@ -107,20 +115,20 @@ class BoundedSink {
 /** Creates the missing parent directories of `file`, one level at a time, with a depth cap. */
 function ensureDirectory(directory: string, depth = 0): void {
   try {
-    mkdirSync(directory);
+    mkdirSync(directory, LOG_DIRECTORY_MODE);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') return;
     if (code !== 'ENOENT' || depth >= MAX_LOG_DIRECTORY_DEPTH || dirname(directory) === directory) throw error;
     ensureDirectory(dirname(directory), depth + 1);
-    mkdirSync(directory);
+    mkdirSync(directory, LOG_DIRECTORY_MODE);
   }
 }
 
 function openLogFile(file: string): number {
   try {
     ensureDirectory(dirname(file));
-    return openSync(file, 'a');
+    return openSync(file, 'a', LOG_FILE_MODE);
   } catch (error) {
     throw new LogFileError(`cannot open --log-file ${file}: ${(error as Error).message}`, { cause: error });
   }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { constants, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { constants, mkdtempSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +31,22 @@ describe('createLogger', () => {
     logger.info('into the new directory');
     await close();
     expect(readFileSync(file, 'utf8')).toContain('"msg":"into the new directory"');
+  });
+
+  it('creates a --log-file readable by its owner only, in directories only its owner can enter, whatever the umask', async () => {
+    const top = tempFile('private');
+    const file = join(top, 'nested', 'bridge.log');
+    const umask = process.umask(0o022);
+    try {
+      const { logger, close } = createLogger({ level: 'info', file, redact, stderrFd: openSync(tempFile('stderr.log'), 'a') });
+      logger.info('private');
+      await close();
+    } finally {
+      process.umask(umask);
+    }
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(top, 'nested')).mode & 0o777).toBe(0o700);
+    expect(statSync(top).mode & 0o777).toBe(0o700);
   });
 
   it('refuses a --log-file under a path that is a file, naming it', () => {
