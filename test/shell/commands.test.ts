@@ -432,7 +432,7 @@ describe('shell commands against a server whose every string carries terminal co
     expect(noTool).toContain(`it has: run${toTerminalLine(HOSTILE)}, fails, broken, spoofing`);
     for (const text of [ok.stderr, ...runs.map((run) => run.stderr + run.stdout)]) expect(text).not.toMatch(ACTS_ON);
     // Only the bridge's own line breaks: every message is one line, an isError text keeps its own.
-    expect(missingArgument.split('\n')).toHaveLength(5);
+    expect(missingArgument!.split('\n')).toHaveLength(5);
   });
 
   it('prints with --json exactly the serialisation of what the server sent, controls escaped only as JSON escapes them', async () => {
