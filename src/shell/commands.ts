@@ -2,10 +2,10 @@
 
 import type { Writable } from 'node:stream';
 import { isJsonObject, type JsonObject } from '../json-rpc.js';
+import { toTerminalLine } from '../terminal-text.js';
 import { ArgumentError, buildArguments, parseArgsObject, parseAssignments, type Assignment } from './arguments.js';
 import { Interrupted, RpcError, ShellClient, type ClientOptions } from './client.js';
 import { createProgressView, type ProgressTarget } from './progress.js';
-import { toTerminalLine } from '../terminal-text.js';
 import { renderCallResult, renderPromptResult, renderPrompts, renderReadResult, renderResources, renderTools, MAX_NAME_CHARS, shorten } from './render.js';
 import { checkArguments } from './schema-check.js';
 
