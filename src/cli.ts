@@ -11,6 +11,7 @@ import { addShellCommands, SHELL_COMMANDS } from './shell/command-line.js';
 import { CLEAR_LINE } from './shell/progress.js';
 import type { ShellCommand } from './shell/commands.js';
 import { createRedactor, maskUrl, type Redactor } from './secrets.js';
+import { toTerminalLine, toTerminalText } from './terminal-text.js';
 
 /** Exit codes; documented in the README's table. */
 export const EXIT = {
@@ -195,7 +196,8 @@ function editDistance(a: string, b: string): number {
 }
 
 function usage(message: string, fix?: string): number {
-  process.stderr.write(`fenbs-mcp: ${message}\n${fix === undefined ? '' : `  try: ${fix}\n`}  (fenbs-mcp --help shows every option)\n`);
+  // The words of the command line and the files it names are quoted back: shown, never obeyed.
+  process.stderr.write(`fenbs-mcp: ${toTerminalLine(message)}\n${fix === undefined ? '' : `  try: ${toTerminalLine(fix)}\n`}  (fenbs-mcp --help shows every option)\n`);
   return EXIT.USAGE;
 }
 
@@ -342,7 +344,8 @@ async function accountCommand(command: 'login' | 'logout', options: CliOptions):
   process.once('SIGTERM', stop);
   try {
     const { runAccountCommand } = await import('./oauth/commands.js');
-    const ok = await runAccountCommand(command, { config: prepared.config, env: prepared.env, logger: log.logger, registerSecret: (secret) => void redact.add(secret), writeStderr: (text) => process.stderr.write(redact(text)), signal: controller.signal });
+    // What login and logout print quotes the authorization server (an error_description): masked, then escaped.
+    const ok = await runAccountCommand(command, { config: prepared.config, env: prepared.env, logger: log.logger, registerSecret: (secret) => void redact.add(secret), writeStderr: (text) => process.stderr.write(toTerminalText(redact(text))), signal: controller.signal });
     return ok ? EXIT.OK : EXIT.FAILURE;
   } finally {
     process.off('SIGINT', stop);
@@ -403,8 +406,11 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
   let exit: BridgeExit;
   try {
     exit = await runBridge({ input: process.stdin, output: process.stdout, config, logger, redact, env, signal: controller.signal,
-      // Through the logger (bounded, never blocks on a stderr nobody reads), masked like every line.
-      writeStderr: (text) => logger.warn(text.trim()),
+      // Through the logger (bounded, never blocks on a stderr nobody reads), masked like every line;
+      // a log line per line of text, since a readable log line shows a line break as an escape.
+      writeStderr: (text) => {
+        for (const line of text.split('\n')) if (line.trim() !== '') logger.warn(line.trim());
+      },
     });
   } finally {
     await demo?.close();
@@ -475,10 +481,10 @@ async function shellCommand(command: ShellCommand, options: CliOptions, version:
 async function stderrFormatter(config: BridgeConfig): Promise<((line: string) => string) | undefined> {
   const terminal = process.stderr.isTTY === true;
   if ((config.logFormat ?? (terminal ? 'pretty' : 'json')) === 'json') return undefined;
-  const loaded = await import('pino-pretty');
-  // A CommonJS module: its named export sits on `default` once bundled as ESM.
-  const prettyFactory = (loaded as Partial<typeof loaded>).prettyFactory ?? loaded.default.prettyFactory;
-  return prettyFactory({ colorize: terminal, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name' });
+  // Every string of a readable line is escaped first, whether stderr is a terminal or a file that
+  // will be shown on one later; colours only on a terminal.
+  const { createPrettyFormatter } = await import('./pretty-log.js');
+  return createPrettyFormatter(terminal);
 }
 
 function proxyPassword(proxy: string | undefined): string | undefined {
@@ -500,7 +506,7 @@ export function run(): void {
   main(process.argv).then(
     (code) => exitAfterFlush(code),
     (error: unknown) => {
-      process.stderr.write(`fenbs-mcp: unexpected failure: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.stderr.write(`fenbs-mcp: unexpected failure: ${toTerminalLine(error instanceof Error ? error.message : String(error))}\n`);
       exitAfterFlush(EXIT.FAILURE);
     },
   );

@@ -17,6 +17,7 @@ import type { HttpExchange } from './remote.js';
 import { createDispatcher, proxyFromEnv, redactUserinfo, trustedCas } from './remote.js';
 import { createRedactor, maskUrl, type Redactor } from './secrets.js';
 import type { Logger } from './logger.js';
+import { toTerminalLine } from './terminal-text.js';
 import { TokenCommandCredential } from './token-command.js';
 import { cachedOAuthCredential, oauthCacheCheck } from './oauth/doctor-check.js';
 
@@ -433,11 +434,11 @@ function tryTls(host: string, port: number, config: BridgeConfig, env: Readonly<
  * there (server names, error bodies, WWW-Authenticate), for both the text and the JSON form.
  */
 export function redactReport(report: DoctorReport, redact: Redactor): DoctorReport {
-  return {
-    ...report,
-    url: redact(report.url),
-    checks: report.checks.map((check) => ({ ...check, name: redact(check.name), detail: redact(check.detail), ...(check.hint === undefined ? {} : { hint: redact(check.hint) }) })),
-  };
+  return { ...report, url: redact(report.url), checks: report.checks.map((check) => redactCheck(check, redact)) };
+}
+
+function redactCheck(check: Check, redact: Redactor): Check {
+  return { ...check, name: redact(check.name), detail: redact(check.detail), ...(check.hint === undefined ? {} : { hint: redact(check.hint) }) };
 }
 
 /** Wide enough for every check's name, so lines printed one by one still line up. */
@@ -448,11 +449,16 @@ const SPINNER_FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', 
 /** Erases the current terminal line: carriage return, then ECMA-48 "Erase in Line" (entire line). */
 const CLEAR_LINE = '\r\x1b[2K';
 
-/** One check's line with ✓ or ✗, and the hint under a failure. */
+/**
+ * One check's line with ✓ or ✗, and the hint under a failure. A detail quotes what the server sent
+ * (its serverInfo name and version, a WWW-Authenticate header, a JSON-RPC error, a certificate's
+ * names), so each field is shown on one line with every control character visible (CWE-150).
+ */
 export function formatCheck(check: Check): string {
-  const width = Math.max(CHECK_NAME_CHARS, check.name.length);
-  const line = `${check.ok ? '✓' : '✗'} ${check.name.padEnd(width)}  ${check.detail}\n`;
-  return check.ok || check.hint === undefined ? line : `${line}  ${' '.repeat(width)}  hint: ${check.hint}\n`;
+  const name = toTerminalLine(check.name);
+  const width = Math.max(CHECK_NAME_CHARS, name.length);
+  const line = `${check.ok ? '✓' : '✗'} ${name.padEnd(width)}  ${toTerminalLine(check.detail)}\n`;
+  return check.ok || check.hint === undefined ? line : `${line}  ${' '.repeat(width)}  hint: ${toTerminalLine(check.hint)}\n`;
 }
 
 function formatVerdict(report: DoctorReport): string {
@@ -509,10 +515,11 @@ export async function reportDoctor(config: BridgeConfig, env: Readonly<Record<st
     logProgress(event);
     if (event.kind === 'done') {
       stop();
-      stdout.write(redact(formatCheck(event.check)));
+      // Masked first, then escaped: a secret is recognised in the spelling it was sent in.
+      stdout.write(formatCheck(redactCheck(event.check, redact)));
       return;
     }
-    const waiting = redact(`${event.name.padEnd(CHECK_NAME_CHARS)}  ${event.doing}`);
+    const waiting = toTerminalLine(redact(`${event.name.padEnd(CHECK_NAME_CHARS)}  ${event.doing}`));
     if (!spinner) {
       stderr.write(`… ${waiting}\n`);
       return;

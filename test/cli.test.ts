@@ -76,6 +76,13 @@ describe('a usage error', () => {
     expect(output.stdout).toBe('');
   });
 
+  it('quotes a word of the command line with its control characters shown, not obeyed', async () => {
+    expect(await run('--url', 'not a url\x1b]0;PWNED\x07\x9b2J\nforged')).toBe(EXIT.USAGE);
+    expect(output.stderr).toContain('not a url\\x1b]0;PWNED\\x07\\x9b2J\\x0aforged');
+    // eslint-disable-next-line no-control-regex -- finding control characters is the point of the check
+    expect(output.stderr).not.toMatch(/[\x00-\x09\x0B-\x1F\x7F-\x9F]/);
+  });
+
   it('suggests the fix where there is one', async () => {
     expect(await run('--url', 'not a url')).toBe(EXIT.USAGE);
     expect(output.stderr).toMatch(/^ {2}try: fenbs-mcp --url https:\/\/example\.com\/mcp$/m);

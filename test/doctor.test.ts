@@ -6,6 +6,7 @@ import { createConfig } from '../src/config.js';
 import { startDemoServer } from '../src/demo-server.js';
 import { formatReport, redactReport, reportDoctor, runDoctor, type DoctorProgress, type DoctorReport } from '../src/doctor.js';
 import { createRedactor } from '../src/secrets.js';
+import { toTerminalLine } from '../src/terminal-text.js';
 import { startFaultServer } from './helpers/fault-server.js';
 import { startSdkV1Server } from './helpers/sdk-v1-server.js';
 import { startSdkV2Server } from './helpers/sdk-v2-server.js';
@@ -351,6 +352,70 @@ describe('reportDoctor', () => {
     expect(stdout.chunks).toEqual([`${JSON.stringify(report)}\n`]);
     expect(stderr.chunks).toEqual([]);
     expect(report.ok).toBe(true);
+  });
+});
+
+describe('reportDoctor against a server whose strings carry terminal controls', () => {
+  const HOSTILE = '\x1b]0;PWNED\x07\x1b]52;c;cHduZWQ=\x07\x1b]8;;https://evil.example/\x1b\\\x1b[2J\x07\x9b2J\u202Eok\rhidden\nforged';
+  /** What a terminal would act on, a tab included; line feeds are counted as lines instead. */
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point of the check
+  const ACTS_ON = /[\x00-\x09\x0B-\x1F\x7F-\x9F\u2028\u2029\u202A-\u202E\u2066-\u2069]/;
+  const sink = (isTTY: boolean) => {
+    const chunks: string[] = [];
+    return { chunks, isTTY, write: (text: string) => chunks.push(text), text: () => chunks.join('') };
+  };
+  const report = async (url: URL, json: boolean, secrets: string[] = []) => {
+    const stdout = sink(false);
+    const stderr = sink(true);
+    const config = createConfig({ options: { url: url.href }, env: {}, readTextFile: () => '' });
+    const result = await reportDoctor(config, {}, { stdout, stderr, json, redact: createRedactor(secrets) });
+    return { result, stdout: stdout.text(), stderr: stderr.text() };
+  };
+
+  it('shows the serverInfo name and version, capability names and a JSON-RPC error with every control visible, one line per check', async () => {
+    const server = await serve({
+      route: ({ res, message }) => {
+        if (message?.method === 'initialize') return (sendJson(res, 200, result(message.id, { protocolVersion: '2025-06-18', capabilities: { [`tools${HOSTILE}`]: {} }, serverInfo: { name: `name${HOSTILE}`, version: `1${HOSTILE}` } })), true);
+        if (message?.method === 'tools/list') return (sendJson(res, 200, { jsonrpc: '2.0', id: message.id, error: { code: -32000, message: `boom${HOSTILE}` } }), true);
+        return false;
+      },
+    });
+    const { result: checked, stdout, stderr } = await report(server.url, false);
+    const protocol = checked.checks.find((c) => c.name === 'protocol')!;
+    expect(protocol.detail).toContain(`server name${HOSTILE} 1${HOSTILE}`);
+    expect(stdout).toContain(`server name${toTerminalLine(HOSTILE)} 1${toTerminalLine(HOSTILE)}; capabilities tools${toTerminalLine(HOSTILE)}`);
+    expect(stdout).toContain(`tools/list failed: ${toTerminalLine(JSON.stringify({ code: -32000, message: `boom${HOSTILE}` }))}`);
+    for (const line of stdout.split('\n')) expect(line).not.toMatch(ACTS_ON);
+    // url, credential, tcp, token, protocol, tools and its hint, the verdict.
+    expect(stdout.trimEnd().split('\n')).toHaveLength(8);
+    expect(stderr.replaceAll('\r\x1b[2K', '')).not.toMatch(ACTS_ON);
+    const json = await report(server.url, true);
+    expect(json.stdout).toBe(`${JSON.stringify(json.result)}\n`);
+    expect(json.stdout).toContain(JSON.stringify(`name${HOSTILE}`).slice(1, -1));
+  });
+
+  it('masks a secret the server echoes before escaping it, so a secret with a C1 character (allowed in a header value) is still recognised', async () => {
+    const secret = 'header-secret-\x9b-13579';
+    const server = await serve({
+      route: ({ res, message }) => message?.method === 'initialize' && (sendJson(res, 200, result(message.id, { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: `echo ${secret}` } })), true),
+    });
+    const { stdout } = await report(server.url, false, [secret]);
+    expect(stdout).toMatch(/server echo \S+; capabilities none/);
+    expect(stdout).not.toContain(secret);
+    expect(stdout).not.toContain(toTerminalLine(secret));
+  });
+
+  it('shows a WWW-Authenticate header with C1 controls (bytes 0x80-0x9f, allowed in a field value) escaped', async () => {
+    const server = await serve({
+      route: ({ res }) => {
+        // Latin-1 field-value bytes: U+009B is the one-byte CSI, U+009D an OSC, U+009C its terminator.
+        res.writeHead(401, { 'www-authenticate': 'Bearer error="\x9b2J\x9d0;PWNED\x9c"', 'content-type': 'application/json' }).end('{}');
+        return true;
+      },
+    });
+    const { stdout } = await report(server.url, false);
+    expect(stdout).toContain('WWW-Authenticate: Bearer error="\\x9b2J\\x9d0;PWNED\\x9c"');
+    expect(stdout).not.toMatch(ACTS_ON);
   });
 });
 

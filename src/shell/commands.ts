@@ -2,10 +2,11 @@
 
 import type { Writable } from 'node:stream';
 import { isJsonObject, type JsonObject } from '../json-rpc.js';
+import { toTerminalLine } from '../terminal-text.js';
 import { ArgumentError, buildArguments, parseArgsObject, parseAssignments, type Assignment } from './arguments.js';
 import { Interrupted, RpcError, ShellClient, type ClientOptions } from './client.js';
 import { createProgressView, type ProgressTarget } from './progress.js';
-import { renderCallResult, renderPromptResult, renderPrompts, renderReadResult, renderResources, renderTools } from './render.js';
+import { renderCallResult, renderPromptResult, renderPrompts, renderReadResult, renderResources, renderTools, MAX_NAME_CHARS, shorten } from './render.js';
 import { checkArguments } from './schema-check.js';
 
 /** Exit codes of shell commands: the numbers of EXIT in cli.ts. */
@@ -23,6 +24,11 @@ export const SHELL_EXIT = {
 
 /** Pages of a list followed through `nextCursor` before the command stops and says so. */
 export const MAX_LIST_PAGES = 100;
+/**
+ * Longest line a command writes to stderr, in characters before escapes: a JSON-RPC error message,
+ * a schema's property names or the list of tool names come from the server, and may be megabytes.
+ */
+export const MAX_MESSAGE_CHARS = 4096;
 
 export type ShellCommand =
   | { kind: 'tools' }
@@ -48,9 +54,26 @@ export interface ShellIo {
   interrupt: AbortSignal;
 }
 
+/**
+ * What a command tells the person on stderr, one line per call: `say` a message, `note` an indented
+ * detail under it. Every line passes the terminal sanitiser here, whatever server text it quotes (a
+ * tool name, an error message, a hint), so no server string can move the cursor, set the title or
+ * start a line of its own (CWE-150).
+ */
+interface Messages {
+  say: (line: string) => void;
+  note: (line: string) => void;
+}
+
+function messagesOn(stderr: ProgressTarget): Messages {
+  const write = (prefix: string, line: string) => void stderr.write(`${prefix}${toTerminalLine(shorten(line, MAX_MESSAGE_CHARS))}\n`);
+  return { say: (line) => write('fenbs-mcp: ', line), note: (line) => write('  ', line) };
+}
+
 /** Runs one shell command through an in-process bridge; resolves with the exit code. */
 export async function runShellCommand(command: ShellCommand, client: ClientOptions, io: ShellIo): Promise<number> {
-  const say = (line: string) => io.stderr.write(`fenbs-mcp: ${line}\n`);
+  const messages = messagesOn(io.stderr);
+  const { say, note } = messages;
   // Arguments are checked before a connection is made: a typo costs nothing on the server.
   let given: Given | undefined;
   if (command.kind === 'call' || command.kind === 'prompt') {
@@ -59,7 +82,7 @@ export async function runShellCommand(command: ShellCommand, client: ClientOptio
       given = { base, assignments: parseAssignments(command.assignments) };
     } catch (error) {
       if (!(error instanceof ArgumentError)) throw error;
-      return usageFailure(io.stderr, error);
+      return usageFailure(messages, error);
     }
   }
   if (io.interrupt.aborted) return SHELL_EXIT.INTERRUPTED;
@@ -82,22 +105,22 @@ export async function runShellCommand(command: ShellCommand, client: ClientOptio
         return SHELL_EXIT.OK;
       }
       case 'prompt':
-        return await getPrompt(connection, command.name, given!, io, say);
+        return await getPrompt(connection, command.name, given!, io, messages);
       case 'call':
-        return await callTool(connection, command.name, given!, io, client, say);
+        return await callTool(connection, command.name, given!, io, client, messages);
     }
   } catch (error) {
     if (error instanceof Interrupted) {
       say(`interrupted: ${error.message}`);
       return SHELL_EXIT.INTERRUPTED;
     }
-    if (error instanceof ArgumentError) return usageFailure(io.stderr, error);
+    if (error instanceof ArgumentError) return usageFailure(messages, error);
     if (!(error instanceof RpcError)) throw error;
     if (error.bridgeCode !== undefined && error.bridgeCode !== 'METHOD_NOT_FOUND') {
       say(`${error.method}: ${error.message}`);
       const hint = error.hint?.startsWith(`${error.message}: `) === true ? error.hint.slice(error.message.length + 2) : error.hint;
-      if (hint !== undefined) io.stderr.write(`  hint: ${hint}\n`);
-      io.stderr.write('  fenbs-mcp doctor (with the same options) checks the connection step by step\n');
+      if (hint !== undefined) note(`hint: ${hint}`);
+      note('fenbs-mcp doctor (with the same options) checks the connection step by step');
       return SHELL_EXIT.UNREACHABLE;
     }
     say(`${error.method} failed: ${error.message} (JSON-RPC error ${error.code})`);
@@ -108,8 +131,9 @@ export async function runShellCommand(command: ShellCommand, client: ClientOptio
   }
 }
 
-function usageFailure(stderr: ProgressTarget, error: ArgumentError): number {
-  stderr.write(`fenbs-mcp: ${error.message}\n${error.fix === undefined ? '' : `  try: ${error.fix}\n`}`);
+function usageFailure({ say, note }: Messages, error: ArgumentError): number {
+  say(error.message);
+  if (error.fix !== undefined) note(`try: ${error.fix}`);
   return SHELL_EXIT.USAGE;
 }
 
@@ -155,12 +179,12 @@ async function callTool(
   given: Given,
   io: ShellIo,
   client: ClientOptions,
-  say: (line: string) => void,
+  { say, note }: Messages,
 ): Promise<number> {
   const tools = await listAll(connection, 'tools/list', 'tools', io, say);
   const tool = tools.find((candidate) => candidate.name === name);
   if (tool === undefined) {
-    const names = tools.map((candidate) => String(candidate.name));
+    const names = tools.map((candidate) => shorten(String(candidate.name), MAX_NAME_CHARS));
     throw new ArgumentError(`the server has no tool "${name}"${names.length === 0 ? '' : `; it has: ${names.join(', ')}`}`, 'fenbs-mcp tools (with the same options) lists them');
   }
   const args = buildArguments(given.base, given.assignments, tool.inputSchema);
@@ -168,7 +192,8 @@ async function callTool(
   for (const warning of report.warnings) say(`${name}: ${warning}; sent anyway`);
   if (report.errors.length > 0) {
     for (const error of report.errors) say(`${name}: ${error}`);
-    io.stderr.write(`  ${name} takes: ${describeParameters(tool.inputSchema)}\n  nothing was sent\n`);
+    note(`${name} takes: ${describeParameters(tool.inputSchema)}`);
+    note('nothing was sent');
     return SHELL_EXIT.USAGE;
   }
   const progress = createProgressView(io.stderr, client.progressLogger ?? client.logger);
@@ -189,6 +214,7 @@ async function callTool(
     await print(io, JSON.stringify(result));
   } else if (failed) {
     say(`${name} reported an error:`);
+    // The result's text, escaped by the renderer as on stdout.
     io.stderr.write(`${renderCallResult(result)}\n`);
   } else {
     await print(io, renderCallResult(result));
@@ -197,11 +223,11 @@ async function callTool(
 }
 
 /** prompts/get: prompt arguments are strings (2025-06-18 server/prompts §Getting a Prompt), checked against prompts/list first. */
-async function getPrompt(connection: ShellClient, name: string, given: Given, io: ShellIo, say: (line: string) => void): Promise<number> {
+async function getPrompt(connection: ShellClient, name: string, given: Given, io: ShellIo, { say, note }: Messages): Promise<number> {
   const prompts = await listAll(connection, 'prompts/list', 'prompts', io, say);
   const prompt = prompts.find((candidate) => candidate.name === name);
   if (prompt === undefined) {
-    const names = prompts.map((candidate) => String(candidate.name));
+    const names = prompts.map((candidate) => shorten(String(candidate.name), MAX_NAME_CHARS));
     throw new ArgumentError(`the server has no prompt "${name}"${names.length === 0 ? '' : `; it has: ${names.join(', ')}`}`, 'fenbs-mcp prompts (with the same options) lists them');
   }
   const args: Record<string, string> = {};
@@ -211,7 +237,8 @@ async function getPrompt(connection: ShellClient, name: string, given: Given, io
   const missing = declared.filter((arg) => arg.required === true && args[String(arg.name)] === undefined).map((arg) => String(arg.name));
   if (missing.length > 0) {
     for (const argument of missing) say(`${name}: missing required argument "${argument}"`);
-    io.stderr.write(`  ${name} takes: ${declared.map((arg) => `${String(arg.name)}${arg.required === true ? ' (required)' : ''}`).join(', ')}\n  nothing was sent\n`);
+    note(`${name} takes: ${declared.map((arg) => `${String(arg.name)}${arg.required === true ? ' (required)' : ''}`).join(', ')}`);
+    note('nothing was sent');
     return SHELL_EXIT.USAGE;
   }
   const result = await connection.request('prompts/get', { name, arguments: args }, { signal: io.interrupt });

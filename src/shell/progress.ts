@@ -1,7 +1,9 @@
 // Shows a call's progress: a bar (or a spinner) on a terminal, plain log lines otherwise.
 
 import type { Logger } from '../logger.js';
+import { toTerminalLine } from '../terminal-text.js';
 import type { Progress } from './client.js';
+import { shorten } from './render.js';
 
 /** Cells in the bar, in characters. */
 export const BAR_WIDTH_CHARS = 24;
@@ -14,6 +16,11 @@ const FILLED = '█';
 const EMPTY = '░';
 /** Carriage return, then erase the whole line (ECMA-48 EL with parameter 2). */
 export const CLEAR_LINE = '\r\x1b[2K';
+/**
+ * Longest progress message kept, in characters before escapes: wider than any terminal line, and
+ * small enough that the spinner, which redraws ten times a second, never re-reads megabytes.
+ */
+export const MAX_PROGRESS_MESSAGE_CHARS = 512;
 
 export interface ProgressView {
   update(progress: Progress): void;
@@ -39,8 +46,17 @@ export function describeProgress({ progress, total, message }: Progress): string
   return message === undefined ? count : `${count} ${message}`;
 }
 
+/**
+ * The bar on a terminal, log lines otherwise. Each report's message is the server's text: it is
+ * bounded and made one line with every control character shown here, before either view sees it,
+ * so the only escape sequence the bar writes is its own CLEAR_LINE (CWE-150).
+ */
 export function createProgressView(target: ProgressTarget, logger: Logger): ProgressView {
-  return target.isTTY === true ? new TerminalProgress(target) : new LoggedProgress(logger);
+  const view = target.isTTY === true ? new TerminalProgress(target) : new LoggedProgress(logger);
+  return {
+    update: (progress) => view.update(progress.message === undefined ? progress : { ...progress, message: toTerminalLine(shorten(progress.message, MAX_PROGRESS_MESSAGE_CHARS)) }),
+    clear: () => view.clear(),
+  };
 }
 
 /** Without a terminal: one info line per report, no control characters, so logs and pipes stay plain. */

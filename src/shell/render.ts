@@ -1,35 +1,71 @@
 // What shell commands print for people: one line per tool, resource or prompt; a result's text, other content summarized.
 
 import { isJsonObject, type JsonObject } from '../json-rpc.js';
+import { toTerminalLine, toTerminalText } from '../terminal-text.js';
 
 /** Longest name column before the descriptions stop lining up, in characters. */
 export const MAX_NAME_COLUMN_CHARS = 32;
-/** Longest one-line summary of a description, in characters. */
+/** Longest one-line summary of a title or description, in characters. */
 export const MAX_SUMMARY_CHARS = 120;
+/** Longest name or URI a list shows, in characters: a server can send a megabyte of name; --json shows it whole. */
+export const MAX_NAME_CHARS = 256;
+/** Longest text after a name (summary, media type, argument names) and longest field in a bracketed line, in characters. */
+export const MAX_DETAIL_CHARS = 512;
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
+
+/**
+ * `text` cut to at most `maxChars` code points, the last one `…` when anything was cut. Counted by
+ * code point, so no surrogate pair is split; the loop stops one past the limit, whatever the length.
+ */
+export function shorten(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  let count = 0;
+  let kept = 0;
+  let end = 0;
+  for (const char of text) {
+    if (count === maxChars) return `${text.slice(0, kept)}…`;
+    count++;
+    end += char.length;
+    if (count === maxChars - 1) kept = end;
+  }
+  return text;
+}
+
+/**
+ * A server's string as one line of at most `maxChars` characters before escapes, every control
+ * character shown (CWE-150: a title could set the window title, write the clipboard, clear the
+ * screen). Cut before it is escaped, so an escape adds at most a few characters per character kept.
+ */
+function oneLine(value: unknown, maxChars: number = MAX_DETAIL_CHARS): string {
+  return toTerminalLine(shorten(String(value), maxChars));
+}
 
 /** The first sentence of a description, on one line, shortened to MAX_SUMMARY_CHARS. */
 export function firstSentence(description: string): string {
   const flat = description.replace(/\s+/g, ' ').trim();
   const end = /[.!?](\s|$)/.exec(flat);
-  const sentence = end === null ? flat : flat.slice(0, end.index + 1);
-  return sentence.length <= MAX_SUMMARY_CHARS ? sentence : `${sentence.slice(0, MAX_SUMMARY_CHARS - 1)}…`;
+  return shorten(end === null ? flat : flat.slice(0, end.index + 1), MAX_SUMMARY_CHARS);
 }
 
-/** A title (or annotations.title), else the first sentence of the description. */
+/** A title (or annotations.title), else the first sentence of the description, shortened to MAX_SUMMARY_CHARS. */
 function summaryOf(item: JsonObject): string {
   const annotations = isJsonObject(item.annotations) ? item.annotations : {};
   const title = text(item.title) ?? text(annotations.title);
-  if (title !== undefined) return title;
+  if (title !== undefined) return shorten(title, MAX_SUMMARY_CHARS);
   const description = text(item.description);
   return description === undefined ? '' : firstSentence(description);
 }
 
-/** Rows of `name  summary`, the names padded to one column. */
+/**
+ * Rows of `name  summary`, the names padded to one column. Every cell is the server's text: each is
+ * bounded and escaped here, before the column is measured, so one row is one line of known length.
+ */
 function table(rows: [string, string][]): string {
-  const width = Math.min(MAX_NAME_COLUMN_CHARS, Math.max(0, ...rows.map(([name]) => name.length)));
-  return rows.map(([name, summary]) => (summary === '' ? name : `${name.padEnd(width)}  ${summary}`)).join('\n');
+  const cells = rows.map(([name, summary]) => [oneLine(name, MAX_NAME_CHARS), oneLine(summary)] as const);
+  // A loop, not Math.max(...): a list of a million tools would pass a million arguments.
+  const width = cells.reduce((widest, [name]) => Math.max(widest, Math.min(MAX_NAME_COLUMN_CHARS, name.length)), 0);
+  return cells.map(([name, summary]) => (summary === '' ? name : `${name.padEnd(width)}  ${summary}`)).join('\n');
 }
 
 export function renderTools(tools: JsonObject[]): string {
@@ -56,31 +92,34 @@ export function renderPrompts(prompts: JsonObject[]): string {
   );
 }
 
-/** One content block (2025-06-18 schema ContentBlock): text as it is, anything else as one bracketed line. */
+/**
+ * One content block (2025-06-18 schema ContentBlock): text with its line feeds and tabs, every other
+ * control shown; anything else as one bracketed line whose every field is one line.
+ */
 function renderContent(block: unknown): string {
   if (!isJsonObject(block)) return '[content that is not an object]';
   switch (block.type) {
     case 'text':
-      return typeof block.text === 'string' ? block.text : '';
+      return typeof block.text === 'string' ? toTerminalText(block.text) : '';
     case 'image':
     case 'audio':
-      return `[${block.type} ${text(block.mimeType) ?? 'of unknown type'}, ${sizeOfBase64(block.data)}]`;
+      return `[${block.type} ${oneLine(text(block.mimeType) ?? 'of unknown type')}, ${sizeOfBase64(block.data)}]`;
     case 'resource_link':
-      return `[link ${String(block.uri)}${text(block.name) === undefined ? '' : ` (${String(block.name)})`}]`;
+      return `[link ${oneLine(block.uri)}${text(block.name) === undefined ? '' : ` (${oneLine(block.name)})`}]`;
     case 'resource': {
       const resource = isJsonObject(block.resource) ? block.resource : {};
       return renderResourceContents(resource);
     }
     default:
-      return `[${String(block.type)} content]`;
+      return `[${oneLine(block.type)} content]`;
   }
 }
 
 /** One entry of `resources/read` contents, or an embedded resource: its text, or a line for a blob. */
 function renderResourceContents(contents: JsonObject): string {
-  if (typeof contents.text === 'string') return contents.text;
+  if (typeof contents.text === 'string') return toTerminalText(contents.text);
   const mime = text(contents.mimeType) ?? 'binary';
-  return `[${mime} ${String(contents.uri)}, ${sizeOfBase64(contents.blob)}; --json shows the data]`;
+  return `[${oneLine(mime)} ${oneLine(contents.uri)}, ${sizeOfBase64(contents.blob)}; --json shows the data]`;
 }
 
 function sizeOfBase64(data: unknown): string {
@@ -92,7 +131,8 @@ function sizeOfBase64(data: unknown): string {
 /** A tools/call result: its content blocks, or its structuredContent when it has no content. */
 export function renderCallResult(result: JsonObject): string {
   const content = Array.isArray(result.content) ? result.content : [];
-  if (content.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent, null, 2);
+  // JSON escapes C0 controls but leaves C1, separators and bidi controls as they are.
+  if (content.length === 0 && result.structuredContent !== undefined) return toTerminalText(JSON.stringify(result.structuredContent, null, 2));
   return content.map(renderContent).join('\n');
 }
 
@@ -104,5 +144,5 @@ export function renderReadResult(result: JsonObject): string {
 /** A prompts/get result: each message as `role: content`. */
 export function renderPromptResult(result: JsonObject): string {
   const messages = Array.isArray(result.messages) ? result.messages.filter(isJsonObject) : [];
-  return messages.map((message) => `${String(message.role)}: ${renderContent(message.content)}`).join('\n\n');
+  return messages.map((message) => `${oneLine(message.role)}: ${renderContent(message.content)}`).join('\n\n');
 }

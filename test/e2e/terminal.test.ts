@@ -1,13 +1,20 @@
-// What a person sees in a terminal: readable log lines on a TTY, JSON through a pipe, stdout always JSON-RPC.
+// What a person sees in a terminal: readable log lines on a TTY, JSON through a pipe, stdout always JSON-RPC; a server's text shown, never obeyed.
 
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ONE_LINE_HINT } from '../../src/json-rpc.js';
+import { MAX_MESSAGE_CHARS } from '../../src/shell/commands.js';
+import { CLEAR_LINE } from '../../src/shell/progress.js';
+import { MAX_NAME_CHARS } from '../../src/shell/render.js';
+import { toTerminalLine } from '../../src/terminal-text.js';
 import { BIN } from '../helpers/spawn-bridge.js';
+import { startScriptedMcpServer, type ScriptedMcpServer } from '../helpers/scripted-mcp-server.js';
 
 /** Runs a command with stdin at EOF (/dev/null) and collects what it printed. */
 async function run(command: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
@@ -102,5 +109,204 @@ describe('a reader of stdout that goes away early', () => {
     const [code] = (await once(child, 'exit')) as [number | null];
     expect(stderr).toBe('');
     expect(code).toBe(0);
+  });
+});
+
+/**
+ * Everything a server could make a terminal do (CWE-150): set the window title (OSC 0), write the
+ * clipboard (OSC 52), plant a hyperlink (OSC 8), clear the screen (CSI), ring the bell, start a CSI
+ * with the one-byte C1 control, overwrite the line with a lone CR, reverse the text with a bidi
+ * override, and start a line of its own.
+ */
+const HOSTILE = '\x1b]0;PWNED\x07\x1b]52;c;cHduZWQ=\x07\x1b]8;;https://evil/\x1b\\link\x1b]8;;\x1b\\\x1b[2J\x07\x9b6n\rOVERWRITTEN\u202Egnp.exe\nforged';
+/** How a line shows it: every control as a visible escape. */
+const SHOWN = toTerminalLine(HOSTILE);
+/** The part every command's screen must show, as text: the window-title sequence, escaped. */
+const SHOWN_TITLE = '\\x1b]0;PWNED\\x07';
+
+/** A character a terminal acts on (C0 but LF, DEL, C1, line separators, bidi controls). */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point of the check
+const ACTS_ON = /[\x00-\x09\x0B-\x1F\x7F-\x9F\u2028\u2029\u202A-\u202E\u2066-\u2069]/;
+/** The only sequences the bridge itself writes: the bar's erase (EL 2) and pino-pretty's colours (SGR). */
+// eslint-disable-next-line no-control-regex -- as above
+const OWN_SEQUENCE = /^\x1b\[(2K|\d{1,2}m)$/;
+
+/**
+ * Every control on the screen that is not the bridge's own: what is left once the terminal's CRLF
+ * line ends, the bar's CLEAR_LINE and the colours are taken out. Empty when nothing the server sent
+ * could act on the terminal.
+ */
+function foreignControls(screen: string): string[] {
+  // eslint-disable-next-line no-control-regex -- as above
+  const sequences = screen.match(/\x1b\[[0-9;?]*[ -/]*[@-~]/g) ?? [];
+  const foreign = sequences.filter((sequence) => !OWN_SEQUENCE.test(sequence));
+  // eslint-disable-next-line no-control-regex -- as above
+  const rest = screen.replace(/\r\n/g, '\n').replaceAll(CLEAR_LINE, '').replace(/\x1b\[\d{1,2}m/g, '');
+  const characters = [...rest].filter((char) => ACTS_ON.test(char)).map((char) => `U+${char.codePointAt(0)!.toString(16).padStart(4, '0')}`);
+  return [...foreign.map((sequence) => JSON.stringify(sequence)), ...characters];
+}
+
+const HAS_SCRIPT = spawnSync('script', ['--version'], { stdio: 'ignore' }).error === undefined;
+
+describe.skipIf(!HAS_SCRIPT)('a server whose every string carries terminal controls, on a pseudo-terminal', () => {
+  const tools = [
+    { name: `listed${HOSTILE}`, title: HOSTILE, description: HOSTILE, inputSchema: { type: 'object' } },
+    { name: 'show', description: `Shows.${HOSTILE}`, inputSchema: { type: 'object', properties: { [`text${HOSTILE}`]: { type: 'string', description: HOSTILE } } } },
+    { name: 'fails', title: `a lone CR\roverwrites`, inputSchema: { type: 'object' } },
+    { name: 'broken', inputSchema: { type: 'object' } },
+    { name: 'spoof', inputSchema: { type: 'object' } },
+    { name: 'typed', inputSchema: { type: 'object', properties: { [`p${HOSTILE}`]: { type: 'string' } }, required: [`p${HOSTILE}`] } },
+    // A megabyte name, and a million combining characters on one letter.
+    { name: 'n'.repeat(1024 * 1024), description: 'long' },
+    { name: `e${'\u0301'.repeat(1_000_000)}`, description: 'combining' },
+  ];
+  const shown = { isError: false, content: [{ type: 'text', text: `result${HOSTILE}` }, { type: 'resource_link', uri: `file:///${HOSTILE}`, name: HOSTILE }] };
+  const failed = { isError: true, content: [{ type: 'text', text: `isError${HOSTILE}` }] };
+  const resources = [{ uri: `demo://${HOSTILE}`, name: HOSTILE, title: HOSTILE, mimeType: `text/${HOSTILE}` }];
+  const read = { contents: [{ uri: 'demo://r', text: `resource${HOSTILE}` }] };
+  const prompts = [{ name: 'plan', title: HOSTILE, arguments: [{ name: `arg${HOSTILE}` }] }];
+  const prompt = { description: HOSTILE, messages: [{ role: `user${HOSTILE}`, content: { type: 'text', text: `prompt${HOSTILE}` } }] };
+  let server: ScriptedMcpServer;
+  let refusing: { url: string; close: () => Promise<void> };
+
+  beforeAll(async () => {
+    server = await startScriptedMcpServer(
+      {
+        'tools/list': () => ({ result: { tools } }),
+        'tools/call': (params) => {
+          switch (params.name) {
+            case 'show':
+              return {
+                stream: (id) => [
+                  { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: params._meta.progressToken, progress: 1, total: 2, message: `bar${HOSTILE}` } },
+                  { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: params._meta.progressToken, progress: 1, message: `spinner${HOSTILE}` } },
+                  { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: { [`key${HOSTILE}`]: `log${HOSTILE}` } } },
+                  { jsonrpc: '2.0', id, result: shown },
+                ],
+              };
+            case 'fails':
+              return { result: failed };
+            case 'spoof':
+              // A server can claim to be the bridge: its hint is printed like the bridge's own.
+              return { error: { code: -32000, message: `spoof${HOSTILE}`, data: { bridgeCode: 'REMOTE_UNREACHABLE', hint: `hint${HOSTILE}` } } };
+            default:
+              return { error: { code: -32000, message: `error${HOSTILE}` } };
+          }
+        },
+        'resources/list': () => ({ result: { resources } }),
+        'resources/read': () => ({ result: read }),
+        'prompts/list': () => ({ result: { prompts } }),
+        'prompts/get': () => ({ result: prompt }),
+      },
+      { serverInfo: { name: `server${HOSTILE}`, version: `1${HOSTILE}` }, capabilities: { tools: {}, [`cap${HOSTILE}`]: {} } },
+    );
+    // A 401 whose WWW-Authenticate carries C1 controls: bytes 0x80-0x9f are allowed in a field value.
+    const http = createServer((_req, res) => res.writeHead(401, { 'www-authenticate': 'Bearer error="\x9b2J\x9d0;PWNED\x9c"' }).end());
+    http.listen(0, '127.0.0.1');
+    await once(http, 'listening');
+    refusing = { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, close: () => new Promise((resolve) => http.close(() => resolve())) };
+  });
+  afterAll(async () => {
+    await server.close();
+    await refusing.close();
+  });
+
+  const fenbs = (args: string[]) => `${quote(process.execPath)} ${quote(BIN)} ${args.map(quote).join(' ')}`;
+  /** The screen a command draws: stdout and stderr both on the pseudo-terminal `script` gives it, stdin at EOF. */
+  const screenOf = async (args: string[], redirect = '') => (await run('script', ['-qfec', `${fenbs(args)}${redirect}`, '/dev/null'])).stdout;
+  const scratch = (name: string) => join(mkdtempSync(join(tmpdir(), 'fenbs-hostile-')), name);
+
+  it.each([
+    ['tools', ['tools'], [`listed${SHOWN}`, `${SHOWN_TITLE}`]],
+    ['call, with a progress bar, a spinner and a server log line', ['call', 'show'], [`result${SHOWN_TITLE}`, `bar${SHOWN_TITLE}`, `spinner${SHOWN_TITLE}`, `log${SHOWN}`]],
+    ['call of a tool that reports isError', ['call', 'fails'], [`isError${SHOWN_TITLE}`]],
+    ['call answered with a JSON-RPC error', ['call', 'broken'], [`error${SHOWN}`]],
+    ['call answered with an error that names a bridge code and a hint', ['call', 'spoof'], [`spoof${SHOWN}`, `hint: hint${SHOWN}`]],
+    ['call of a tool the server does not have', ['call', 'missing'], [`it has: listed${SHOWN}`]],
+    ['call that misses a required argument whose name the server chose', ['call', 'typed'], [`missing required argument "p${SHOWN}"`]],
+    ['resources', ['resources'], [`demo://${SHOWN}`]],
+    ['read', ['read', 'demo://r'], [`resource${SHOWN_TITLE}`]],
+    ['prompts', ['prompts'], [`arg${SHOWN}`]],
+    ['prompt', ['prompt', 'plan'], [`user${SHOWN}: prompt${SHOWN_TITLE}`]],
+    ['doctor', ['doctor'], [`server server${SHOWN} 1${SHOWN}; capabilities tools, cap${SHOWN}`]],
+  ])('%s: prints every server string with its controls shown; every escape on the screen is the bridge’s own', async (_, args, expected) => {
+    const screen = await screenOf([...args, '--url', server.url]);
+    expect(foreignControls(screen)).toEqual([]);
+    for (const text of expected) expect(screen.replace(/\r\n/g, '\n')).toContain(text);
+  });
+
+  it('doctor: shows a 401 challenge whose WWW-Authenticate carries C1 controls as escapes', async () => {
+    const screen = await screenOf(['doctor', '--url', refusing.url]);
+    expect(foreignControls(screen)).toEqual([]);
+    expect(screen).toContain('WWW-Authenticate: Bearer error="\\x9b2J\\x9d0;PWNED\\x9c"');
+  });
+
+  it('draws the bar with its own erase only, and erases it before the result', async () => {
+    const screen = await screenOf(['call', 'show', '--url', server.url]);
+    expect(screen).toContain(`${CLEAR_LINE}${'█'.repeat(12)}${'░'.repeat(12)} 1/2 50% bar${SHOWN_TITLE}`);
+    expect(screen).toContain(`${CLEAR_LINE}⠙ spinner${SHOWN_TITLE}`);
+    expect(screen.indexOf(`result${SHOWN_TITLE}`)).toBeGreaterThan(screen.lastIndexOf(CLEAR_LINE));
+  });
+
+  it('bounds a megabyte name and a million combining characters in the list, and in the message naming the tools', async () => {
+    const list = await screenOf(['tools', '--url', server.url]);
+    expect(list).toContain(`${'n'.repeat(MAX_NAME_CHARS - 1)}…`);
+    expect(list).toContain(`e${'\u0301'.repeat(MAX_NAME_CHARS - 2)}…`);
+    expect(list.length).toBeLessThan(16 * 1024);
+    const missing = await screenOf(['call', 'missing', '--url', server.url]);
+    for (const line of missing.split('\r\n')) expect([...line].length).toBeLessThanOrEqual(6 * MAX_MESSAGE_CHARS);
+  });
+
+  it.each([
+    ['tools', ['tools'], () => JSON.stringify(tools)],
+    ['call', ['call', 'show'], () => JSON.stringify(shown)],
+    ['call of a tool that reports isError', ['call', 'fails'], () => JSON.stringify(failed)],
+    ['resources', ['resources'], () => JSON.stringify(resources)],
+    ['read', ['read', 'demo://r'], () => JSON.stringify(read)],
+    ['prompts', ['prompts'], () => JSON.stringify(prompts)],
+    ['prompt', ['prompt', 'plan'], () => JSON.stringify(prompt)],
+  ])('%s --json: prints exactly the JSON serialisation of what the server sent, as before', async (_, args, expected) => {
+    const out = scratch('stdout.json');
+    const screen = await screenOf([...args, '--url', server.url, '--json'], ` > ${quote(out)}`);
+    // Buffer.equals: a deep comparison of megabytes byte by byte takes vitest many seconds.
+    expect(readFileSync(out).equals(Buffer.from(`${expected()}\n`, 'utf8'))).toBe(true);
+    expect(foreignControls(screen)).toEqual([]);
+  });
+
+  it('doctor --json: prints the report as plain JSON, the server’s strings as JSON escapes them', async () => {
+    const out = scratch('doctor.json');
+    await screenOf(['doctor', '--url', server.url, '--json'], ` > ${quote(out)}`);
+    const text = readFileSync(out, 'utf8');
+    expect(text).toBe(`${JSON.stringify(JSON.parse(text))}\n`);
+    expect(text).toContain(JSON.stringify(`server${HOSTILE} 1${HOSTILE}`).slice(1, -1));
+  });
+
+  it('writes no escape at all into a file stdout goes to, and draws the bar on the terminal stderr still is', async () => {
+    const out = scratch('stdout.txt');
+    const screen = await screenOf(['call', 'show', '--url', server.url], ` > ${quote(out)}`);
+    const text = readFileSync(out, 'utf8');
+    expect(text).toContain(`result${SHOWN_TITLE}`);
+    expect(text).not.toMatch(ACTS_ON);
+    expect(screen).toContain(CLEAR_LINE);
+    expect(foreignControls(screen)).toEqual([]);
+  });
+
+  it('logs progress as plain escaped lines, no bar and no colour, into a file stderr goes to while stdout is the terminal', async () => {
+    const err = scratch('stderr.txt');
+    const screen = await screenOf(['call', 'show', '--url', server.url], ` 2> ${quote(err)}`);
+    const text = readFileSync(err, 'utf8');
+    expect(text).toContain(`progress 1/2 50% bar${SHOWN}`);
+    expect(text).toContain(`log${SHOWN}`);
+    expect(text).not.toMatch(ACTS_ON);
+    expect(screen).toContain(`result${SHOWN_TITLE}`);
+    expect(foreignControls(screen)).toEqual([]);
+  });
+
+  it('prints escaped text through pipes too, where no terminal is in sight: the output may be shown on one later', async () => {
+    const { stdout, stderr } = await run(process.execPath, [BIN, 'call', 'show', '--url', server.url]);
+    expect(stdout).toContain(`result${SHOWN_TITLE}`);
+    expect(stderr).toContain(`progress 1/2 50% bar${SHOWN}`);
+    expect(stdout).not.toMatch(ACTS_ON);
+    expect(stderr).not.toMatch(ACTS_ON);
   });
 });

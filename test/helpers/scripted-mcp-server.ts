@@ -14,11 +14,20 @@ export interface ScriptedMcpServer {
   close(): Promise<void>;
 }
 
+export interface ScriptedMcpServerOptions {
+  /** What `initialize` names as the server (default `{ name: 'scripted', version: '1.0.0' }`). */
+  serverInfo?: unknown;
+  /** What `initialize` names as the server's capabilities (default `{ tools: {} }`). */
+  capabilities?: unknown;
+}
+
 /**
  * `initialize` and notifications are answered for you (no session id); `server/discover` gets 404
  * like any 2025-era server; every other method answers from `script`, or -32601.
  */
-export async function startScriptedMcpServer(script: Record<string, (params: any, id: unknown) => Answer>): Promise<ScriptedMcpServer> {
+export async function startScriptedMcpServer(script: Record<string, (params: any, id: unknown) => Answer>, options: ScriptedMcpServerOptions = {}): Promise<ScriptedMcpServer> {
+  const serverInfo = options.serverInfo ?? { name: 'scripted', version: '1.0.0' };
+  const capabilities = options.capabilities ?? { tools: {} };
   const received: any[] = [];
   const send = (res: ServerResponse, status: number, body?: unknown) => {
     res.writeHead(status, body === undefined ? {} : { 'content-type': 'application/json' }).end(body === undefined ? undefined : JSON.stringify(body));
@@ -34,7 +43,7 @@ export async function startScriptedMcpServer(script: Record<string, (params: any
       if (id === undefined || method === undefined) return send(res, 202);
       if (method === 'server/discover') return send(res, 404, { jsonrpc: '2.0', id: null, error: { code: -32601, message: 'Method not found' } });
       if (method === 'initialize') {
-        return send(res, 200, { jsonrpc: '2.0', id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'scripted', version: '1.0.0' } } });
+        return send(res, 200, { jsonrpc: '2.0', id, result: { protocolVersion: '2025-06-18', capabilities, serverInfo } });
       }
       const handler = script[method];
       const answer: Answer = handler === undefined ? { error: { code: -32601, message: `Method not found: ${method}` } } : handler(params, id);

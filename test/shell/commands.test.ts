@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoServer, type DemoServer } from '../../src/demo-server.js';
-import { MAX_LIST_PAGES, SHELL_EXIT } from '../../src/shell/commands.js';
+import { MAX_LIST_PAGES, MAX_MESSAGE_CHARS, SHELL_EXIT } from '../../src/shell/commands.js';
+import { toTerminalLine, toTerminalText } from '../../src/terminal-text.js';
 import { EXIT } from '../../src/cli.js';
 import { runShell } from '../helpers/in-process-shell.js';
 import { startScriptedMcpServer } from '../helpers/scripted-mcp-server.js';
@@ -379,5 +380,76 @@ describe('shell commands interrupted before they start', () => {
     interrupt.abort();
     const run = await runShell({ kind: 'tools' }, ['--url', 'http://127.0.0.1:1/mcp'], { env, interrupt });
     expect(run.code).toBe(130);
+  });
+});
+
+describe('shell commands against a server whose every string carries terminal controls', () => {
+  const HOSTILE = '\x1b]0;PWNED\x07\x1b]52;c;cHduZWQ=\x07\x1b]8;;https://evil.example/\x1b\\\x1b[2J\x07\x9b2J\u202Eok\rhidden\nforged line';
+  /** A character a terminal would act on; line feeds are checked apart, by counting lines. */
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point of the check
+  const ACTS_ON = /[\x00-\x09\x0B-\x1F\x7F-\x9F\u2028\u2029\u202A-\u202E\u2066-\u2069]/;
+  const tool = { name: `run${HOSTILE}`, title: HOSTILE, inputSchema: { type: 'object', properties: { [`p${HOSTILE}`]: { type: 'string', enum: [HOSTILE] } }, required: [`p${HOSTILE}`] } };
+  const failing = { name: 'fails', inputSchema: { type: 'object' } };
+  const broken = { name: 'broken', inputSchema: { type: 'object' } };
+  const spoofing = { name: 'spoofing', inputSchema: { type: 'object' } };
+  let server: Awaited<ReturnType<typeof startScriptedMcpServer>>;
+  let args: string[];
+  beforeAll(async () => {
+    server = await startScriptedMcpServer({
+      'tools/list': () => ({ result: { tools: [tool, failing, broken, spoofing] } }),
+      'tools/call': (params) => {
+        if (params.name === 'fails') return { result: { isError: true, content: [{ type: 'text', text: `failed${HOSTILE}` }] } };
+        if (params.name === 'broken') return { error: { code: -32000, message: `boom${HOSTILE}` } };
+        // A server can claim to be the bridge: its hint is printed like the bridge's own.
+        if (params.name === 'spoofing') return { error: { code: -32000, message: `spoof${HOSTILE}`, data: { bridgeCode: 'REMOTE_UNREACHABLE', hint: `hint${HOSTILE}` } } };
+        return { result: { content: [{ type: 'text', text: `ok${HOSTILE}` }] } };
+      },
+    });
+    args = ['--url', server.url];
+  });
+  afterAll(() => server.close());
+
+  it('prints the result, an isError text, a JSON-RPC error, a hint, schema messages and tool names with every control shown, one line each', async () => {
+    const ok = await runShell({ kind: 'call', name: tool.name, assignments: [], args: JSON.stringify({ [`p${HOSTILE}`]: HOSTILE }) }, args, { env });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toBe(`ok${toTerminalText(HOSTILE)}\n`);
+    const runs = [
+      await runShell({ kind: 'call', name: 'fails', assignments: [] }, args, { env }),
+      await runShell({ kind: 'call', name: 'broken', assignments: [] }, args, { env }),
+      await runShell({ kind: 'call', name: 'spoofing', assignments: [] }, args, { env }),
+      await runShell({ kind: 'call', name: tool.name, assignments: ['x=1'] }, args, { env }),
+      await runShell({ kind: 'call', name: tool.name, assignments: [], args: JSON.stringify({ [`p${HOSTILE}`]: 'other' }) }, args, { env }),
+      await runShell({ kind: 'call', name: 'missing', assignments: [] }, args, { env }),
+    ];
+    expect(runs.map((run) => run.code)).toEqual([SHELL_EXIT.FAILED, SHELL_EXIT.FAILED, SHELL_EXIT.UNREACHABLE, SHELL_EXIT.USAGE, SHELL_EXIT.USAGE, SHELL_EXIT.USAGE]);
+    const [fails, broken, spoofed, missingArgument, wrongValue, noTool] = runs.map((run) => run.stderr);
+    expect(fails).toBe(`fenbs-mcp: fails reported an error:\nfailed${toTerminalText(HOSTILE)}\n`);
+    expect(broken).toBe(`fenbs-mcp: tools/call failed: boom${toTerminalLine(HOSTILE)} (JSON-RPC error -32000)\n`);
+    expect(spoofed).toContain(`  hint: hint${toTerminalLine(HOSTILE)}\n`);
+    expect(missingArgument).toContain(`missing required argument "p${toTerminalLine(HOSTILE)}"`);
+    expect(missingArgument).toContain(`unknown argument "x" (known: p${toTerminalLine(HOSTILE)})`);
+    expect(wrongValue).toContain(`must be one of ${toTerminalLine(JSON.stringify(HOSTILE))}`);
+    expect(noTool).toContain(`it has: run${toTerminalLine(HOSTILE)}, fails, broken, spoofing`);
+    for (const text of [ok.stderr, ...runs.map((run) => run.stderr + run.stdout)]) expect(text).not.toMatch(ACTS_ON);
+    // Only the bridge's own line breaks: every message is one line, an isError text keeps its own.
+    expect(missingArgument!.split('\n')).toHaveLength(5);
+  });
+
+  it('prints with --json exactly the serialisation of what the server sent, controls escaped only as JSON escapes them', async () => {
+    const list = await runShell({ kind: 'tools' }, args, { env, json: true });
+    expect(list.stdout).toBe(`${JSON.stringify([tool, failing, broken, spoofing])}\n`);
+    const call = await runShell({ kind: 'call', name: 'fails', assignments: [] }, args, { env, json: true });
+    expect(call.stdout).toBe(`${JSON.stringify({ isError: true, content: [{ type: 'text', text: `failed${HOSTILE}` }] })}\n`);
+  });
+
+  it('bounds a line about the server at MAX_MESSAGE_CHARS: a megabyte error message is cut', async () => {
+    const huge = await startScriptedMcpServer({ 'resources/read': () => ({ error: { code: -32000, message: 'e'.repeat(1024 * 1024) } }) });
+    try {
+      const run = await runShell({ kind: 'read', uri: 'a://b' }, ['--url', huge.url], { env });
+      expect(run.code).toBe(SHELL_EXIT.FAILED);
+      expect(run.stderr).toBe(`fenbs-mcp: resources/read failed: ${'e'.repeat(MAX_MESSAGE_CHARS - 'resources/read failed: '.length - 1)}…\n`);
+    } finally {
+      await huge.close();
+    }
   });
 });

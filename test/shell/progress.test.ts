@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { BAR_WIDTH_CHARS, CLEAR_LINE, createProgressView, describeProgress, percentOf, SPINNER_FRAME_MS } from '../../src/shell/progress.js';
+import { BAR_WIDTH_CHARS, CLEAR_LINE, createProgressView, describeProgress, MAX_PROGRESS_MESSAGE_CHARS, percentOf, SPINNER_FRAME_MS } from '../../src/shell/progress.js';
 
 function terminal(columns?: number) {
   const target = { written: [] as string[], isTTY: true, ...(columns === undefined ? {} : { columns }), write: (text: string) => target.written.push(text) };
@@ -83,5 +83,39 @@ describe('without a terminal', () => {
     expect(target.written).toEqual([]);
     const [line] = (await logged) as [string];
     expect(JSON.parse(line)).toMatchObject({ level: 30, msg: 'progress 1/2 50% half' });
+  });
+});
+
+describe('a server message in a progress report', () => {
+  const HOSTILE = '\x1b]0;PWNED\x07\x1b]52;c;cHduZWQ=\x07\x1b]8;;https://evil.example/\x1b\\\x1b[2J\x07\x9b2J\u202Eok\rhidden\nnext';
+  const escaped = '\\x1b]0;PWNED\\x07\\x1b]52;c;cHduZWQ=\\x07\\x1b]8;;https://evil.example/\\x1b\\\\x1b[2J\\x07\\x9b2J\\u202eok\\x0dhidden\\x0anext';
+
+  it('is drawn on a terminal with every control shown: the bar writes no escape but its own CLEAR_LINE', () => {
+    vi.useFakeTimers();
+    const target = terminal(400);
+    const view = createProgressView(target, silent);
+    view.update({ progress: 1, total: 2, message: HOSTILE });
+    view.update({ progress: 1, message: HOSTILE });
+    vi.advanceTimersByTime(SPINNER_FRAME_MS);
+    view.clear();
+    expect(target.written[0]).toBe(`${CLEAR_LINE}${'█'.repeat(12)}${'░'.repeat(12)} 1/2 50% ${escaped}`);
+    expect(target.written[1]).toBe(`${CLEAR_LINE}⠙ ${escaped} (1)`);
+    // eslint-disable-next-line no-control-regex -- finding control characters is the point of the check
+    for (const written of target.written) expect(written.slice(CLEAR_LINE.length)).not.toMatch(/[\x00-\x1f\x7f-\x9f\u202e]/);
+  });
+
+  it('is logged on one line with every control shown without a terminal', async () => {
+    const stream = new PassThrough();
+    stream.setEncoding('utf8');
+    const logged = once(stream, 'data');
+    createProgressView({ write: () => true }, pino({ level: 'info' }, stream)).update({ progress: 1, message: HOSTILE });
+    const [line] = (await logged) as [string];
+    expect(JSON.parse(line).msg).toBe(`progress 1 ${escaped}`);
+  });
+
+  it('is cut to MAX_PROGRESS_MESSAGE_CHARS, so a megabyte message is not redrawn ten times a second', () => {
+    const target = terminal(100_000);
+    createProgressView(target, silent).update({ progress: 1, message: 'm'.repeat(1024 * 1024) });
+    expect(target.written[0]).toBe(`${CLEAR_LINE}⠙ ${'m'.repeat(MAX_PROGRESS_MESSAGE_CHARS - 1)}… (1)`);
   });
 });
