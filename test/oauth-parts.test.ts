@@ -13,11 +13,12 @@ import { authorizationServerMetadataUrls, discover, isResourceFor, parseBearerCh
 import { BROWSER_URL_VARIABLE, openableUrlProblem, openBrowser, openerCommand } from '../src/oauth/browser.js';
 import { withFileLock, LockTimeoutError } from '../src/oauth/file-lock.js';
 import { obtainClient, refreshTokens, signIn, toStoredTokens, type FlowDeps } from '../src/oauth/flow.js';
-import { createOAuthHttp } from '../src/oauth/http.js';
+import { createOAuthHttp, oauthUrlProblem, RefusedOAuthUrlError } from '../src/oauth/http.js';
 import { OAuthCredential, refreshAt, cachedState } from '../src/oauth/oauth-credential.js';
 import { LOGIN_TIMEOUT_MS, parseOAuthSettings } from '../src/oauth/settings.js';
 import { cacheDirectory, TokenStore } from '../src/oauth/token-store.js';
 import { createDispatcher } from '../src/remote.js';
+import { Agent, type Dispatcher } from '../src/undici-parts.js';
 import { startOAuthSetup } from './helpers/oauth-servers.js';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
@@ -249,6 +250,106 @@ describe('browser opener', () => {
       expect(() => openBrowser(url, { env: { BROWSER: 'true' }, platform: 'linux', onError: (message) => errors.push(message) }), url).toThrow(expect.objectContaining({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/^refused to open .* in the browser: /) }));
     }
     expect(errors).toEqual([]);
+  });
+});
+
+describe('the one rule for OAuth requests', () => {
+  /** An Agent that connects every host name to 127.0.0.1 (real sockets), so a loopback server plays as.example. */
+  function everyNameOnLoopback(): Dispatcher {
+    type Lookup = (hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => void;
+    const lookup: Lookup = (_hostname, options, callback) => (options.all === true ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4));
+    const agent = new Agent({ connect: { lookup } } as never) as unknown as Dispatcher;
+    cleanups.push(() => agent.close());
+    return agent;
+  }
+
+  /** One loopback server that answers every host name; `hosts` records the Host header of each request. */
+  async function anyHost(docs: (host: string, path: string, port: string) => unknown) {
+    const hosts: string[] = [];
+    const origin = await serve((req, res) => {
+      const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+      hosts.push(host);
+      const doc = docs(host, req.url ?? '', new URL(origin).port);
+      if (doc === undefined) res.writeHead(404).end();
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
+    });
+    return { port: new URL(origin).port, hosts };
+  }
+
+  it('allows https, http to loopback, and other plain http only with --allow-http; nothing else', () => {
+    expect(oauthUrlProblem(new URL('https://as.example/token'), false)).toBeUndefined();
+    expect(oauthUrlProblem(new URL('http://127.0.0.1:9/token'), false)).toBeUndefined();
+    expect(oauthUrlProblem(new URL('http://as.example/token'), false)).toMatch(/plain http:\/\/ to a host other than this machine/);
+    expect(oauthUrlProblem(new URL('http://as.example/token'), true)).toBeUndefined();
+    expect(oauthUrlProblem(new URL('file:///etc/passwd'), true)).toMatch(/scheme is file:/);
+  });
+
+  it('refuses a plain http request to another host before connecting, and makes it with --allow-http', async () => {
+    const { port, hosts } = await anyHost(() => ({ ok: true }));
+    const url = `http://as.example:${port}/.well-known/oauth-authorization-server?secret=s3cr3t-value`;
+    const refusal = createOAuthHttp(everyNameOnLoopback(), false).fetch(url, {});
+    await expect(refusal).rejects.toBeInstanceOf(RefusedOAuthUrlError);
+    await expect(refusal).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(new RegExp(`^refused an OAuth request to http://as\\.example:${port}/\\.well-known/oauth-authorization-server\\?secret=\\*+: plain http`)) });
+    await expect(refusal).rejects.not.toMatchObject({ message: expect.stringContaining('s3cr3t-value') });
+    await expect(createOAuthHttp(everyNameOnLoopback(), true).fetch('file:///etc/passwd', {})).rejects.toMatchObject({ message: expect.stringMatching(/scheme is file:/) });
+    expect(hosts).toEqual([]);
+    // The user's own statement that the network is trusted: the request is made.
+    expect((await createOAuthHttp(everyNameOnLoopback(), true).fetch(url, {})).status).toBe(200);
+    expect(hosts).toEqual(['as.example']);
+  });
+
+  it('fetches no authorization server metadata over plain http from another host the resource metadata names', async () => {
+    const { port, hosts } = await anyHost((host, path, p) =>
+      path === '/.well-known/oauth-protected-resource/mcp'
+        ? { resource: `http://127.0.0.1:${p}/mcp`, authorization_servers: [`http://as.example:${p}`] }
+        : host === 'as.example' && path === '/.well-known/oauth-authorization-server'
+          ? { issuer: `http://as.example:${p}`, authorization_endpoint: `https://as.example/auth`, token_endpoint: `https://as.example/token`, code_challenge_methods_supported: ['S256'] }
+          : undefined,
+    );
+    const run = async (allowHttp: boolean) => discover(createOAuthHttp(everyNameOnLoopback(), allowHttp), new URL(`http://127.0.0.1:${port}/mcp`), await parseBearerChallenge('Bearer'), AbortSignal.timeout(5000));
+    await expect(run(false)).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(new RegExp(`^refused an OAuth request to http://as\\.example:${port}/\\.well-known/oauth-authorization-server: plain http`)) });
+    expect(hosts).toEqual(['127.0.0.1']);
+    expect((await run(true)).as.issuer).toBe(`http://as.example:${port}`);
+  });
+
+  it('fetches no resource metadata over plain http from another host the challenge names', async () => {
+    const { port, hosts } = await anyHost((host, path, p) => (host === 'rm.example' ? { resource: `http://127.0.0.1:${p}/mcp`, authorization_servers: [`http://127.0.0.1:${p}`] } : undefined));
+    const challenge = await parseBearerChallenge(`Bearer resource_metadata="http://rm.example:${port}/.well-known/oauth-protected-resource/mcp"`);
+    await expect(discover(createOAuthHttp(everyNameOnLoopback(), false), new URL(`http://127.0.0.1:${port}/mcp`), challenge, AbortSignal.timeout(5000))).rejects.toMatchObject({
+      code: 'AUTH_REQUIRED',
+      message: expect.stringMatching(/^refused an OAuth request to http:\/\/rm\.example:\d+\/.*: plain http/),
+    });
+    expect(hosts).toEqual([]);
+  });
+
+  it('refuses authorization server metadata whose token, registration, revocation or device endpoint is plain http to another host', async () => {
+    const discoverWith = async (endpoints: Record<string, unknown>) => {
+      const { port } = await anyHost((_host, path, p) =>
+        path === '/.well-known/oauth-protected-resource/mcp'
+          ? { resource: `http://127.0.0.1:${p}/mcp`, authorization_servers: [`http://127.0.0.1:${p}`] }
+          : path === '/.well-known/oauth-authorization-server'
+            ? { issuer: `http://127.0.0.1:${p}`, authorization_endpoint: `http://127.0.0.1:${p}/auth`, token_endpoint: `http://127.0.0.1:${p}/token`, code_challenge_methods_supported: ['S256'], ...endpoints }
+            : undefined,
+      );
+      return discover(createOAuthHttp(everyNameOnLoopback(), false), new URL(`http://127.0.0.1:${port}/mcp`), await parseBearerChallenge('Bearer'), AbortSignal.timeout(5000));
+    };
+    for (const name of ['token_endpoint', 'registration_endpoint', 'revocation_endpoint', 'device_authorization_endpoint']) {
+      await expect(discoverWith({ [name]: 'http://as.example/endpoint' }), name).rejects.toMatchObject({
+        code: 'AUTH_REQUIRED',
+        message: `refused the authorization server's ${name} http://as.example/endpoint: plain http:// to a host other than this machine: OAuth requests go over https (or http to loopback) unless --allow-http says the network is trusted`,
+      });
+    }
+    await expect(discoverWith({ token_endpoint: 'not a url' })).rejects.toMatchObject({ message: expect.stringMatching(/its token_endpoint is not a URL$/) });
+    await expect(discoverWith({ authorization_endpoint: 42 })).rejects.toMatchObject({ message: expect.stringMatching(/its authorization_endpoint 42 will not be opened in a browser: it is not a URL$/) });
+  });
+
+  it('follows no redirect on an OAuth request: a 3xx to http or another scheme comes back as it is', async () => {
+    const { port, hosts } = await anyHost(() => ({ reached: true }));
+    const origin = await serve((req, res) => res.writeHead(req.url === '/a' ? 302 : 307, { location: req.url === '/a' ? `http://elsewhere.example:${port}/stolen` : 'file:///etc/passwd' }).end());
+    const http = createOAuthHttp(everyNameOnLoopback(), true);
+    expect((await http.fetch(`${origin}/a`, {})).status).toBe(302);
+    expect((await http.fetch(`${origin}/b`, { method: 'POST', body: 'code=secret' })).status).toBe(307);
+    expect(hosts).toEqual([]);
   });
 });
 
