@@ -2,7 +2,7 @@
 
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../src/config.js';
 import { authorizationServerMetadataUrls, discover, isResourceFor, parseBearerChallenge, resourceMetadataUrls } from '../src/oauth/discovery.js';
+import { MAX_CALLBACK_HEAD_BYTES, startCallbackServer } from '../src/oauth/callback-server.js';
 import { BROWSER_URL_VARIABLE, openableUrlProblem, openBrowser, openerCommand } from '../src/oauth/browser.js';
 import { withFileLock, LockTimeoutError } from '../src/oauth/file-lock.js';
 import { obtainClient, refreshTokens, signIn, toStoredTokens, type FlowDeps } from '../src/oauth/flow.js';
@@ -350,6 +351,48 @@ describe('the one rule for OAuth requests', () => {
     expect((await http.fetch(`${origin}/a`, {})).status).toBe(302);
     expect((await http.fetch(`${origin}/b`, { method: 'POST', body: 'code=secret' })).status).toBe(307);
     expect(hosts).toEqual([]);
+  });
+});
+
+describe('loopback callback', () => {
+  /** Writes `request` on a raw socket to `port`; resolves with the status line of the answer ('' when the socket closed without one). */
+  function raw(port: number, request: string): Promise<string> {
+    return new Promise((resolve) => {
+      let received = '';
+      const socket = connect(port, '127.0.0.1', () => socket.write(request));
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (received += chunk));
+      // The server may close while the request is still being written (431): an EPIPE or reset then.
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(received.split('\r\n')[0] ?? ''));
+    });
+  }
+
+  it('ignores every request from another local process that is not the awaited callback, and then takes the real one', async () => {
+    const callback = await startCallbackServer(0, 'the-state');
+    cleanups.push(() => callback.close());
+    const base = `http://127.0.0.1:${callback.port}`;
+    let answered = false;
+    void callback.response.then(() => (answered = true));
+    const get = async (path: string, init?: RequestInit) => (await fetch(`${base}${path}`, init)).status;
+    expect(await get('/callback?state=wrong&code=attacker-code')).toBe(404);
+    expect(await get('/callback?code=attacker-code')).toBe(404);
+    expect(await get('/other?state=the-state&code=attacker-code')).toBe(404);
+    expect(await get('/callback?state=the-state&code=attacker-code', { method: 'POST', body: 'x'.repeat(1024 * 1024) })).toBe(404);
+    // Request targets in absolute form, authority-like or none at all: each answered, none taken for the callback.
+    for (const target of ['http://[', '/\\[', 'http://a:b:c@/', '//evil.example/callback?state=the-state&code=attacker-code', '*']) {
+      expect(await raw(callback.port, `GET ${target} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n`), target).toMatch(/^HTTP\/1\.1 (400|404) /);
+    }
+    // A request line past the limit is refused by the parser: nothing of it reaches the handler.
+    const huge = `GET /callback?state=the-state&code=${'a'.repeat(MAX_CALLBACK_HEAD_BYTES)} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`;
+    expect(await raw(callback.port, huge)).toMatch(/^HTTP\/1\.1 431 /);
+    expect(answered).toBe(false);
+
+    expect(await get('/callback?state=the-state&code=real-code')).toBe(200);
+    expect((await callback.response).get('code')).toBe('real-code');
+    // A second callback after the first, with the right state too, is not taken and not told it signed in.
+    expect(await get('/callback?state=the-state&code=second-code')).toBe(404);
+    expect((await callback.response).get('code')).toBe('real-code');
   });
 });
 
