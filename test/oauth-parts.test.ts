@@ -465,6 +465,99 @@ describe('OAuthCredential on its own clock', () => {
   });
 });
 
+describe('a server whose authorization server changes between calls', () => {
+  /** A scripted authorization server named `name`: its metadata, registration (client-<name>) and tokens (at-<name>-<n>, rt-<name>); every request it receives is recorded. */
+  async function namedAs(name: string) {
+    const received: string[] = [];
+    let issued = 0;
+    const origin = await serve((req, res, origin) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        received.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''} ${Buffer.concat(chunks).toString()}`);
+        const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        if (req.url === '/.well-known/oauth-authorization-server') {
+          json(200, { issuer: origin, authorization_endpoint: `${origin}/auth`, token_endpoint: `${origin}/token`, registration_endpoint: `${origin}/register`, code_challenge_methods_supported: ['S256'], authorization_response_iss_parameter_supported: true });
+        } else if (req.url === '/register') json(201, { client_id: `client-${name}` });
+        else if (req.url === '/token') json(200, { access_token: `at-${name}-${++issued}`, token_type: 'bearer', expires_in: 3600, refresh_token: `rt-${name}` });
+        else res.writeHead(404).end();
+      });
+    });
+    return { name, origin, received };
+  }
+
+  it('keeps tokens and registrations with the issuer that issued them: nothing of one authorization server reaches the next the metadata names', async () => {
+    const [a, b] = [await namedAs('a'), await namedAs('b')];
+    let current = a;
+    const mcp = await serve((req, res, origin) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ resource: `${origin}/mcp`, authorization_servers: [current.origin] })));
+    const opened: string[] = [];
+    const credential = new OAuthCredential({
+      url: new URL(`${mcp}/mcp`),
+      allowHttp: false,
+      settings: parseOAuthSettings({}, {}, () => ''),
+      logger: silent,
+      env: { FENBS_MCP_HOME: tempDir() },
+      registerSecret: () => undefined,
+      dispatcher: dispatcher(),
+      writeStderr: () => undefined,
+      // The user signs in at whichever server the sign-in page belongs to; its callback carries its iss.
+      openBrowser: (url) => {
+        const auth = new URL(url);
+        opened.push(auth.origin);
+        const callback = new URL(auth.searchParams.get('redirect_uri')!);
+        callback.search = new URLSearchParams({ state: auth.searchParams.get('state')!, code: `code-for-${auth.origin}`, iss: auth.origin }).toString();
+        void fetch(callback).then((r) => r.text());
+      },
+    });
+    cleanups.push(() => credential.close());
+    const challenge = `Bearer resource_metadata="${mcp}/.well-known/oauth-protected-resource/mcp"`;
+    // Each 401 answers the Authorization header the request went with.
+    const renew = () => credential.renew({ status: 401, wwwAuthenticate: challenge, sent: credential.authorization() }, AbortSignal.timeout(10_000));
+    const token = () => credential.authorization()?.slice('Bearer '.length);
+
+    expect(await renew()).toBe(true);
+    expect(token()).toBe('at-a-1');
+    const aBefore = a.received.length;
+    current = b;
+    expect(await renew()).toBe(true);
+    expect(token()).toBe('at-b-1');
+    // B registered its own client and signed in anew; A's refresh token, access token, client and code never went there.
+    expect(opened).toEqual([a.origin, b.origin]);
+    expect(b.received.some((r) => r.startsWith('POST /register'))).toBe(true);
+    for (const secret of ['rt-a', 'at-a-1', 'client-a', encodeURIComponent(`code-for-${a.origin}`)]) expect(b.received.filter((r) => r.includes(secret)), secret).toEqual([]);
+    // B's token is refused: refreshed at B with B's client, nothing sent to A.
+    expect(await renew()).toBe(true);
+    expect(token()).toBe('at-b-2');
+    const refresh = new URLSearchParams(b.received.at(-1)!.replace(/^POST \/token {2}/, ''));
+    expect([refresh.get('grant_type'), refresh.get('refresh_token'), refresh.get('client_id')]).toEqual(['refresh_token', 'rt-b', 'client-b']);
+    expect(a.received.length).toBe(aBefore);
+  });
+
+  it('refuses an authorization response whose iss names another server even where the metadata does not promise iss (RFC 9207 §2.4)', async () => {
+    const server = await namedAs('c');
+    const o = server.origin;
+    // Its metadata without authorization_response_iss_parameter_supported.
+    const as = { issuer: o, authorization_endpoint: `${o}/auth`, token_endpoint: `${o}/token`, registration_endpoint: `${o}/register`, code_challenge_methods_supported: ['S256'] };
+    const discovered = { as, resource: new URL(`${server.origin}/mcp`), scopesSupported: undefined };
+    const deps = (iss: string | undefined): FlowDeps => ({
+      http: createOAuthHttp(dispatcher(), false),
+      settings: { clientId: undefined, clientSecret: undefined, clientMetadataUrl: undefined, callbackPort: undefined, loginTimeoutMs: 10_000 },
+      registerSecret: () => undefined,
+      showUrl: () => undefined,
+      now: Date.now,
+      openBrowser: (url) => {
+        const auth = new URL(url);
+        const callback = new URL(auth.searchParams.get('redirect_uri')!);
+        callback.search = new URLSearchParams({ state: auth.searchParams.get('state')!, code: 'c', ...(iss === undefined ? {} : { iss }) }).toString();
+        void fetch(callback).then((r) => r.text());
+      },
+    });
+    const request = { discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) };
+    await expect(signIn(deps('https://other-issuer.example'), request)).rejects.toMatchObject({ message: expect.stringMatching(/failed its checks: unexpected "iss"/) });
+    expect((await signIn(deps(undefined), request)).tokens.accessToken).toMatch(/^at-c-/);
+  });
+});
+
 describe('sign-in steps against a scripted authorization server', () => {
   /** A scripted AS: registration answers `register`, the token endpoint answers `token`. */
   async function scriptedAs(script: { register?: (res: ServerResponse) => void; token?: (res: ServerResponse) => void; authMethods?: string[] }) {
