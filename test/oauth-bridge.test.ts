@@ -262,6 +262,21 @@ describe('sign-in pages the bridge opens (in-process)', () => {
     expect(opened()).toEqual([]);
   });
 
+  it('login shows what the authorization server says with its control characters made visible', async () => {
+    const as = await startScriptedAuthorization(() => ({}));
+    cleanups.push(() => as.close());
+    const home = mkdtempSync(join(tmpdir(), 'fenbs-opener-'));
+    cleanups.push(() => rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
+    // An OSC 0 title change and a screen clear, as an error_description.
+    const env = { FENBS_MCP_HOME: join(home, 'state'), BROWSER: `"${process.execPath}" "${OPENER_RECORDER}"`, OPENER_RECORD: join(home, 'opened.jsonl'), OPENER_ERROR_DESCRIPTION: 'no\x1b]0;pwned\x07\x1b[2J' };
+    const said: string[] = [];
+    const config = createConfig({ options: { url: as.mcpUrl }, env, readTextFile: () => '' });
+    expect(await runAccountCommand('login', { config, env, logger: pino({ level: 'silent' }), registerSecret: () => undefined, writeStderr: (text) => said.push(text), signal: AbortSignal.timeout(20_000) })).toBe(false);
+    const text = said.join('');
+    expect(text).toContain('the sign-in was denied (no\\x1b]0;pwned\\x07\\x1b[2J)');
+    expect([...text].filter((char) => char === '\x07' || char === '\x1b')).toEqual([]);
+  });
+
   it.each([
     ['an https', () => 'https://as.example/authorize'],
     ['a loopback http', (origin: string) => `${origin}/authorize`],

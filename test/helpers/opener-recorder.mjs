@@ -14,5 +14,7 @@ if (redirect !== null && state !== null) {
   const callback = new URL(redirect);
   callback.searchParams.set('state', state);
   callback.searchParams.set('error', 'access_denied');
+  // OPENER_ERROR_DESCRIPTION: what the "authorization server" says about the denial.
+  if (process.env.OPENER_ERROR_DESCRIPTION) callback.searchParams.set('error_description', process.env.OPENER_ERROR_DESCRIPTION);
   await (await fetch(callback)).text();
 }
