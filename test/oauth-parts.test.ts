@@ -252,6 +252,16 @@ describe('browser opener', () => {
     }
     expect(errors).toEqual([]);
   });
+
+  it('tells onError when the opener cannot be started, whether spawn throws or the program is missing', async () => {
+    const told: string[] = [];
+    // A NUL in the environment: spawn refuses it before any process starts.
+    openBrowser('https://as.example/auth', { env: { BROWSER: 'true', BROKEN: 'a\0b' }, platform: 'linux', onError: (message) => told.push(message) });
+    expect(told).toEqual([expect.stringMatching(/^could not start \/bin\/sh: /)]);
+    // No `open` on this machine (darwin's opener, asked on Linux): the child's error event.
+    const missing = await new Promise<string>((resolve) => openBrowser('https://as.example/auth', { env: { PATH: '/nonexistent' }, platform: 'darwin', onError: resolve }));
+    expect(missing).toMatch(/^could not start open: .*ENOENT/);
+  });
 });
 
 describe('the one rule for OAuth requests', () => {
@@ -340,6 +350,7 @@ describe('the one rule for OAuth requests', () => {
         message: `refused the authorization server's ${name} http://as.example/endpoint: plain http:// to a host other than this machine: OAuth requests go over https (or http to loopback) unless --allow-http says the network is trusted`,
       });
     }
+    await expect(discoverWith({ revocation_endpoint: 7 })).rejects.toMatchObject({ message: expect.stringMatching(/its revocation_endpoint is not a URL$/) });
     await expect(discoverWith({ token_endpoint: 'not a url' })).rejects.toMatchObject({ message: expect.stringMatching(/its token_endpoint is not a URL$/) });
     await expect(discoverWith({ authorization_endpoint: 42 })).rejects.toMatchObject({ message: expect.stringMatching(/its authorization_endpoint 42 will not be opened in a browser: it is not a URL$/) });
   });
