@@ -9,11 +9,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createConfig } from '../src/config.js';
 import { runAccountCommand } from '../src/oauth/commands.js';
 import { oauthCacheCheck } from '../src/oauth/doctor-check.js';
-import { ADMIN_TOOL, startOAuthSetup, type OAuthSetup } from './helpers/oauth-servers.js';
+import { ADMIN_TOOL, startOAuthSetup, startScriptedAuthorization, type OAuthSetup } from './helpers/oauth-servers.js';
 import { startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
 import { initializedNotification, initializeRequest } from './helpers/spawn-bridge.js';
 
 export const BROWSER_SCRIPT = fileURLToPath(new URL('./helpers/oauth-browser.mjs', import.meta.url));
+const OPENER_RECORDER = fileURLToPath(new URL('./helpers/opener-recorder.mjs', import.meta.url));
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -218,6 +219,76 @@ describe('OAuth sign-in that does not complete (in-process)', () => {
     expect(reply.error).toMatchObject({ code: -31015, data: { bridgeCode: 'AUTH_REQUIRED' } });
     expect(reply.error.message).toMatch(/different issuer/);
     expect(w.invocations()).toHaveLength(0);
+  });
+});
+
+describe('sign-in pages the bridge opens (in-process)', () => {
+  /** A bridge for a server whose authorization server names `endpoint` as its sign-in page; BROWSER records what it is given. */
+  async function against(endpoint: (origin: string) => string) {
+    const as = await startScriptedAuthorization((origin) => ({ authorization_endpoint: endpoint(origin) }));
+    cleanups.push(() => as.close());
+    const home = mkdtempSync(join(tmpdir(), 'fenbs-opener-'));
+    cleanups.push(() => rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
+    const record = join(home, 'opened.jsonl');
+    // --allow-http is given on purpose: it widens what the bridge fetches, never what it opens.
+    const bridge = startInProcessBridge(['--url', as.mcpUrl, '--allow-http', '--oauth-login-timeout', '2000'], { FENBS_MCP_HOME: join(home, 'state'), BROWSER: `"${process.execPath}" "${OPENER_RECORDER}"`, OPENER_RECORD: record });
+    cleanups.push(() => bridge.kill());
+    const opened = () => (existsSync(record) ? readFileSync(record, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as string[]) : []);
+    return { as, bridge, opened };
+  }
+
+  // MCP authorization §Communication Security: only https (or http to this machine) goes to the
+  // browser; anything else handed to the system opener can run a program (CVE-2025-6514).
+  it.each([
+    ['file:', 'file:///etc/passwd', /scheme is file:/],
+    ['javascript:', 'javascript:alert(document.cookie)', /scheme is javascript:/],
+    ['data:', 'data:text/html,<script>alert(1)</script>', /scheme is data:/],
+    ['ms-msdt:', 'ms-msdt:/id PCWDiagnostic /skip force', /scheme is ms-msdt:/],
+    ['remote http:', 'http://evil.example/authorize', /scheme is http: to a host other than this machine/],
+    ['user-name https:', 'https://fenbs.ai@evil.example/authorize', /user name or password/],
+  ])('starts no opener for a %s sign-in page the authorization server names, and answers each request once with AUTH_REQUIRED', async (_, endpoint, reason) => {
+    const { bridge, opened } = await against(() => endpoint);
+    const ids = ['first', 'second', 'third'];
+    for (const id of ids) {
+      bridge.send(initializeRequest(id));
+      const reply = await bridge.reply(id, 20_000);
+      expect(reply.error).toMatchObject({ code: -31015, data: { bridgeCode: 'AUTH_REQUIRED', hint: expect.any(String) } });
+      expect(reply.error.message).toMatch(/^refused the authorization server .*authorization_endpoint/);
+      expect(reply.error.message).toMatch(reason);
+    }
+    bridge.end();
+    await bridge.exited;
+    for (const id of ids) expect(bridge.lines.filter((line) => (JSON.parse(line) as { id?: unknown }).id === id)).toHaveLength(1);
+    expect(opened()).toEqual([]);
+  });
+
+  it('login shows what the authorization server says with its control characters made visible', async () => {
+    const as = await startScriptedAuthorization(() => ({}));
+    cleanups.push(() => as.close());
+    const home = mkdtempSync(join(tmpdir(), 'fenbs-opener-'));
+    cleanups.push(() => rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
+    // An OSC 0 title change and a screen clear, as an error_description.
+    const env = { FENBS_MCP_HOME: join(home, 'state'), BROWSER: `"${process.execPath}" "${OPENER_RECORDER}"`, OPENER_RECORD: join(home, 'opened.jsonl'), OPENER_ERROR_DESCRIPTION: 'no\x1b]0;pwned\x07\x1b[2J' };
+    const said: string[] = [];
+    const config = createConfig({ options: { url: as.mcpUrl }, env, readTextFile: () => '' });
+    expect(await runAccountCommand('login', { config, env, logger: pino({ level: 'silent' }), registerSecret: () => undefined, writeStderr: (text) => said.push(text), signal: AbortSignal.timeout(20_000) })).toBe(false);
+    const text = said.join('');
+    expect(text).toContain('the sign-in was denied (no\\x1b]0;pwned\\x07\\x1b[2J)');
+    expect([...text].filter((char) => char === '\x07' || char === '\x1b')).toEqual([]);
+  });
+
+  it.each([
+    ['an https', () => 'https://as.example/authorize'],
+    ['a loopback http', (origin: string) => `${origin}/authorize`],
+  ])('hands %s sign-in page to the opener as one argument', async (_, endpoint) => {
+    const { as, bridge, opened } = await against(endpoint);
+    bridge.send(initializeRequest('init'));
+    // The recorder denies the sign-in through the callback, so the answer comes after it ran.
+    expect((await bridge.reply('init', 20_000)).error.message).toMatch(/denied/);
+    const calls = opened();
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toHaveLength(1);
+    expect(calls[0]![0]).toMatch(new RegExp(`^${endpoint(as.origin).replace(/[.?]/g, '\\$&')}\\?response_type=code&`));
   });
 });
 

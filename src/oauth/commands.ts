@@ -5,6 +5,7 @@ import { isBridgeError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createDispatcher } from '../remote.js';
 import { maskUrl } from '../secrets.js';
+import { toTerminalLine } from '../terminal-text.js';
 import { OAuthCredential } from './oauth-credential.js';
 import { reasonOf } from './discovery.js';
 
@@ -44,8 +45,9 @@ export async function runAccountCommand(command: 'login' | 'logout', options: Ac
     writeStderr(`fenbs-mcp: ${said} to ${server}; bridges for this server now start without a browser\n`);
     return true;
   } catch (error) {
-    const hint = isBridgeError(error) && typeof error.context.hint === 'string' ? `\n  ${error.context.hint}` : '';
-    writeStderr(`fenbs-mcp: ${command} failed: ${reasonOf(error)}${hint}\n`);
+    // The reason may quote the authorization server (error_description): shown, never obeyed.
+    const hint = isBridgeError(error) && typeof error.context.hint === 'string' ? `\n  ${toTerminalLine(error.context.hint)}` : '';
+    writeStderr(`fenbs-mcp: ${command} failed: ${toTerminalLine(reasonOf(error))}${hint}\n`);
     return false;
   } finally {
     await credential.close();

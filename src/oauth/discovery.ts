@@ -2,7 +2,10 @@
 
 import * as oauth from 'oauth4webapi';
 import { BridgeError } from '../errors.js';
-import type { OAuthHttp } from './http.js';
+import { maskUrl } from '../secrets.js';
+import { toTerminalLine } from '../terminal-text.js';
+import { openableUrlProblem, UNOPENABLE_HINT } from './browser.js';
+import { oauthUrlRefusal, RefusedOAuthUrlError, type OAuthHttp } from './http.js';
 
 /** What a `WWW-Authenticate: Bearer` challenge says (RFC 6750 §3, RFC 9728 §5.1). */
 export interface BearerChallenge {
@@ -94,7 +97,8 @@ async function* answersFrom(http: OAuthHttp, urls: Iterable<URL>, signal: AbortS
     try {
       response = await get(http, url, signal);
     } catch (error) {
-      if (signal.aborted) throw error;
+      // A URL the rule refuses is an answer about the server, not one URL of several that failed.
+      if (signal.aborted || error instanceof RefusedOAuthUrlError) throw error;
       reasons.push(`${url.href}: ${reasonOf(error)}`);
       continue;
     }
@@ -145,9 +149,35 @@ export function isResourceFor(resource: URL, server: URL): boolean {
   return server.pathname === resource.pathname || `${server.pathname}/`.startsWith(base);
 }
 
+/** The endpoints of an authorization server the bridge may send a request to: each follows the one OAuth URL rule. */
+const REQUESTED_ENDPOINTS = ['token_endpoint', 'registration_endpoint', 'revocation_endpoint', 'device_authorization_endpoint'] as const;
+
+/**
+ * Refuses metadata whose endpoints the bridge must never use, the moment it is accepted: an
+ * authorization endpoint that openableUrlProblem refuses (it goes to the system opener), or a token,
+ * registration, revocation or device endpoint that oauthUrlProblem refuses (secrets go there).
+ */
+function checkEndpoints(http: OAuthHttp, as: oauth.AuthorizationServer): void {
+  const page = as.authorization_endpoint;
+  if (page !== undefined) {
+    const problem = typeof page === 'string' && URL.canParse(page) ? openableUrlProblem(new URL(page).href) : 'it is not a URL';
+    if (problem !== undefined) {
+      throw discoveryFailure(`refused the authorization server ${toTerminalLine(as.issuer)}: its authorization_endpoint ${toTerminalLine(maskUrl(String(page)))} will not be opened in a browser: ${problem}`, UNOPENABLE_HINT);
+    }
+  }
+  for (const name of REQUESTED_ENDPOINTS) {
+    const value = as[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || !URL.canParse(value)) throw discoveryFailure(`refused the authorization server ${toTerminalLine(as.issuer)}: its ${name} is not a URL`, 'the authorization server metadata is malformed; contact its operator');
+    const refused = oauthUrlRefusal(new URL(value), http.allowHttp, `the authorization server's ${name}`);
+    if (refused !== undefined) throw refused;
+  }
+}
+
 /**
  * Authorization-server metadata for `issuer`, trying each well-known URL in order;
- * oauth4webapi rejects a document whose `issuer` is not exactly `issuer` (RFC 8414 §3.3).
+ * oauth4webapi rejects a document whose `issuer` is not exactly `issuer` (RFC 8414 §3.3), and
+ * checkEndpoints one whose endpoints the bridge would not use.
  */
 export async function fetchAuthorizationServer(http: OAuthHttp, issuer: URL, signal: AbortSignal): Promise<oauth.AuthorizationServer> {
   const reasons: string[] = [];
@@ -156,8 +186,9 @@ export async function fetchAuthorizationServer(http: OAuthHttp, issuer: URL, sig
       reasons.push(`${url.href}: HTTP 404`);
       continue;
     }
+    let as: oauth.AuthorizationServer;
     try {
-      return await oauth.processDiscoveryResponse(issuer, response);
+      as = await oauth.processDiscoveryResponse(issuer, response);
     } catch (error) {
       if (error instanceof oauth.OperationProcessingError && error.code === oauth.JSON_ATTRIBUTE_COMPARISON) {
         // A document for another issuer is refused outright, never tried as a fallback.
@@ -168,7 +199,10 @@ export async function fetchAuthorizationServer(http: OAuthHttp, issuer: URL, sig
         );
       }
       reasons.push(`${url.href}: ${reasonOf(error)}`);
+      continue;
     }
+    checkEndpoints(http, as);
+    return as;
   }
   throw discoveryFailure(`no authorization server metadata found for ${issuer.href} (${reasons.join('; ')})`, 'the authorization server must publish RFC 8414 or OpenID Connect discovery metadata');
 }

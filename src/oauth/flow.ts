@@ -2,6 +2,8 @@
 
 import * as oauth from 'oauth4webapi';
 import { BridgeError } from '../errors.js';
+import { toTerminalLine } from '../terminal-text.js';
+import { openableUrlProblem, UNOPENABLE_HINT } from './browser.js';
 import { startCallbackServer, type CallbackServer } from './callback-server.js';
 import { reasonOf, type Discovered } from './discovery.js';
 import type { OAuthHttp } from './http.js';
@@ -181,6 +183,9 @@ export async function signIn(deps: FlowDeps, request: SignInRequest): Promise<Si
     url.searchParams.set('resource', resource.href);
     if (request.scope !== undefined && request.scope !== '') url.searchParams.set('scope', request.scope);
     authorizationUrl = url.href;
+    // Checked before it is shown or opened, whichever opener deps carries (CVE-2025-6514).
+    const problem = openableUrlProblem(authorizationUrl);
+    if (problem !== undefined) throw new SignInError('failed', `refused to open the sign-in page of ${toTerminalLine(as.issuer)} in the browser: ${problem}`, { hint: UNOPENABLE_HINT });
     deps.showUrl(authorizationUrl);
     deps.openBrowser(authorizationUrl);
 

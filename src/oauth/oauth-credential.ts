@@ -6,6 +6,7 @@ import { BridgeError, isBridgeError } from '../errors.js';
 import { untilAborted } from '../in-flight.js';
 import type { Logger } from '../logger.js';
 import { maskUrl } from '../secrets.js';
+import { toTerminalLine } from '../terminal-text.js';
 import type { Dispatcher } from '../undici-parts.js';
 import { openBrowser } from './browser.js';
 import { discover, fetchAuthorizationServer, NO_CHALLENGE, NoResourceMetadataError, parseBearerChallenge, reasonOf, type BearerChallenge, type Discovered } from './discovery.js';
@@ -117,7 +118,7 @@ export class OAuthCredential implements Credential {
       settings: options.settings,
       registerSecret: options.registerSecret,
       now: this.#now,
-      showUrl: (url) => options.writeStderr(`fenbs-mcp: sign in to ${maskUrl(options.url)} in your browser. If no browser opened, open this URL:\n\n  ${url}\n\n`),
+      showUrl: (url) => options.writeStderr(`fenbs-mcp: sign in to ${maskUrl(options.url)} in your browser. If no browser opened, open this URL:\n\n  ${toTerminalLine(url)}\n\n`),
       openBrowser: options.openBrowser ?? ((url) => openBrowser(url, { env: options.env, platform, onError: (message) => options.logger.warn(`${message}; open the sign-in URL shown above yourself`) })),
     };
     if (options.settings.clientSecret !== undefined) options.registerSecret(options.settings.clientSecret);

@@ -7,15 +7,16 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startOAuthSetup, type OAuthSetup } from '../helpers/oauth-servers.js';
+import { startOAuthSetup, startScriptedAuthorization, type OAuthSetup } from '../helpers/oauth-servers.js';
 import { BIN, initializedNotification, initializeRequest, spawnBridge, type BridgeProcess } from '../helpers/spawn-bridge.js';
 
 const exec = promisify(execFile);
 const BROWSER_SCRIPT = fileURLToPath(new URL('../helpers/oauth-browser.mjs', import.meta.url));
+const OPENER_RECORDER = fileURLToPath(new URL('../helpers/opener-recorder.mjs', import.meta.url));
 
 /** Everything any run wrote (stdout, stderr, log files, doctor), searched for secrets at the end. */
 const outputs: { what: string; text: string }[] = [];
-const setups: OAuthSetup[] = [];
+const setups: { close(): Promise<void> }[] = [];
 let home: string;
 
 beforeAll(() => {
@@ -42,9 +43,11 @@ function invocations(name: string): number {
   return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((line) => line !== '').length : 0;
 }
 
+const oauthSetups: OAuthSetup[] = [];
 async function newSetup(): Promise<OAuthSetup> {
   const setup = await startOAuthSetup();
   setups.push(setup);
+  oauthSetups.push(setup);
   return setup;
 }
 
@@ -138,8 +141,26 @@ describe('OAuth through the built bridge', () => {
     await finish(run, 'denied run');
   });
 
+  it('starts no browser for a file: sign-in page, in the bridge and in login, and answers each request once (CVE-2025-6514)', async () => {
+    const hostile = await startScriptedAuthorization(() => ({ authorization_endpoint: 'file:///etc/passwd' }));
+    setups.push(hostile);
+    const record = join(home, 'opened-hostile.jsonl');
+    const env = { ...envFor('hostile'), BROWSER: `"${process.execPath}" "${OPENER_RECORDER}"`, OPENER_RECORD: record };
+    const run = spawnBridge(['--url', hostile.mcpUrl], env);
+    for (const id of ['a', 'b']) {
+      run.send(initializeRequest(id));
+      expect((await run.reply(id, 30_000)).error).toMatchObject({ data: { bridgeCode: 'AUTH_REQUIRED' }, message: expect.stringMatching(/authorization_endpoint .* will not be opened in a browser: its scheme is file:/) });
+    }
+    run.end();
+    expect(await run.exited).toMatchObject({ code: 0 });
+    expect(run.lines.filter((line) => /"id":"[ab]"/.test(line))).toHaveLength(2);
+    const login = await cli(['login', '--url', hostile.mcpUrl], env);
+    expect(login).toMatchObject({ code: 1, stderr: expect.stringMatching(/login failed: refused the authorization server .*its scheme is file:/) });
+    expect(existsSync(record)).toBe(false);
+  });
+
   it('writes no token, code or verifier to any stdout, stderr, log file or doctor report', () => {
-    const secrets = new Set(setups.flatMap((s) => [...s.secrets]));
+    const secrets = new Set(oauthSetups.flatMap((s) => [...s.secrets]));
     for (const name of ['main', 'pair', 'denied']) {
       const codes = join(home, name, 'codes.log');
       if (!existsSync(codes)) continue;

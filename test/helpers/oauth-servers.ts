@@ -188,3 +188,53 @@ export async function startOAuthSetup(options: OAuthSetupOptions = {}): Promise<
     },
   };
 }
+
+export interface ScriptedAuthorization {
+  /** The MCP endpoint: every POST is answered 401 with a Bearer challenge naming the resource metadata. */
+  mcpUrl: string;
+  /** http://127.0.0.1:<port>, the issuer. */
+  origin: string;
+  /** `METHOD path` of every request the server received, in order. */
+  requests: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * One loopback server playing both an MCP server that wants a sign-in and its authorization server,
+ * whose metadata is a minimal valid document (PKCE S256, registration) overridden by `metadata(origin)`:
+ * a hostile or misconfigured authorization server in a few lines.
+ */
+export async function startScriptedAuthorization(metadata: (origin: string) => Record<string, unknown>): Promise<ScriptedAuthorization> {
+  const requests: string[] = [];
+  const server = createServer();
+  const origin = `http://127.0.0.1:${await listen(server)}`;
+  const mcpUrl = `${origin}/mcp`;
+  const json = (res: ServerResponse, status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const path = new URL(req.url ?? '/', origin).pathname;
+    requests.push(`${req.method} ${path}`);
+    req.resume();
+    req.on('end', () => {
+      if (req.method === 'POST' && path === '/mcp') {
+        res.writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"`, 'content-type': 'application/json' }).end('{"error":"invalid_token"}');
+      } else if (path === '/.well-known/oauth-protected-resource/mcp') {
+        json(res, 200, { resource: mcpUrl, authorization_servers: [origin] });
+      } else if (path === '/.well-known/oauth-authorization-server') {
+        json(res, 200, { issuer: origin, authorization_endpoint: `${origin}/authorize`, token_endpoint: `${origin}/token`, registration_endpoint: `${origin}/register`, code_challenge_methods_supported: ['S256'], ...metadata(origin) });
+      } else if (req.method === 'POST' && path === '/register') {
+        json(res, 201, { client_id: 'scripted-client' });
+      } else {
+        res.writeHead(404).end();
+      }
+    });
+  });
+  return {
+    mcpUrl,
+    origin,
+    requests,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
