@@ -1,12 +1,13 @@
 // --token-command: a shell command whose trimmed stdout is the bearer token, run at start and again after a 401.
 
 import { spawn } from 'node:child_process';
-import { fieldValueProblem } from './config.js';
+import { bearerPrefixFix, tokenProblem } from './config.js';
 import type { Credential, CredentialChallenge } from './credential.js';
 import { BridgeError } from './errors.js';
 import { untilAborted } from './in-flight.js';
 import type { Logger } from './logger.js';
-import { MIN_MASKABLE_SECRET_CHARS, type Redactor } from './secrets.js';
+import { createRedactor, MIN_MASKABLE_SECRET_CHARS, type Redactor } from './secrets.js';
+import { toTerminalLine } from './terminal-text.js';
 
 /** A password manager may wait for the user to unlock it; longer than this, the command is hung. */
 export const TOKEN_COMMAND_TIMEOUT_MS = 60_000;
@@ -17,6 +18,8 @@ export const MAX_TOKEN_COMMAND_STDERR_BYTES = 16 * 1024;
 export const TOKEN_COMMAND_STDERR_EXCERPT_CHARS = 300;
 
 const HINT = 'run the command in a terminal to see what it needs (a sign-in, an unlocked vault); it must print the token alone on stdout and exit 0';
+/** The characters a token is made of (RFC 6750 §2.1 b64token), as runs inside other output (`{"token":"…"}`, `TOKEN=…`). */
+const TOKEN_RUN = /[A-Za-z0-9\-._~+/]+=*/g;
 
 export interface TokenCommandOptions {
   env: Readonly<Record<string, string | undefined>>;
@@ -27,20 +30,47 @@ export interface TokenCommandOptions {
 }
 
 function failed(message: string, context: Record<string, unknown> = {}): BridgeError {
-  return new BridgeError('TOKEN_COMMAND_FAILED', `--token-command ${message}`, { ...context, hint: HINT });
+  return new BridgeError('TOKEN_COMMAND_FAILED', `--token-command ${message}`, { hint: HINT, ...context });
 }
 
-/** The start of what the command said on stderr, on one line. */
-function excerptOf(stderr: Buffer): string | undefined {
-  const text = stderr.toString('utf8').replace(/\s+/g, ' ').trim();
+/**
+ * Masks, in what is reported about a run, whatever the command printed on stdout: the whole of it,
+ * each line, and each word and token-shaped run of MIN_MASKABLE_SECRET_CHARS or more, in every
+ * spelling the redactor knows. A command that printed its token and then failed often repeats it
+ * on stderr ("token … expired"). The pieces are bounded by MAX_TOKEN_COMMAND_OUTPUT_BYTES.
+ */
+function maskerFor(stdout: string): (text: string) => string {
+  const whole = stdout.trim();
+  if (whole === '') return (text) => text;
+  const pieces = new Set([whole]);
+  for (const line of whole.split(/[\r\n]+/)) pieces.add(line.trim());
+  for (const word of whole.split(/\s+/)) if (word.length >= MIN_MASKABLE_SECRET_CHARS) pieces.add(word);
+  for (const [run] of whole.matchAll(TOKEN_RUN)) if (run.length >= MIN_MASKABLE_SECRET_CHARS) pieces.add(run);
+  return createRedactor([...pieces]);
+}
+
+/**
+ * The start of what the command said on stderr, on one line, with what it printed on stdout masked
+ * and every control character shown, not obeyed (it reaches logs, replies and doctor's terminal).
+ */
+function excerptOf(stderr: Buffer, cut: boolean, mask: (text: string) => string): string | undefined {
+  let raw = stderr.toString('utf8');
+  if (cut) {
+    // Kept up to MAX_TOKEN_COMMAND_STDERR_BYTES: a word cut there would no longer match its mask,
+    // so it goes (one word of that size is no token, and stays).
+    const lastSpace = Math.max(raw.lastIndexOf(' '), raw.lastIndexOf('\n'), raw.lastIndexOf('\t'), raw.lastIndexOf('\r'));
+    if (lastSpace !== -1) raw = raw.slice(0, lastSpace);
+  }
+  // Masked before it is cut to length, so no part of a secret is left at the cut.
+  const text = mask(raw).replace(/\s+/g, ' ').trim();
   if (text === '') return undefined;
-  return text.length > TOKEN_COMMAND_STDERR_EXCERPT_CHARS ? `${text.slice(0, TOKEN_COMMAND_STDERR_EXCERPT_CHARS)}…` : text;
+  return toTerminalLine(text.length > TOKEN_COMMAND_STDERR_EXCERPT_CHARS ? `${text.slice(0, TOKEN_COMMAND_STDERR_EXCERPT_CHARS)}…` : text);
 }
 
 /**
  * Runs `command` through the shell, with no stdin, and resolves with its trimmed stdout. Rejects
  * with a TOKEN_COMMAND_FAILED BridgeError that names the exit code and the start of stderr, and
- * never the output: a command that fails, prints nothing, prints what no header can carry, prints
+ * never the output: a command that fails, prints nothing, prints what a Bearer header cannot carry, prints
  * more than `maxOutputBytes`, or runs longer than `timeoutMs` (then its process group is killed).
  */
 export function runTokenCommand(command: string, options: TokenCommandOptions): Promise<string> {
@@ -52,7 +82,8 @@ export function runTokenCommand(command: string, options: TokenCommandOptions): 
     const child = spawn(command, { shell: true, stdio: ['ignore', 'pipe', 'pipe'], env: options.env, detached: group, windowsHide: true });
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;
-    let stderr = Buffer.alloc(0);
+    const stderr: Buffer[] = [];
+    let stderrBytes = 0;
     let settled = false;
     const finish = (error: BridgeError | undefined, token?: string) => {
       if (settled) return;
@@ -87,25 +118,29 @@ export function runTokenCommand(command: string, options: TokenCommandOptions): 
       else stdout.push(chunk);
     });
     child.stderr.on('data', (chunk: Buffer) => {
-      if (stderr.length < MAX_TOKEN_COMMAND_STDERR_BYTES) stderr = Buffer.concat([stderr, chunk]).subarray(0, MAX_TOKEN_COMMAND_STDERR_BYTES);
+      if (stderrBytes < MAX_TOKEN_COMMAND_STDERR_BYTES) stderr.push(chunk.subarray(0, MAX_TOKEN_COMMAND_STDERR_BYTES - stderrBytes));
+      stderrBytes += chunk.length;
     });
     child.on('error', (error: NodeJS.ErrnoException) => stop(failed(`could not be started (${error.code ?? error.message})`)));
     child.on('close', (code, signal) => {
-      const stderrExcerpt = excerptOf(stderr);
+      const output = Buffer.concat(stdout).toString('utf8');
+      const stderrExcerpt = excerptOf(Buffer.concat(stderr), stderrBytes > MAX_TOKEN_COMMAND_STDERR_BYTES, maskerFor(output));
       if (code !== 0) {
         const how = code === null ? `was killed by ${signal ?? 'a signal'}` : `exited with code ${code}`;
         finish(failed(`${how}${stderrExcerpt === undefined ? '' : `: ${stderrExcerpt}`}`, { exitCode: code ?? undefined, stderr: stderrExcerpt }));
         return;
       }
-      const token = Buffer.concat(stdout).toString('utf8').trim();
+      // The line end (LF, or CRLF from a Windows tool) and spacing around the token are the shape of
+      // command output, never part of a token (RFC 6750 §2.1: a b64token holds no white space).
+      const token = output.trim();
       if (token === '') {
         finish(failed(`printed nothing on stdout (exit code 0)${stderrExcerpt === undefined ? '' : `; stderr: ${stderrExcerpt}`}`, { exitCode: 0, stderr: stderrExcerpt }));
         return;
       }
-      // Sent as `Authorization: Bearer <token>`; the output itself is never repeated.
-      const problem = fieldValueProblem(token);
+      // Sent as `Authorization: Bearer <token>`; refused here, never cached, and never repeated.
+      const problem = tokenProblem(token);
       if (problem !== undefined) {
-        finish(failed(`printed a token that contains ${problem}, so it cannot be sent in an Authorization header`, { exitCode: 0 }));
+        finish(failed(`printed a token that contains ${problem}, so it cannot be sent in an Authorization header`, { exitCode: 0, hint: bearerPrefixFix(token) ?? HINT }));
         return;
       }
       finish(undefined, token);

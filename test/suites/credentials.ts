@@ -196,6 +196,36 @@ export function defineCredentialsSuite(mode: BridgeMode): void {
       expect(reply.error.data).toMatchObject({ bridgeCode: 'TOKEN_COMMAND_FAILED' });
     });
 
+    // RFC 6750 §2.1: the token alone follows "Bearer "; "Bearer Bearer …" is no credential at all.
+    it('answers each request with the refusal of a token printed with "Bearer " in front, never sends it, and runs the command again for the next request', async () => {
+      const { server } = await rotatingServer('a-token-the-command-never-prints');
+      const command = tokenCommand('Bearer prefixed-command-token-1616');
+      const running = bridge(['--url', server.url.href, ...command.args], command.env);
+      for (const id of ['first', 'second']) {
+        running.send(call(id));
+        const reply = await running.reply(id);
+        expect(reply.error.message).toMatch(/--token-command printed a token that contains a space or a tab/);
+        expect(reply.error.data).toMatchObject({ bridgeCode: 'TOKEN_COMMAND_FAILED', hint: expect.stringMatching(/without "Bearer " in front/) });
+      }
+      expect(server.requests.map((r) => r.headers.authorization)).toEqual([undefined, undefined]);
+      // The start, then one run for each refused request: a bad output is never kept.
+      expect(runsOf(command.count)).toBe(3);
+      expect(running.lines.join('\n') + running.stderr()).not.toContain('prefixed-command-token-1616');
+    });
+
+    it('never shows the token a failing command printed on stdout, in its replies or its log', async () => {
+      const { server } = await rotatingServer('a-token-the-command-never-prints');
+      const token = 'failing-printed-token-1818';
+      const running = bridge(['--url', server.url.href, '--token-command', `echo ${token}; echo "token ${token} expired" >&2; exit 1`, '--log-level', 'debug']);
+      running.send(call('failing'));
+      const reply = await running.reply('failing');
+      expect(reply.error.message).toBe('--token-command exited with code 1: token [REDACTED] expired');
+      expect(reply.error.data).toMatchObject({ bridgeCode: 'TOKEN_COMMAND_FAILED', exitCode: 1, stderr: 'token [REDACTED] expired' });
+      await running.waitForLog(/--token-command exited with code 1: token \[REDACTED\] expired/);
+      expect(running.lines.join('\n')).not.toContain(token);
+      expect(running.stderr()).not.toContain(token);
+    });
+
     it('masks the command token on stdout and in the log, also where the server echoes it', async () => {
       const token = 'echoed-command-token-7878';
       const server = await serve({
