@@ -7,8 +7,11 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createRedactor } from '../src/secrets.js';
 import { MAX_TOKEN_COMMAND_OUTPUT_BYTES, runTokenCommand, TOKEN_COMMAND_TIMEOUT_MS, TokenCommandCredential } from '../src/token-command.js';
+import { isRunning, pidIn, waitUntilGone } from './helpers/processes.js';
 
 const env = { PATH: process.env.PATH };
+/** A file for the command to write the pid of the job it leaves behind (`echo $! > …`). */
+const pidFile = () => join(mkdtempSync(join(tmpdir(), 'fenbs-token-pid-')), 'pid');
 const failureOf = (promise: Promise<unknown>) => promise.then(
   () => expect.unreachable('the command should have failed'),
   (error: unknown) => error as { code: string; message: string; context: Record<string, unknown> },
@@ -85,7 +88,24 @@ describe('runTokenCommand', () => {
     expect(failure.context.stderr).toBe('\\x1b]0;pwned\\x07\\x1b[2J vault locked');
   });
 
+  it('takes the token when the command exits, though a job it left behind holds stdout open, and stops that job', async () => {
+    const pid = pidFile();
+    const started = performance.now();
+    // The deadline is long: waiting for the pipe to close would only end there.
+    const token = await runTokenCommand(`sleep 120 & echo $! > "${pid}"; echo held-pipe-token-8181`, { env, timeoutMs: 20_000 });
+    expect(token).toBe('held-pipe-token-8181');
+    expect(performance.now() - started).toBeLessThan(5_000);
+    await waitUntilGone(pidIn(pid));
+  });
 
+  it('sends SIGKILL to a job it left behind that ignores SIGTERM', async () => {
+    const pid = pidFile();
+    // Ignored before the job starts, so the job inherits it (an ignored signal stays ignored across fork and exec).
+    const token = await runTokenCommand(`trap "" TERM; sleep 120 & echo $! > "${pid}"; echo ignoring-token-9191`, { env, timeoutMs: 20_000 });
+    expect(token).toBe('ignoring-token-9191');
+    expect(isRunning(pidIn(pid))).toBe(true);
+    await waitUntilGone(pidIn(pid));
+  });
 
   it('drops the word cut at MAX_TOKEN_COMMAND_STDERR_BYTES, which its mask could no longer match', async () => {
     // 16370 spaces, then the token: the cut at 16384 bytes falls inside it.
@@ -93,7 +113,17 @@ describe('runTokenCommand', () => {
     expect(failure.message).toBe('--token-command exited with code 1');
   });
 
+  it('stops the whole process group at the deadline', async () => {
+    const pid = pidFile();
+    const failure = await failureOf(runTokenCommand(`sleep 120 & echo $! > "${pid}"; sleep 120`, { env, timeoutMs: 1_000 }));
+    expect(failure.message).toBe('--token-command did not finish within 1000 ms');
+    await waitUntilGone(pidIn(pid));
+  });
 
+  it('waits for the exit of a command that closed stdout but keeps running: its exit is what counts', async () => {
+    const failure = await failureOf(runTokenCommand('printf closed-pipe-token-1010; exec >&-; sleep 120', { env, timeoutMs: 300 }));
+    expect(failure.message).toBe('--token-command did not finish within 300 ms');
+  });
 
   it('stops a command that prints 100 MB at MAX_TOKEN_COMMAND_OUTPUT_BYTES, long before its deadline', async () => {
     const started = performance.now();
@@ -193,6 +223,18 @@ describe('TokenCommandCredential', () => {
     expect(files.count()).toBe(3);
   });
 
+  it('shares one run of a hung command between the renewals waiting on it, fails each at the deadline, and stops its group', async () => {
+    const files = counted();
+    const pid = pidFile();
+    const credential = await TokenCommandCredential.start(`echo run >> "${files.runs}"; sleep 120 & echo $! > "${pid}"; wait`, { env, logger: recordingLogger().logger, redact: createRedactor([]), timeoutMs: 1_000 });
+    expect(credential.lastFailure?.message).toBe('--token-command did not finish within 1000 ms');
+    await waitUntilGone(pidIn(pid));
+    const challenge = { status: 401 as const, wwwAuthenticate: undefined, sent: undefined };
+    const waiting = [1, 2, 3].map(() => failureOf(credential.renew(challenge, new AbortController().signal)));
+    expect((await Promise.all(waiting)).map((failure) => failure.message)).toEqual(Array(3).fill('--token-command did not finish within 1000 ms'));
+    expect(files.count()).toBe(2);
+    await waitUntilGone(pidIn(pid));
+  });
 
   it('warns that a token shorter than 8 characters cannot be masked on stdout', async () => {
     const { lines, logger } = recordingLogger();
