@@ -3,7 +3,7 @@
 import type * as Crypto from 'node:crypto';
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
-import { expandHeaderValue, isAuthorizationFromReference } from './header-secrets.js';
+import { bearerTokenOf, expandHeaderValue, isAuthorizationFromReference } from './header-secrets.js';
 import { LOG_LEVELS } from './logger.js';
 import { maskUrl } from './secrets.js';
 import { parseToolPatterns, type ToolFilterOption } from './tool-filter.js';
@@ -366,6 +366,24 @@ function parseToolOption(values: readonly string[] | undefined, option: ToolFilt
   return Object.freeze(parsed);
 }
 
+/**
+ * What to do about a token given with its scheme in front (`Bearer abc`), which tokenProblem
+ * refuses for its space; undefined for any other token.
+ */
+export function bearerPrefixFix(token: string): string | undefined {
+  return /^bearer[ \t]/i.test(token) ? 'give the token alone, without "Bearer " in front: the bridge sends "Authorization: Bearer <token>" itself' : undefined;
+}
+
+/**
+ * Refuses at start a token that `Authorization: Bearer <token>` cannot carry as it is (tokenProblem),
+ * naming its source and the problem, never the token: sent, it would fail every request or change
+ * the header's meaning.
+ */
+function refuseUnsendableToken(token: string, source: string): void {
+  const problem = tokenProblem(token);
+  if (problem !== undefined) throw new UsageError(`the token from ${source} contains ${problem}, so it cannot be sent in an Authorization header`, bearerPrefixFix(token));
+}
+
 export function createConfig({ options, env, readTextFile }: ConfigInputs): BridgeConfig {
   const tokenEnv = options.tokenEnv ?? DEFAULT_TOKEN_ENV;
   if (!TOKEN_CHARS.test(tokenEnv)) throw new UsageError(`--token-env expects a variable name, got "${tokenEnv}"`);
@@ -379,9 +397,7 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
   const tokenCommand = options.tokenCommand?.trim();
   if (tokenCommand === '') throw new UsageError('--token-command is empty: it must be a shell command that prints the bearer token', "fenbs-mcp --token-command 'op read op://vault/mcp/token'");
   for (const [token, source] of [[envToken, `env ${tokenEnv}`], [fileToken, `file ${options.tokenFile ?? ''}`]] as const) {
-    // Sent as `Authorization: Bearer <token>`, so it must be a valid header value; never repeated.
-    const tokenProblem = token === undefined ? undefined : fieldValueProblem(token);
-    if (tokenProblem !== undefined) throw new UsageError(`the token from ${source} contains ${tokenProblem}, so it cannot be sent in an Authorization header`);
+    if (token !== undefined) refuseUnsendableToken(token, source);
   }
 
   const headers = (options.header ?? []).map((raw) => parseHeader(raw, tokenEnv, env));
@@ -400,6 +416,9 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     // Two credentials in one run would leave the user guessing which one the server saw.
     if (found.length > 0) throw new UsageError(`-H Authorization cannot be combined with ${found.map((c) => c.source).join(' or ')}: a run sends one credential`, 'keep one of them');
     const variables = authorizationHeader.variables.map((name) => `$${name}`).join('');
+    // `Bearer ${VAR}`: the variable's value is the token, under the rule every token meets.
+    const bearerToken = bearerTokenOf(authorizationHeader.value);
+    if (bearerToken !== undefined) refuseUnsendableToken(bearerToken, `-H Authorization from ${variables}`);
     found.push({ kind: 'static', source: `-H Authorization from ${variables}`, authorization: authorizationHeader.value });
   }
   const [chosen, ...unused] = found;

@@ -41,3 +41,12 @@ export function expandHeaderValue(value: string, env: Readonly<Record<string, st
 export function isAuthorizationFromReference(value: string): boolean {
   return AUTHORIZATION_FROM_REFERENCE.test(value);
 }
+
+/**
+ * The token of an Authorization value under the Bearer scheme (RFC 6750 §2.1: "Bearer" 1*SP
+ * b64token; the scheme is case-insensitive, RFC 9110 §11.1), or undefined under any other scheme.
+ */
+export function bearerTokenOf(authorization: string): string | undefined {
+  const bearer = /^bearer(?: +|$)/i.exec(authorization);
+  return bearer === null ? undefined : authorization.slice(bearer[0].length);
+}

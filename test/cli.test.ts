@@ -376,6 +376,13 @@ describe('files named on the command line', () => {
     expect(output.stderr).toMatch(/--token-file .* is larger than 65536 bytes: it cannot be the right file/);
   });
 
+  it('returns 2 for a --token-file whose token starts with "Bearer ", saying to give the token alone and never showing it', async () => {
+    expect(await run('--url', 'https://127.0.0.1:9/mcp', '--token-file', file('token', 'Bearer file-token-2727\r\n'))).toBe(EXIT.USAGE);
+    expect(output.stderr).toMatch(/^fenbs-mcp: the token from file .* contains a space or a tab, so it cannot be sent in an Authorization header$/m);
+    expect(output.stderr).toMatch(/^ {2}try: give the token alone, without "Bearer " in front/m);
+    expect(output.stderr).not.toContain('file-token-2727');
+  });
+
   it('refuses a --token-file that is empty', async () => {
     expect(await run('--url', 'https://127.0.0.1:9/mcp', '--token-file', file('token', '\n'))).toBe(EXIT.USAGE);
     expect(output.stderr).toMatch(/--token-file .* is empty/);

@@ -174,10 +174,35 @@ describe('createConfig: start-up limits', () => {
     ['DEL', 'tok\u007Fen-123'],
     ['a character outside Latin-1', 'tok€en-123'],
     ['a line break', 'tok\nen-123'],
+    ['a carriage return', 'tok\ren-123'],
   ])('refuses a token with %s, without repeating it', (_title, token) => {
     const message = usageMessage(() => make({}, { FENBS_TOKEN: token }));
     expect(message).toMatch(/token from env FENBS_TOKEN/);
     expect(message).not.toContain('en-123');
+  });
+
+  // RFC 6750 §2.1: "Bearer" 1*SP b64token, and a b64token holds no white space.
+  it.each([
+    ['env FENBS_TOKEN', {}, { FENBS_TOKEN: 'Bearer env-token-2525' }],
+    ['env OTHER_TOKEN', { tokenEnv: 'OTHER_TOKEN' }, { OTHER_TOKEN: ' bearer\tenv-token-2525 ' }],
+    ['file /t', { tokenFile: '/t' }, {}],
+    ['-H Authorization from $HEADER_TOKEN', { header: ['Authorization: Bearer ${HEADER_TOKEN}'] }, { HEADER_TOKEN: 'Bearer env-token-2525' }],
+    ['-H Authorization from $WHOLE_VALUE', { header: ['Authorization: ${WHOLE_VALUE}'] }, { WHOLE_VALUE: 'Bearer Bearer env-token-2525' }],
+  ])('refuses a token from %s given with "Bearer " in front, naming its source and the fix, not the token', (source, options, env) => {
+    const message = usageMessage(() => make(options, env, () => 'Bearer env-token-2525\n'));
+    expect(message).toContain(`the token from ${source} contains a space or a tab, so it cannot be sent in an Authorization header`);
+    expect(message).toMatch(/give the token alone, without "Bearer " in front/);
+    expect(message).not.toContain('env-token-2525');
+  });
+
+  it('refuses a -H Authorization: Bearer token from the environment that holds a space, or nothing after the scheme', () => {
+    const spaced = usageMessage(() => make({ header: ['Authorization: Bearer ${SPACED}'] }, { SPACED: 'two words-2626' }));
+    expect(spaced).toMatch(/the token from -H Authorization from \$SPACED contains a space or a tab/);
+    expect(spaced).not.toMatch(/words-2626|Bearer " in front/);
+    expect(usageMessage(() => make({ header: ['Authorization: ${SCHEME_ONLY}'] }, { SCHEME_ONLY: 'Bearer' }))).toMatch(/contains nothing \(it is empty\)/);
+    // Another scheme keeps its own syntax (RFC 9110 §11.4 allows auth-params with spaces).
+    expect(make({ header: ['Authorization: Digest ${DIGEST}'] }, { DIGEST: 'username="a", realm="b"' }).credential).toMatchObject({ authorization: 'Digest username="a", realm="b"' });
+    expect(make({ header: ['Authorization: ${WHOLE}'] }, { WHOLE: 'bearer whole-value-2626' }).credential).toMatchObject({ authorization: 'bearer whole-value-2626' });
   });
 
   it.each([

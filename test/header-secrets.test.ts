@@ -1,7 +1,7 @@
 // In-process: ${VAR} in -H values, expanded from the environment, and which Authorization values may come from it.
 
 import { describe, expect, it } from 'vitest';
-import { expandHeaderValue, isAuthorizationFromReference } from '../src/header-secrets.js';
+import { bearerTokenOf, expandHeaderValue, isAuthorizationFromReference } from '../src/header-secrets.js';
 
 describe('expandHeaderValue', () => {
   it('replaces each ${NAME} by its value from the environment and reports the values as secrets', () => {
@@ -34,5 +34,16 @@ describe('isAuthorizationFromReference', () => {
 
   it.each(['Bearer abc', 'Bearer abc${TOKEN}', 'Bearer ${TOKEN}x', 'Bearer ${A}${B}', 'Bearer', ''])('refuses %s: a credential written on the command line', (value) => {
     expect(isAuthorizationFromReference(value)).toBe(false);
+  });
+});
+
+describe('bearerTokenOf', () => {
+  // RFC 6750 §2.1 ("Bearer" 1*SP b64token); auth schemes are case-insensitive (RFC 9110 §11.1).
+  it('gives what follows the Bearer scheme, in any case, and nothing for another scheme', () => {
+    expect(bearerTokenOf('Bearer abc')).toBe('abc');
+    expect(bearerTokenOf('bearer  abc def')).toBe('abc def');
+    expect(bearerTokenOf('BEARER')).toBe('');
+    expect(bearerTokenOf('token abc')).toBeUndefined();
+    expect(bearerTokenOf('Bearerabc')).toBeUndefined();
   });
 });

@@ -6,9 +6,12 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createRedactor } from '../src/secrets.js';
-import { runTokenCommand, TokenCommandCredential } from '../src/token-command.js';
+import { MAX_TOKEN_COMMAND_OUTPUT_BYTES, runTokenCommand, TOKEN_COMMAND_TIMEOUT_MS, TokenCommandCredential } from '../src/token-command.js';
+import { isRunning, pidIn, waitUntilGone } from './helpers/processes.js';
 
 const env = { PATH: process.env.PATH };
+/** A file for the command to write the pid of the job it leaves behind (`echo $! > …`). */
+const pidFile = () => join(mkdtempSync(join(tmpdir(), 'fenbs-token-pid-')), 'pid');
 const failureOf = (promise: Promise<unknown>) => promise.then(
   () => expect.unreachable('the command should have failed'),
   (error: unknown) => error as { code: string; message: string; context: Record<string, unknown> },
@@ -31,7 +34,7 @@ describe('runTokenCommand', () => {
   });
 
   it('cuts a long stderr to its first TOKEN_COMMAND_STDERR_EXCERPT_CHARS characters', async () => {
-    const failure = await failureOf(runTokenCommand('head -c 20000 /dev/zero | tr "\\0" e >&2; exit 1', { env }));
+    const failure = await failureOf(runTokenCommand('head -c 100000 /dev/zero | tr "\\0" e >&2; exit 1', { env }));
     expect(failure.message).toMatch(/^--token-command exited with code 1: e{300}…$/);
   });
 
@@ -43,6 +46,90 @@ describe('runTokenCommand', () => {
   it('refuses output that no Authorization header can carry, without repeating it', async () => {
     const failure = await failureOf(runTokenCommand('printf "line-one-secret\\nline-two"', { env }));
     expect(failure.message).toBe('--token-command printed a token that contains a line break, so it cannot be sent in an Authorization header');
+  });
+
+  // RFC 6750 §2.1: a b64token holds no space; "Bearer Bearer …" would be another header.
+  it('refuses a token holding a space, and says to print the token alone when it starts with "Bearer "', async () => {
+    const failure = await failureOf(runTokenCommand('printf "Bearer prefixed-token-2121\\n"', { env }));
+    expect(failure).toMatchObject({
+      code: 'TOKEN_COMMAND_FAILED',
+      message: '--token-command printed a token that contains a space or a tab, so it cannot be sent in an Authorization header',
+      context: { exitCode: 0, hint: expect.stringMatching(/without "Bearer " in front/) },
+    });
+    expect(JSON.stringify(failure.context) + failure.message).not.toContain('prefixed-token-2121');
+    expect((await failureOf(runTokenCommand('printf "two\\tpart-token"', { env }))).message).toMatch(/contains a space or a tab/);
+  });
+
+  // A line end is the shape of command output; a CR inside the token would end the header early.
+  it('takes the token without its CRLF line end, and refuses a carriage return inside it', async () => {
+    expect(await runTokenCommand('printf "crlf-token-3131\\r\\n"', { env })).toBe('crlf-token-3131');
+    expect((await failureOf(runTokenCommand('printf "cr-token\\rinside-3131\\r\\n"', { env }))).message).toMatch(/contains a line break/);
+  });
+
+  it('refuses a token wrapped in a terminal colour sequence', async () => {
+    const failure = await failureOf(runTokenCommand('printf "\\033[32mcoloured-token-4141\\033[0m\\n"', { env }));
+    expect(failure.message).toBe('--token-command printed a token that contains a control character, so it cannot be sent in an Authorization header');
+  });
+
+  it('masks what the command printed on stdout in the stderr of its failure: each line, each word, and their JSON spellings', async () => {
+    const repeated = await failureOf(runTokenCommand('echo repeated-token-5151; echo repeated-token-5151 >&2; exit 1', { env }));
+    expect(repeated).toMatchObject({ message: '--token-command exited with code 1: [REDACTED]', context: { exitCode: 1, stderr: '[REDACTED]' } });
+    const quoted = await failureOf(runTokenCommand('echo "TOKEN=quoted-token-6161 (valid 3600 s)"; echo "token quoted-token-6161 expired" >&2; exit 2', { env }));
+    expect(quoted.message).toBe('--token-command exited with code 2: token [REDACTED] expired');
+    // PHP and others write "/" as "\/" in JSON (RFC 8259 §7).
+    const json = await failureOf(runTokenCommand(`printf '{"access_token":"slash/token-7171"}\\n'; printf 'refused {"access_token":"slash\\\\/token-7171"}\\n' >&2; exit 3`, { env }));
+    expect(json.message).not.toMatch(/token-7171/);
+    expect(json.message).toMatch(/^--token-command exited with code 3: refused \{"\[REDACTED\]":"\[REDACTED\]"\}$/);
+  });
+
+  it('shows the control characters of its stderr instead of passing them on to a terminal', async () => {
+    const failure = await failureOf(runTokenCommand(`printf '\\033]0;pwned\\007\\033[2J vault locked\\n' >&2; exit 4`, { env }));
+    expect(failure.message).toBe('--token-command exited with code 4: \\x1b]0;pwned\\x07\\x1b[2J vault locked');
+    expect(failure.context.stderr).toBe('\\x1b]0;pwned\\x07\\x1b[2J vault locked');
+  });
+
+  it('takes the token when the command exits, though a job it left behind holds stdout open, and stops that job', async () => {
+    const pid = pidFile();
+    const started = performance.now();
+    // The deadline is long: waiting for the pipe to close would only end there.
+    const token = await runTokenCommand(`sleep 120 & echo $! > "${pid}"; echo held-pipe-token-8181`, { env, timeoutMs: 20_000 });
+    expect(token).toBe('held-pipe-token-8181');
+    expect(performance.now() - started).toBeLessThan(5_000);
+    await waitUntilGone(pidIn(pid));
+  });
+
+  it('sends SIGKILL to a job it left behind that ignores SIGTERM', async () => {
+    const pid = pidFile();
+    // Ignored before the job starts, so the job inherits it (an ignored signal stays ignored across fork and exec).
+    const token = await runTokenCommand(`trap "" TERM; sleep 120 & echo $! > "${pid}"; echo ignoring-token-9191`, { env, timeoutMs: 20_000 });
+    expect(token).toBe('ignoring-token-9191');
+    expect(isRunning(pidIn(pid))).toBe(true);
+    await waitUntilGone(pidIn(pid));
+  });
+
+  it('drops the word cut at MAX_TOKEN_COMMAND_STDERR_BYTES, which its mask could no longer match', async () => {
+    // 16370 spaces, then the token: the cut at 16384 bytes falls inside it.
+    const failure = await failureOf(runTokenCommand('echo cut-stderr-token-2323; head -c 16370 /dev/zero | tr "\\0" " " >&2; echo cut-stderr-token-2323 >&2; exit 1', { env }));
+    expect(failure.message).toBe('--token-command exited with code 1');
+  });
+
+  it('stops the whole process group at the deadline', async () => {
+    const pid = pidFile();
+    const failure = await failureOf(runTokenCommand(`sleep 120 & echo $! > "${pid}"; sleep 120`, { env, timeoutMs: 1_000 }));
+    expect(failure.message).toBe('--token-command did not finish within 1000 ms');
+    await waitUntilGone(pidIn(pid));
+  });
+
+  it('waits for the exit of a command that closed stdout but keeps running: its exit is what counts', async () => {
+    const failure = await failureOf(runTokenCommand('printf closed-pipe-token-1010; exec >&-; sleep 120', { env, timeoutMs: 300 }));
+    expect(failure.message).toBe('--token-command did not finish within 300 ms');
+  });
+
+  it('stops a command that prints 100 MB at MAX_TOKEN_COMMAND_OUTPUT_BYTES, long before its deadline', async () => {
+    const started = performance.now();
+    const failure = await failureOf(runTokenCommand('head -c 100000000 /dev/zero | tr "\\0" x', { env }));
+    expect(failure.message).toBe(`--token-command printed more than ${MAX_TOKEN_COMMAND_OUTPUT_BYTES} bytes: a token is one line`);
+    expect(performance.now() - started).toBeLessThan(TOKEN_COMMAND_TIMEOUT_MS / 10);
   });
 
   it('stops a command that prints more than maxOutputBytes', async () => {
@@ -119,6 +206,34 @@ describe('TokenCommandCredential', () => {
     expect(await credential.renew({ status: 401, wwwAuthenticate: undefined, sent: undefined }, new AbortController().signal)).toBe(true);
     expect(credential.authorization()).toBe('Bearer credential-token-late');
     expect(credential.lastFailure).toBeUndefined();
+  });
+
+  it('never keeps a token no header can carry, and runs the command again at the next renewal', async () => {
+    const files = counted();
+    writeFileSync(files.token, 'Bearer prefixed-credential-2424\n');
+    const credential = await TokenCommandCredential.start(files.command, { env, logger: recordingLogger().logger, redact: createRedactor([]) });
+    expect(credential.authorization()).toBeUndefined();
+    expect(credential.lastFailure?.message).toMatch(/printed a token that contains a space or a tab/);
+    const challenge = { status: 401 as const, wwwAuthenticate: undefined, sent: undefined };
+    expect((await failureOf(credential.renew(challenge, new AbortController().signal))).message).toMatch(/a space or a tab/);
+    expect(credential.authorization()).toBeUndefined();
+    writeFileSync(files.token, 'prefix-dropped-credential-2424\n');
+    expect(await credential.renew(challenge, new AbortController().signal)).toBe(true);
+    expect(credential.authorization()).toBe('Bearer prefix-dropped-credential-2424');
+    expect(files.count()).toBe(3);
+  });
+
+  it('shares one run of a hung command between the renewals waiting on it, fails each at the deadline, and stops its group', async () => {
+    const files = counted();
+    const pid = pidFile();
+    const credential = await TokenCommandCredential.start(`echo run >> "${files.runs}"; sleep 120 & echo $! > "${pid}"; wait`, { env, logger: recordingLogger().logger, redact: createRedactor([]), timeoutMs: 1_000 });
+    expect(credential.lastFailure?.message).toBe('--token-command did not finish within 1000 ms');
+    await waitUntilGone(pidIn(pid));
+    const challenge = { status: 401 as const, wwwAuthenticate: undefined, sent: undefined };
+    const waiting = [1, 2, 3].map(() => failureOf(credential.renew(challenge, new AbortController().signal)));
+    expect((await Promise.all(waiting)).map((failure) => failure.message)).toEqual(Array(3).fill('--token-command did not finish within 1000 ms'));
+    expect(files.count()).toBe(2);
+    await waitUntilGone(pidIn(pid));
   });
 
   it('warns that a token shorter than 8 characters cannot be masked on stdout', async () => {

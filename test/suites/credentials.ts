@@ -3,9 +3,10 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { result, sendJson, serversForFile, stdoutProblems, type McpServer, type RouteContext } from '../helpers/hardening-servers.js';
 import type { BridgeMode, RunningBridge } from '../helpers/bridge-mode.js';
+import { pidIn, waitUntilGone } from '../helpers/processes.js';
 import { initializedNotification, initializeRequest } from '../helpers/spawn-bridge.js';
 
 const call = (id: string, name = id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
@@ -195,6 +196,59 @@ export function defineCredentialsSuite(mode: BridgeMode): void {
       expect(reply.error.message).toMatch(/--token-command printed nothing on stdout \(exit code 0\)/);
       expect(reply.error.data).toMatchObject({ bridgeCode: 'TOKEN_COMMAND_FAILED' });
     });
+
+    // RFC 6750 §2.1: the token alone follows "Bearer "; "Bearer Bearer …" is no credential at all.
+    it('answers each request with the refusal of a token printed with "Bearer " in front, never sends it, and runs the command again for the next request', async () => {
+      const { server } = await rotatingServer('a-token-the-command-never-prints');
+      const command = tokenCommand('Bearer prefixed-command-token-1616');
+      const running = bridge(['--url', server.url.href, ...command.args], command.env);
+      for (const id of ['first', 'second']) {
+        running.send(call(id));
+        const reply = await running.reply(id);
+        expect(reply.error.message).toMatch(/--token-command printed a token that contains a space or a tab/);
+        expect(reply.error.data).toMatchObject({ bridgeCode: 'TOKEN_COMMAND_FAILED', hint: expect.stringMatching(/without "Bearer " in front/) });
+      }
+      expect(server.requests.map((r) => r.headers.authorization)).toEqual([undefined, undefined]);
+      // The start, then one run for each refused request: a bad output is never kept.
+      expect(runsOf(command.count)).toBe(3);
+      expect(running.lines.join('\n') + running.stderr()).not.toContain('prefixed-command-token-1616');
+    });
+
+    it('answers promptly with the token of a command whose background job holds stdout open, and stops that job', async () => {
+      const { server } = await rotatingServer('pipe-held-token-1717');
+      const pid = join(mkdtempSync(join(tmpdir(), 'fenbs-token-pid-')), 'pid');
+      const running = bridge(['--url', server.url.href, '--token-command', 'sleep 120 & echo $! > "$FENBS_TEST_PID"; echo pipe-held-token-1717'], { FENBS_TEST_PID: pid });
+      running.send(call('held'));
+      expect((await running.reply('held')).result).toEqual(okText('held'));
+      expect(server.requests.map((r) => r.headers.authorization)).toEqual(['Bearer pipe-held-token-1717']);
+      await waitUntilGone(pidIn(pid));
+    });
+
+    it('never shows the token a failing command printed on stdout, in its replies or its log', async () => {
+      const { server } = await rotatingServer('a-token-the-command-never-prints');
+      const token = 'failing-printed-token-1818';
+      const running = bridge(['--url', server.url.href, '--token-command', `echo ${token}; echo "token ${token} expired" >&2; exit 1`, '--log-level', 'debug']);
+      running.send(call('failing'));
+      const reply = await running.reply('failing');
+      expect(reply.error.message).toBe('--token-command exited with code 1: token [REDACTED] expired');
+      expect(reply.error.data).toMatchObject({ bridgeCode: 'TOKEN_COMMAND_FAILED', exitCode: 1, stderr: 'token [REDACTED] expired' });
+      await running.waitForLog(/--token-command exited with code 1: token \[REDACTED\] expired/);
+      expect(running.lines.join('\n')).not.toContain(token);
+      expect(running.stderr()).not.toContain(token);
+    });
+
+    if (mode.name === 'spawned') {
+      it('kills the process group of a token command still running when the bridge is stopped', async () => {
+        const dir = mkdtempSync(join(tmpdir(), 'fenbs-token-pid-'));
+        const pid = join(dir, 'pid');
+        const running = bridge(['--url', 'http://127.0.0.1:9/mcp', '--token-command', 'sleep 120 & echo $! > "$FENBS_TEST_PID.tmp"; mv "$FENBS_TEST_PID.tmp" "$FENBS_TEST_PID"; wait'], { FENBS_TEST_PID: pid });
+        // Polled: the command writes the file without telling the bridge or the test.
+        await vi.waitFor(() => pidIn(pid), { timeout: 10_000, interval: 20 });
+        running.stop('SIGTERM');
+        await running.exitCode;
+        await waitUntilGone(pidIn(pid));
+      });
+    }
 
     it('masks the command token on stdout and in the log, also where the server echoes it', async () => {
       const token = 'echoed-command-token-7878';
