@@ -3,7 +3,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -196,6 +196,37 @@ describe('cross-process lock', () => {
     expect(told).toBe(true);
     // Not ours: left in place.
     expect(JSON.parse(readFileSync(path, 'utf8')).nonce).toBe('other');
+  });
+});
+
+describe('cross-process lock against what else may lie at its path', () => {
+  it('never follows, truncates or writes through a symbolic link at the lock path', async () => {
+    const dir = tempDir();
+    const victim = join(dir, 'victim');
+    writeFileSync(victim, 'precious');
+    const path = join(dir, 'x.lock');
+    symlinkSync(victim, path);
+    expect(await withFileLock(path, { waitMs: 1000, staleMs: 60_000, signal: AbortSignal.timeout(5000) }, () => Promise.resolve(lstatSync(path).isFile()))).toBe(true);
+    expect(readFileSync(victim, 'utf8')).toBe('precious');
+    expect(readdirSync(dir)).toEqual(['victim']);
+  });
+
+  it('takes over a lock stamped far in the future, whose time would otherwise never pass', async () => {
+    const path = join(tempDir(), 'x.lock');
+    writeFileSync(path, JSON.stringify({ pid: process.ppid, host: (await import('node:os')).hostname(), at: Date.now() + 10 * 86_400_000, nonce: 'future' }));
+    expect(await withFileLock(path, { waitMs: 1000, staleMs: 60_000, signal: AbortSignal.timeout(5000) }, () => Promise.resolve('ran'))).toBe('ran');
+    // An unreadable lock file whose time is in the future is judged the same way.
+    writeFileSync(path, 'garbage');
+    const future = new Date(Date.now() + 86_400_000);
+    utimesSync(path, future, future);
+    expect(await withFileLock(path, { waitMs: 1000, staleMs: 60_000, signal: AbortSignal.timeout(5000) }, () => Promise.resolve('ran again'))).toBe('ran again');
+  });
+
+  it('waits for an unreadable lock file written just now (its writer may be between creating and filling it)', async () => {
+    const path = join(tempDir(), 'x.lock');
+    writeFileSync(path, '');
+    await expect(withFileLock(path, { waitMs: 60, staleMs: 60_000, signal: AbortSignal.timeout(5000) }, () => Promise.resolve())).rejects.toBeInstanceOf(LockTimeoutError);
+    expect(readFileSync(path, 'utf8')).toBe('');
   });
 });
 
