@@ -3,7 +3,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -16,7 +16,8 @@ import { obtainClient, refreshTokens, signIn, toStoredTokens, type FlowDeps } fr
 import { createOAuthHttp } from '../src/oauth/http.js';
 import { OAuthCredential, refreshAt, cachedState } from '../src/oauth/oauth-credential.js';
 import { LOGIN_TIMEOUT_MS, parseOAuthSettings } from '../src/oauth/settings.js';
-import { cacheDirectory, TokenStore } from '../src/oauth/token-store.js';
+import { readPrivateFile } from '../src/oauth/private-file.js';
+import { cacheDirectory, MAX_CACHE_FILE_BYTES, MAX_TOKEN_CHARS, TokenStore } from '../src/oauth/token-store.js';
 import { createDispatcher } from '../src/remote.js';
 import { startOAuthSetup } from './helpers/oauth-servers.js';
 
@@ -167,7 +168,7 @@ describe('token cache', () => {
   it('tells doctor whether a cached token is valid, refreshable or expired', () => {
     const store = new TokenStore(tempDir(), new URL('https://a.example/mcp'));
     expect(cachedState(store, 0)).toEqual({ kind: 'none' });
-    const save = (tokens: object) => store.write({ server: 'https://a.example/mcp', issuer: 'https://as', issuers: { 'https://as': { resource: 'r', tokens: { accessToken: 'x', obtainedAt: 0, ...tokens } } } });
+    const save = (tokens: object) => store.write({ server: 'https://a.example/mcp', issuer: 'https://as', issuers: { 'https://as': { resource: 'https://a.example/mcp', tokens: { accessToken: 'x', obtainedAt: 0, ...tokens } } } });
     save({ expiresAt: 10 });
     expect(cachedState(store, 5)).toMatchObject({ kind: 'valid', expiresAt: 10 });
     expect(cachedState(store, 20)).toMatchObject({ kind: 'expired' });
@@ -178,6 +179,143 @@ describe('token cache', () => {
   it('keeps the newest refresh token, and the old one only when none came', () => {
     expect(toStoredTokens({ access_token: 'a2', token_type: 'bearer', expires_in: 10 }, 1000, { accessToken: 'a1', refreshToken: 'r1', obtainedAt: 0, scope: 's' })).toEqual({ accessToken: 'a2', refreshToken: 'r1', expiresAt: 11_000, obtainedAt: 1000, scope: 's' });
     expect(toStoredTokens({ access_token: 'a2', token_type: 'bearer', refresh_token: 'r2' }, 0).refreshToken).toBe('r2');
+  });
+
+  const server = 'https://a.example/mcp';
+  const entry = (tokens: object) => ({ resource: server, tokens: { accessToken: 'good-token', obtainedAt: 0, ...tokens } });
+
+  it('reads a cached token no header can carry as absent, with a warning that does not show it, and the credential never sends it', () => {
+    const dir = tempDir();
+    const warnings: string[] = [];
+    const store = new TokenStore(dir, new URL(server), (message) => warnings.push(message));
+    store.write({
+      server,
+      issuer: 'https://as1',
+      issuers: {
+        'https://as1': entry({ accessToken: 'abc\r\nX-Injected:1' }),
+        'https://as2': entry({ refreshToken: 'rt\nvalue' }),
+        'https://as3': entry({ accessToken: 'x'.repeat(MAX_TOKEN_CHARS + 1) }),
+        'https://as4': entry({}),
+      },
+    });
+    const issuers = store.read().issuers;
+    expect(Object.values(issuers).map((e) => e.tokens?.accessToken)).toEqual([undefined, undefined, undefined, 'good-token']);
+    expect(warnings).toEqual([
+      'the cached OAuth token from https://as1 is ignored: its access token contains a line break, so it cannot be sent in an Authorization header',
+      'the cached OAuth token from https://as2 is ignored: its refresh token contains a line break, so it cannot be sent in an Authorization header',
+      `the cached OAuth token from https://as3 is ignored: its access token contains more than ${MAX_TOKEN_CHARS} characters, so it cannot be sent in an Authorization header`,
+    ]);
+    // Told once, though the cache is read for every renewal.
+    store.read();
+    expect(warnings).toHaveLength(3);
+    const credential = new OAuthCredential({ url: new URL(server), allowHttp: false, settings: parseOAuthSettings({}, {}, () => ''), logger: silent, env: { FENBS_MCP_HOME: dir }, registerSecret: () => undefined, dispatcher: dispatcher(), writeStderr: () => undefined });
+    expect(credential.authorization()).toBeUndefined();
+  });
+
+  it('reads an entry whose issuer, resource or redirect URI is no URL as absent (each would fail every request)', () => {
+    const store = new TokenStore(tempDir(), new URL(server));
+    store.write({
+      server,
+      issuers: {
+        'not a url': entry({}),
+        'https://as1': { resource: 'nowhere', tokens: { accessToken: 'a', obtainedAt: 0 } },
+        'https://as2': { resource: server, client: { kind: 'registered', clientId: 'c', redirectUri: 'x' } },
+      },
+    });
+    const issuers = store.read().issuers;
+    expect(Object.keys(issuers)).toEqual(['https://as2']);
+    expect(issuers['https://as2']?.client).toBeUndefined();
+  });
+
+  it('never reads the cache through a symbolic link, and replaces a link with a file of its own instead of writing through it', () => {
+    const dir = tempDir();
+    const warnings: string[] = [];
+    const store = new TokenStore(dir, new URL(server), (message) => warnings.push(message));
+    store.ensureDirectory();
+    const victim = join(dir, 'victim.json');
+    const planted = JSON.stringify({ version: 1, server, issuer: 'https://as', issuers: { 'https://as': entry({ accessToken: 'planted-token' }) } });
+    writeFileSync(victim, planted);
+    symlinkSync(victim, store.file);
+    expect(store.read().issuers).toEqual({});
+    expect(warnings).toEqual([`the OAuth token cache ${store.file} is not used: it is a symbolic link`]);
+    store.write({ server, issuers: { 'https://as': entry({}) } });
+    expect(readFileSync(victim, 'utf8')).toBe(planted);
+    expect(lstatSync(store.file).isFile()).toBe(true);
+    expect(statSync(store.file).mode & 0o777).toBe(0o600);
+    expect(readdirSync(join(dir, 'oauth'))).toEqual([store.file.split('/').at(-1)]);
+    expect(store.remove()).toBe(true);
+  });
+
+  it('reads nothing from a cache folder others can write, and writes nothing into it, saying why', () => {
+    const dir = tempDir();
+    const warnings: string[] = [];
+    const store = new TokenStore(dir, new URL(server), (message) => warnings.push(message));
+    store.write({ server, issuer: 'https://as', issuers: { 'https://as': entry({}) } });
+    const before = readFileSync(store.file, 'utf8');
+    chmodSync(join(dir, 'oauth'), 0o777);
+    expect(store.read().issuers).toEqual({});
+    expect(warnings).toEqual([`the OAuth token cache folder ${join(dir, 'oauth')} can be written by other users (mode 0777): fenbs-mcp neither reads tokens from it nor writes tokens into it`]);
+    expect(() => store.write({ server, issuers: {} })).toThrow(/can be written by other users \(mode 0777\)/);
+    expect(() => store.ensureDirectory()).toThrow(expect.objectContaining({ code: 'AUTH_REQUIRED', context: { hint: expect.stringMatching(/chmod 700/) } }));
+    expect(readFileSync(store.file, 'utf8')).toBe(before);
+    // Writable by the group only is refused too; 0755 is the user's own and is made private.
+    chmodSync(join(dir, 'oauth'), 0o770);
+    expect(store.folderProblem()?.message).toMatch(/mode 0770/);
+    chmodSync(join(dir, 'oauth'), 0o755);
+    store.ensureDirectory();
+    expect(statSync(join(dir, 'oauth')).mode & 0o777).toBe(0o700);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('reads nothing from a cache folder or file another user owns (run as root, which can hand them over)', () => {
+    const dir = tempDir();
+    const warnings: string[] = [];
+    const store = new TokenStore(dir, new URL(server), (message) => warnings.push(message));
+    store.write({ server, issuer: 'https://as', issuers: { 'https://as': entry({}) } });
+    chownSync(store.file, 65534, 65534);
+    expect(store.read().issuers).toEqual({});
+    expect(warnings.at(-1)).toBe(`the OAuth token cache ${store.file} is not used: it belongs to another user (uid 65534, not 0)`);
+    chownSync(join(dir, 'oauth'), 65534, 65534);
+    expect(() => store.write({ server, issuers: {} })).toThrow(`the OAuth token cache folder ${join(dir, 'oauth')} belongs to another user (uid 65534, not 0): fenbs-mcp neither reads tokens from it nor writes tokens into it`);
+    chownSync(join(dir, 'oauth'), 0, 0);
+    chownSync(store.file, 0, 0);
+    chmodSync(store.file, 0o622);
+    expect(store.read().issuers).toEqual({});
+    expect(warnings.at(-1)).toMatch(/can be written by other users \(mode 0622\)/);
+  });
+
+  it('reads no cache from something that is not a regular file, and names a folder it cannot examine', () => {
+    const dir = tempDir();
+    const warnings: string[] = [];
+    const store = new TokenStore(dir, new URL(server), (message) => warnings.push(message));
+    mkdirSync(store.file, { recursive: true });
+    expect(store.read().issuers).toEqual({});
+    expect(warnings).toEqual([`the OAuth token cache ${store.file} is not used: it is not a regular file`]);
+    writeFileSync(join(dir, 'plain-file'), '');
+    expect(new TokenStore(join(dir, 'plain-file'), new URL(server)).folderProblem()?.message).toMatch(/plain-file is not a folder/);
+    expect(new TokenStore(join(dir, 'plain-file', 'below'), new URL(server)).folderProblem()?.message).toMatch(/below cannot be examined \(ENOTDIR/);
+  });
+
+  it.skipIf(process.platform !== 'linux')('stops reading a file that grew past its limit after its size was taken (a /proc file reports none)', () => {
+    expect(() => readPrivateFile('/proc/self/status', 10)).toThrow('is larger than 10 bytes');
+  });
+
+  it('never writes a cache file larger than it would read back', () => {
+    const store = new TokenStore(tempDir(), new URL(server));
+    store.write({ server, issuers: { 'https://as': entry({}) } });
+    const before = readFileSync(store.file, 'utf8');
+    expect(() => store.write({ server, issuers: { 'https://as': entry({ scope: 's '.repeat(MAX_CACHE_FILE_BYTES) }) } })).toThrow(/larger than/);
+    expect(readFileSync(store.file, 'utf8')).toBe(before);
+  });
+
+  it('reads a cache file larger than its limit, or one that is not JSON, as empty', () => {
+    const warnings: string[] = [];
+    const store = new TokenStore(tempDir(), new URL(server), (message) => warnings.push(message));
+    store.ensureDirectory();
+    writeFileSync(store.file, ' '.repeat(MAX_CACHE_FILE_BYTES + 1), { mode: 0o600 });
+    expect(store.read().issuers).toEqual({});
+    writeFileSync(store.file, '{ not json', { mode: 0o600 });
+    expect(store.read().issuers).toEqual({});
+    expect(warnings).toEqual([`the OAuth token cache ${store.file} is not used: it is larger than ${MAX_CACHE_FILE_BYTES} bytes`, `the OAuth token cache ${store.file} is not used: it is not valid JSON`]);
   });
 });
 

@@ -88,8 +88,8 @@ export function cachedState(store: TokenStore, now: number): CachedState {
   return tokens.refreshToken === undefined ? { kind: 'expired', issuer } : { kind: 'refreshable', issuer };
 }
 
-export function createTokenStore(url: URL, env: Readonly<Record<string, string | undefined>>, home: string = homedir()): TokenStore {
-  return new TokenStore(cacheDirectory(env, home), url);
+export function createTokenStore(url: URL, env: Readonly<Record<string, string | undefined>>, home: string = homedir(), warn?: (message: string) => void): TokenStore {
+  return new TokenStore(cacheDirectory(env, home), url, warn);
 }
 
 export class OAuthCredential implements Credential {
@@ -109,7 +109,7 @@ export class OAuthCredential implements Credential {
   constructor(options: OAuthCredentialOptions) {
     this.#o = options;
     this.#now = options.now ?? Date.now;
-    this.store = createTokenStore(options.url, options.env, options.home);
+    this.store = createTokenStore(options.url, options.env, options.home, (message) => options.logger.warn(message));
     const http = createOAuthHttp(options.dispatcher, options.allowHttp);
     const platform = options.platform ?? process.platform;
     this.#flow = {
@@ -235,6 +235,21 @@ export class OAuthCredential implements Credential {
     });
   }
 
+  /** Writes the cache; a failure (a full disk) is told, and this bridge goes on with what it holds in memory. */
+  #save(write: () => void): void {
+    try {
+      write();
+    } catch (error) {
+      this.#o.logger.warn({ err: reasonOf(error), file: this.store.file }, 'the OAuth token cache could not be written; this bridge keeps its token in memory');
+    }
+  }
+
+  /** The newer of the cache's tokens for `issuer` and this bridge's own (newer when the cache could not be written). */
+  #newest(issuer: string | undefined, stored: StoredTokens | undefined): StoredTokens | undefined {
+    const own = this.#current !== undefined && this.#current.issuer === issuer ? this.#current.tokens : undefined;
+    return stored === undefined || (own !== undefined && own.obtainedAt > stored.obtainedAt) ? own : stored;
+  }
+
   /**
    * The one place tokens change. Under the cross-process lock: adopt what another bridge stored
    * meanwhile, else refresh (no browser), else sign in (unless `refresh-only`).
@@ -242,14 +257,15 @@ export class OAuthCredential implements Credential {
   async #work(mode: Mode, bearer: BearerChallenge | undefined, sent: string | undefined): Promise<boolean> {
     const signal = this.#closing.signal;
     try {
+      // An unsafe cache folder is refused before anything goes over the network.
+      this.store.ensureDirectory();
       // A refresh reuses the issuer in the cache; a renewal follows the server's challenge.
       const discovered = await this.#discover(mode === 'refresh-only' ? undefined : bearer);
       const issuer = discovered.as.issuer;
       const resource = discovered.resource.href;
-      this.store.ensureDirectory();
       return await this.#locked(signal, async () => {
         const entry = this.store.read().issuers[issuer];
-        const cached = entry?.tokens;
+        const cached = this.#newest(issuer, entry?.tokens);
         // Another bridge signed in or refreshed while this one waited: its result is shared.
         if (cached !== undefined && cached.accessToken !== sent && (mode !== 'step-up' || covers(cached.scope, bearer?.scope))) {
           if (cached.expiresAt === undefined || cached.expiresAt > this.#now()) {
@@ -262,7 +278,7 @@ export class OAuthCredential implements Credential {
         if (mode !== 'step-up' && cached?.refreshToken !== undefined && client !== undefined) {
           try {
             const tokens = await refreshTokens(this.#flow, discovered, client, cached, signal);
-            this.store.update(issuer, resource, (old) => ({ ...old, resource, tokens }));
+            this.#save(() => this.store.update(issuer, resource, (old) => ({ ...old, resource, tokens })));
             this.#adopt(issuer, tokens);
             this.#lastAction = 'refreshed';
             this.#o.logger.info('OAuth token refreshed');
@@ -272,7 +288,7 @@ export class OAuthCredential implements Credential {
             // The grant is gone (revoked, rotated elsewhere) or the client was forgotten: sign in again.
             this.#o.logger.info({ reason: error.message }, 'the refresh token was refused; a new sign-in is needed');
             if (error.kind === 'invalid-client') client = undefined;
-            this.store.update(issuer, resource, (old) => ({ resource, client: error.kind === 'invalid-client' ? undefined : old.client, tokens: undefined }));
+            this.#save(() => this.store.update(issuer, resource, (old) => ({ resource, client: error.kind === 'invalid-client' ? undefined : old.client, tokens: undefined })));
           }
         }
         if (mode === 'refresh-only') return false;
@@ -281,7 +297,7 @@ export class OAuthCredential implements Credential {
         this.#lastAction = 'signed-in';
         // A pre-registered client's secret stays in the environment or its file, never in the cache.
         const keep: StoredClient = result.client.kind === 'pre-registered' ? { kind: 'pre-registered', clientId: result.client.clientId } : result.client;
-        this.store.update(issuer, resource, () => ({ resource, client: keep, tokens: result.tokens }));
+        this.#save(() => this.store.update(issuer, resource, () => ({ resource, client: keep, tokens: result.tokens })));
         this.#adopt(issuer, result.tokens);
         this.#o.logger.info({ server: maskUrl(this.#o.url) }, 'signed in');
         return true;
@@ -302,7 +318,7 @@ export class OAuthCredential implements Credential {
     const signal = this.#closing.signal;
     const preferredPort = client?.redirectUri === undefined ? undefined : Number(new URL(client.redirectUri).port) || undefined;
     const onClient = (obtained: StoredClient) => {
-      if (obtained.kind === 'registered') this.store.update(issuer, resource, (old) => ({ ...old, client: obtained }));
+      if (obtained.kind === 'registered') this.#save(() => this.store.update(issuer, resource, (old) => ({ ...old, client: obtained })));
     };
     try {
       return await signIn(this.#flow, { discovered, scope, storedClient: client, preferredPort, signal, onClient });
@@ -312,7 +328,7 @@ export class OAuthCredential implements Credential {
       if (!(error instanceof SignInError) || !reused || (error.failure !== 'client-rejected' && error.failure !== 'timeout')) throw error;
       // A registration the server forgot shows as an error page instead of a redirect, so a timeout
       // with a kept registration also drops it: the next sign-in registers anew, with no cache to delete.
-      this.store.update(issuer, resource, (old) => ({ ...old, client: undefined }));
+      this.#save(() => this.store.update(issuer, resource, (old) => ({ ...old, client: undefined })));
       if (error.failure === 'timeout') throw error;
       this.#o.logger.info('the authorization server no longer knows the registered client; registering again');
       return signIn(this.#flow, { discovered, scope, storedClient: undefined, preferredPort: undefined, signal, onClient });
