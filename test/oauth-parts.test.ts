@@ -12,7 +12,7 @@ import { UsageError } from '../src/config.js';
 import { authorizationServerMetadataUrls, discover, isResourceFor, parseBearerChallenge, resourceMetadataUrls } from '../src/oauth/discovery.js';
 import { openerCommand } from '../src/oauth/browser.js';
 import { withFileLock, LockTimeoutError } from '../src/oauth/file-lock.js';
-import { obtainClient, refreshTokens, signIn, toStoredTokens, type FlowDeps } from '../src/oauth/flow.js';
+import { MAX_EXPIRES_IN_SECONDS, obtainClient, refreshTokens, signIn, toStoredTokens, type FlowDeps } from '../src/oauth/flow.js';
 import { createOAuthHttp } from '../src/oauth/http.js';
 import { OAuthCredential, refreshAt, cachedState } from '../src/oauth/oauth-credential.js';
 import { LOGIN_TIMEOUT_MS, parseOAuthSettings } from '../src/oauth/settings.js';
@@ -179,6 +179,14 @@ describe('token cache', () => {
   it('keeps the newest refresh token, and the old one only when none came', () => {
     expect(toStoredTokens({ access_token: 'a2', token_type: 'bearer', expires_in: 10 }, 1000, { accessToken: 'a1', refreshToken: 'r1', obtainedAt: 0, scope: 's' })).toEqual({ accessToken: 'a2', refreshToken: 'r1', expiresAt: 11_000, obtainedAt: 1000, scope: 's' });
     expect(toStoredTokens({ access_token: 'a2', token_type: 'bearer', refresh_token: 'r2' }, 0).refreshToken).toBe('r2');
+  });
+
+  it('takes a lifetime of at most a year from expires_in, so a huge one still reads back from the cache', () => {
+    const tokens = toStoredTokens({ access_token: 'a', token_type: 'bearer', expires_in: 1e306 }, 0);
+    expect(tokens.expiresAt).toBe(MAX_EXPIRES_IN_SECONDS * 1000);
+    const store = new TokenStore(tempDir(), new URL('https://a.example/mcp'));
+    store.write({ server: 'https://a.example/mcp', issuer: 'https://as', issuers: { 'https://as': { resource: 'https://a.example/mcp', tokens } } });
+    expect(store.read().issuers['https://as']?.tokens).toEqual(tokens);
   });
 
   const server = 'https://a.example/mcp';
@@ -451,11 +459,14 @@ describe('sign-in steps against a scripted authorization server', () => {
   /** A scripted AS: registration answers `register`, the token endpoint answers `token`. */
   async function scriptedAs(script: { register?: (res: ServerResponse) => void; token?: (res: ServerResponse) => void; authMethods?: string[] }) {
     const tokenRequests: { auth: string | undefined; body: string }[] = [];
-    const origin = await serve((req, res) => {
+    const origin = await serve((req, res, origin) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        if (req.url === '/register') (script.register ?? ((r) => r.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ client_id: 'dcr-client', client_secret: 'dcr-secret-value', client_secret_expires_at: 0 }))))(res);
+        const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        if (req.url === '/.well-known/oauth-protected-resource/mcp') json({ resource: `${origin}/mcp`, authorization_servers: [origin] });
+        else if (req.url === '/.well-known/oauth-authorization-server') json(as);
+        else if (req.url === '/register') (script.register ?? ((r) => r.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ client_id: 'dcr-client', client_secret: 'dcr-secret-value', client_secret_expires_at: 0 }))))(res);
         else if (req.url === '/token') {
           tokenRequests.push({ auth: req.headers.authorization, body: Buffer.concat(chunks).toString() });
           (script.token ?? ((r) => r.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'at-value-1234', token_type: 'bearer', expires_in: 60 }))))(res);
@@ -530,6 +541,85 @@ describe('sign-in steps against a scripted authorization server', () => {
     const ok = await scriptedAs({});
     const result = await signIn(flowDeps(() => ({ code: 'c', iss: ok.as.issuer })), { discovered: ok.discovered, scope: undefined, storedClient: undefined, preferredPort: taken, signal: AbortSignal.timeout(10_000) });
     expect(result.client.redirectUri).not.toContain(`:${taken}/`);
+  });
+
+  const tokenResponse = (body: object) => (res: ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'at-value-1234', token_type: 'Bearer', expires_in: 60, ...body }));
+  const signInWith = async (body: object) => {
+    const { as, discovered } = await scriptedAs({ token: tokenResponse(body) });
+    return signIn(flowDeps(() => ({ code: 'code-value-5678', iss: as.issuer })), { discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) });
+  };
+  const refreshWith = async (body: object) => {
+    const { discovered } = await scriptedAs({ token: tokenResponse(body) });
+    return refreshTokens(flowDeps(() => ({})), discovered, { kind: 'registered', clientId: 'c' }, { accessToken: 'at-1', refreshToken: 'rt-1', obtainedAt: 0 }, AbortSignal.timeout(5000));
+  };
+
+  it('refuses a token whose type is not Bearer (compared case-insensitively), from the code exchange and from a refresh, naming the type (RFC 6749 §7.1, RFC 9449)', async () => {
+    expect((await signInWith({ token_type: 'BeArEr' })).tokens.accessToken).toBe('at-value-1234');
+    // oauth4webapi passes DPoP through; it refuses MAC and other types it does not know, without naming them.
+    await expect(signInWith({ token_type: 'DPoP' })).rejects.toMatchObject({ code: 'AUTH_REQUIRED', failure: 'failed', message: 'the code exchange returned a token of type "dpop": fenbs-mcp sends only Bearer tokens (RFC 6750), so it is not kept', context: { hint: expect.stringMatching(/issue this client Bearer tokens/) } });
+    await expect(signInWith({ token_type: 'MAC' })).rejects.toMatchObject({ message: expect.stringMatching(/^the code exchange returned a token of type "mac": /) });
+    await expect(signInWith({ token_type: 'x\u001b]0;pwned\u0007' })).rejects.toMatchObject({ message: expect.stringContaining('type "x\\x1b]0;pwned\\x07"') });
+    await expect(refreshWith({ token_type: 'dpop' })).rejects.toMatchObject({ kind: 'other', message: expect.stringMatching(/^the token refresh returned a token of type "dpop"/) });
+    await expect(refreshWith({ token_type: 'mac' })).rejects.toMatchObject({ kind: 'other', message: expect.stringMatching(/^the token refresh returned a token of type "mac"/) });
+  });
+
+  it('refuses an access or refresh token no Authorization header can carry, from the code exchange and from a refresh', async () => {
+    await expect(signInWith({ access_token: 'at\r\nX-Injected:1' })).rejects.toMatchObject({ message: 'the code exchange returned an access token that contains a line break, so it cannot be sent in an Authorization header; it is not kept' });
+    await expect(signInWith({ refresh_token: 'rt\u0000x' })).rejects.toMatchObject({ message: expect.stringMatching(/returned a refresh token that contains a control character/) });
+    await expect(signInWith({ access_token: 'two words' })).rejects.toMatchObject({ message: expect.stringMatching(/contains a space or a tab/) });
+    await expect(signInWith({ access_token: 'x'.repeat(MAX_TOKEN_CHARS + 1) })).rejects.toMatchObject({ message: expect.stringMatching(new RegExp(`more than ${MAX_TOKEN_CHARS} characters`)) });
+    await expect(refreshWith({ access_token: 'at\n2' })).rejects.toMatchObject({ kind: 'other', message: expect.stringMatching(/^the token refresh returned an access token that contains a line break/) });
+    await expect(refreshWith({ refresh_token: 'caf\u00e9\u2028' })).rejects.toMatchObject({ message: expect.stringMatching(/refresh token that contains a character outside Latin-1/) });
+    // What oauth4webapi refuses itself is reported as it says it.
+    await expect(refreshWith({ access_token: 42 })).rejects.toMatchObject({ kind: 'other', message: expect.stringMatching(/^the token refresh failed: .*access_token/) });
+  });
+
+  it('shows the words of a token endpoint error with their control characters made visible, and bounded', async () => {
+    const { discovered } = await scriptedAs({ token: (res) => res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_request\u001b[2J', error_description: `a${'b'.repeat(300)}` })) });
+    const refused = await refreshTokens(flowDeps(() => ({})), discovered, { kind: 'registered', clientId: 'c' }, { accessToken: 'a', refreshToken: 'r', obtainedAt: 0 }, AbortSignal.timeout(5000)).then(() => new Error('refreshed'), (error: Error) => error);
+    expect(refused.message).toBe(`the token refresh refused: invalid_request\\x1b[2J (a${'b'.repeat(199)}…)`);
+  });
+
+  it('keeps no token from a response it refuses: the credential answers AUTH_REQUIRED and the cache holds none of it', async () => {
+    const { as, discovered } = await scriptedAs({ token: tokenResponse({ token_type: 'DPoP', access_token: 'dpop-bound-token-value' }) });
+    const home = tempDir();
+    const credential = new OAuthCredential({
+      url: discovered.resource,
+      allowHttp: false,
+      settings: parseOAuthSettings({}, {}, () => ''),
+      logger: silent,
+      env: { FENBS_MCP_HOME: home },
+      registerSecret: () => undefined,
+      dispatcher: dispatcher(),
+      writeStderr: () => undefined,
+      openBrowser: flowDeps(() => ({ code: 'code-value-5678', iss: as.issuer })).openBrowser,
+    });
+    cleanups.push(() => credential.close());
+    const challenge = `Bearer resource_metadata="${as.issuer}/.well-known/oauth-protected-resource/mcp"`;
+    await expect(credential.renew({ status: 401, wwwAuthenticate: challenge, sent: undefined }, AbortSignal.timeout(10_000))).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/type "dpop"/) });
+    expect(credential.authorization()).toBeUndefined();
+    expect(Object.values(credential.store.read().issuers).map((entry) => entry.tokens)).toEqual([undefined]);
+    expect(readFileSync(credential.store.file, 'utf8')).not.toContain('dpop-bound-token-value');
+  });
+
+  it('keeps the cached tokens when a refresh returns one it refuses, and answers AUTH_REQUIRED with what to do', async () => {
+    const { as, discovered } = await scriptedAs({ token: tokenResponse({ access_token: 'line\nbreak' }) });
+    const home = tempDir();
+    const server = discovered.resource.href;
+    const cached = { accessToken: 'old-access-token', refreshToken: 'old-refresh-token', obtainedAt: 0, expiresAt: 1 };
+    const store = new TokenStore(home, discovered.resource);
+    store.write({ server, issuer: as.issuer, issuers: { [as.issuer]: { resource: server, client: { kind: 'registered', clientId: 'dcr-client' }, tokens: cached } } });
+    const before = readFileSync(store.file, 'utf8');
+    const credential = new OAuthCredential({ url: discovered.resource, allowHttp: false, settings: parseOAuthSettings({}, {}, () => ''), logger: silent, env: { FENBS_MCP_HOME: home }, registerSecret: () => undefined, dispatcher: dispatcher(), writeStderr: () => undefined, openBrowser: () => undefined });
+    cleanups.push(() => credential.close());
+    const challenge = `Bearer resource_metadata="${as.issuer}/.well-known/oauth-protected-resource/mcp"`;
+    await expect(credential.renew({ status: 401, wwwAuthenticate: challenge, sent: credential.authorization() }, AbortSignal.timeout(10_000))).rejects.toMatchObject({
+      code: 'AUTH_REQUIRED',
+      message: 'the token refresh returned an access token that contains a line break, so it cannot be sent in an Authorization header; it is not kept',
+      context: { hint: expect.stringMatching(/Bearer tokens of plain characters/) },
+    });
+    expect(credential.authorization()).toBe('Bearer old-access-token');
+    expect(readFileSync(store.file, 'utf8')).toBe(before);
   });
 
   it('refresh keeps the newest refresh token and names a refused grant', async () => {

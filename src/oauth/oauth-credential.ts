@@ -309,6 +309,7 @@ export class OAuthCredential implements Credential {
         return false;
       }
       if (isBridgeError(error)) throw error;
+      if (error instanceof TokenRequestError && error.hint !== undefined) throw new BridgeError('AUTH_REQUIRED', error.message, { hint: error.hint }, { cause: error });
       throw new BridgeError('AUTH_REQUIRED', `the OAuth sign-in for ${maskUrl(this.#o.url)} failed: ${reasonOf(error)}`, { hint: 'check the network path to the authorization server, then retry; fenbs-mcp doctor shows what is reachable' }, { cause: error });
     }
   }
