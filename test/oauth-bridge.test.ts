@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createConfig } from '../src/config.js';
 import { runAccountCommand } from '../src/oauth/commands.js';
 import { oauthCacheCheck } from '../src/oauth/doctor-check.js';
+import { SIGN_IN_QUIET_MS } from '../src/oauth/oauth-credential.js';
 import { ADMIN_TOOL, startOAuthSetup, type OAuthSetup } from './helpers/oauth-servers.js';
 import { startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
 import { initializedNotification, initializeRequest } from './helpers/spawn-bridge.js';
@@ -169,6 +170,8 @@ describe('OAuth tokens kept and renewed (in-process)', () => {
     const [file] = cacheFiles(w);
     const contents = JSON.parse(readFileSync(file!, 'utf8'));
     for (const entry of Object.values<any>(contents.issuers)) entry.client.clientId = 'forgotten-client';
+    // The server forgets a client long after the sign-in, past the quiet period that follows one.
+    contents.lastSignIn.at -= SIGN_IN_QUIET_MS;
     writeFileSync(file!, JSON.stringify(contents));
     w.setup.expireAccessTokens();
     const bridge = bridgeFor(w);
@@ -219,6 +222,56 @@ describe('OAuth sign-in that does not complete (in-process)', () => {
     expect(reply.error).toMatchObject({ code: -31015, data: { bridgeCode: 'AUTH_REQUIRED' } });
     expect(reply.error.message).toMatch(/different issuer/);
     expect(w.invocations()).toHaveLength(0);
+  });
+});
+
+describe('one interactive sign-in per quiet period (in-process)', () => {
+  const refusedAtOnce = { code: -31015, data: { bridgeCode: 'AUTH_REQUIRED', hint: expect.stringContaining('the server refused the token it just issued: check the scopes') } };
+
+  it('opens one browser window for twelve requests to a server that refuses every token, answers each with AUTH_REQUIRED and a hint, and a second bridge sharing the cache opens none', async () => {
+    const w = await world({ noRefreshTokens: true, refuseEveryToken: true });
+    const bridge = bridgeFor(w);
+    const answers: any[] = [];
+    // A client retrying one request after another…
+    for (let i = 0; i < 6; i++) {
+      bridge.send(initializeRequest(`one-${i}`));
+      answers.push(await bridge.reply(`one-${i}`, 20_000));
+    }
+    // …and six at once.
+    for (let i = 0; i < 6; i++) bridge.send(initializeRequest(`many-${i}`));
+    for (let i = 0; i < 6; i++) answers.push(await bridge.reply(`many-${i}`, 20_000));
+    expect(w.invocations()).toHaveLength(1);
+    expect(answers).toHaveLength(12);
+    for (const answer of answers) expect(answer.error).toMatchObject(refusedAtOnce);
+    // Another bridge of the same desktop app, started right after: the attempt is recorded in the cache.
+    const second = bridgeFor(w);
+    second.send(initializeRequest('second'));
+    expect((await second.reply('second', 20_000)).error).toMatchObject(refusedAtOnce);
+    expect(w.invocations()).toHaveLength(1);
+    expect(w.setup.grants).toEqual(['authorization_code']);
+  });
+
+  it('holds a denied sign-in for the quiet period in every bridge, and fenbs-mcp login still signs in at once', async () => {
+    const w = await world();
+    const denied = bridgeFor(w, 'deny');
+    denied.send(initializeRequest('init'));
+    expect((await denied.reply('init', 20_000)).error.message).toMatch(/denied/);
+    const other = bridgeFor(w);
+    other.send(initializeRequest('other'));
+    const held = await other.reply('other', 20_000);
+    expect(held.error).toMatchObject({ code: -31015, data: { bridgeCode: 'AUTH_REQUIRED', hint: expect.stringMatching(/no new sign-in opens for this server for \d+ s.*fenbs-mcp login signs in now/) } });
+    expect(held.error.message).toMatch(/^the sign-in \d+ s ago was denied$/);
+    expect(w.invocations()).toHaveLength(1);
+    const env = w.env();
+    const said: string[] = [];
+    const config = createConfig({ options: { url: w.setup.mcpUrl }, env, readTextFile: () => '' });
+    expect(await runAccountCommand('login', { config, env, logger: pino({ level: 'silent' }), registerSecret: () => undefined, writeStderr: (text) => said.push(text), signal: AbortSignal.timeout(20_000) })).toBe(true);
+    expect(said.at(-1)).toMatch(/^fenbs-mcp: signed in to/);
+    expect(w.invocations()).toHaveLength(2);
+    // The bridge held back takes the token login stored, without a window.
+    other.send(initializeRequest('after-login'));
+    expect((await other.reply('after-login', 20_000)).result.protocolVersion).toBe('2025-06-18');
+    expect(w.invocations()).toHaveLength(2);
   });
 });
 

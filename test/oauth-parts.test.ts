@@ -14,7 +14,7 @@ import { openerCommand } from '../src/oauth/browser.js';
 import { withFileLock, LockTimeoutError } from '../src/oauth/file-lock.js';
 import { MAX_EXPIRES_IN_SECONDS, obtainClient, refreshTokens, signIn, toStoredTokens, type FlowDeps } from '../src/oauth/flow.js';
 import { createOAuthHttp } from '../src/oauth/http.js';
-import { OAuthCredential, refreshAt, cachedState } from '../src/oauth/oauth-credential.js';
+import { OAuthCredential, refreshAt, cachedState, SIGN_IN_QUIET_MS } from '../src/oauth/oauth-credential.js';
 import { LOGIN_TIMEOUT_MS, parseOAuthSettings } from '../src/oauth/settings.js';
 import { readPrivateFile } from '../src/oauth/private-file.js';
 import { cacheDirectory, MAX_CACHE_FILE_BYTES, MAX_TOKEN_CHARS, TokenStore } from '../src/oauth/token-store.js';
@@ -452,6 +452,119 @@ describe('OAuthCredential on its own clock', () => {
     // A 403 that is not about scope is a refusal no new token changes.
     expect(await credential.renew({ status: 403, wwwAuthenticate: 'Bearer error="invalid_token"', sent: credential.authorization() }, AbortSignal.timeout(1000))).toBe(false);
     expect(await credential.renew({ status: 401, wwwAuthenticate: 'Basic realm="x"', sent: credential.authorization() }, AbortSignal.timeout(1000))).toBe(false);
+  });
+});
+
+describe('the quiet period after an interactive sign-in', () => {
+  const server = 'https://a.example/mcp';
+  const issuer = 'https://as.example';
+  /** A credential whose cache holds `lastSignIn` (and `tokens`, sent at start), on a clock the test moves. */
+  function held(lastSignIn: object, tokens?: object) {
+    const home = tempDir();
+    const clock = { now: 1_000_000_000_000 };
+    new TokenStore(home, new URL(server)).write({ server, issuer, issuers: { [issuer]: { resource: server, ...(tokens === undefined ? {} : { tokens: { accessToken: 'token-from-sign-in', obtainedAt: clock.now - 1000, ...tokens } }) } }, lastSignIn: { at: clock.now - 1000, stepUp: false, ...lastSignIn } as never });
+    const windows: string[] = [];
+    const credential = new OAuthCredential({ url: new URL(server), allowHttp: false, settings: parseOAuthSettings({}, {}, () => ''), logger: silent, env: { FENBS_MCP_HOME: home }, registerSecret: () => undefined, dispatcher: dispatcher(), writeStderr: () => undefined, now: () => clock.now, openBrowser: (url) => windows.push(url) });
+    cleanups.push(() => credential.close());
+    return { credential, clock, windows };
+  }
+  const renewal = (credential: OAuthCredential, status: 401 | 403 = 401, wwwAuthenticate = 'Bearer') => credential.renew({ status, wwwAuthenticate, sent: credential.authorization() }, AbortSignal.timeout(5000));
+
+  it('answers AUTH_REQUIRED saying how the last sign-in ended, opens no window and goes to no server, whatever its outcome', async () => {
+    const next = /^no new sign-in opens for this server for 299 s, so a retrying client cannot open window after window; fenbs-mcp login signs in now$/;
+    for (const [outcome, message] of [
+      ['denied', 'the sign-in 1 s ago was denied'],
+      ['timeout', 'the sign-in 1 s ago did not complete within the login timeout'],
+      ['failed', 'the sign-in 1 s ago failed'],
+    ]) {
+      const { credential, windows } = held({ outcome });
+      await expect(renewal(credential)).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message, context: { hint: expect.stringMatching(next) } });
+      expect(windows).toEqual([]);
+    }
+  });
+
+  it('says the server refused the token of the last sign-in, or that it expired without a refresh token, and refuses a second step-up', async () => {
+    const refused = held({ outcome: 'signed-in' }, {});
+    await expect(renewal(refused.credential)).rejects.toMatchObject({ message: 'the server refused the OAuth token from the sign-in 1 s ago', context: { hint: expect.stringMatching(/^the server refused the token it just issued: check the scopes \/ the server's configuration; no new sign-in opens/) } });
+    const expired = held({ outcome: 'signed-in' }, { expiresAt: 1_000_000_000_000 + 60_000 });
+    expired.clock.now += 120_000;
+    await expect(renewal(expired.credential)).rejects.toMatchObject({ message: 'the OAuth token from the sign-in 121 s ago has expired, and the authorization server issued no refresh token' });
+    const stepped = held({ outcome: 'signed-in', stepUp: true }, { scope: 'mcp:read' });
+    await expect(renewal(stepped.credential, 403, 'Bearer error="insufficient_scope", scope="mcp:read mcp:admin"')).rejects.toMatchObject({ message: 'the server asks again for wider scopes after the sign-in 1 s ago that asked for them' });
+    for (const { windows } of [refused, expired, stepped]) expect(windows).toEqual([]);
+  });
+
+  it('explains a refusal of the token just put in place while it is younger than the quiet period, and only of that token', () => {
+    const { credential, clock } = held({ outcome: 'signed-in' }, {});
+    const sent = credential.authorization();
+    expect(credential.refusedAfterRenewal({ status: 401, wwwAuthenticate: 'Bearer error="invalid_token"', sent })).toMatchObject({ code: 'AUTH_REQUIRED', message: 'the server refused (401) the OAuth token its authorization server issued 1 s ago', context: { status: 401, hint: expect.stringMatching(/^the server refused the token it just issued/) } });
+    expect(credential.refusedAfterRenewal({ status: 401, wwwAuthenticate: undefined, sent: 'Bearer another-token' })).toBeUndefined();
+    clock.now += SIGN_IN_QUIET_MS;
+    expect(credential.refusedAfterRenewal({ status: 401, wwwAuthenticate: undefined, sent })).toBeUndefined();
+  });
+
+  it('waits for a sign-in another bridge has started instead of refusing it, and then takes its token without a window', async () => {
+    const setup = await startOAuthSetup();
+    cleanups.push(() => setup.close());
+    const browser = await import('./helpers/oauth-browser-driver.js');
+    const home = tempDir();
+    const make = (logger: typeof silent, openBrowser: (url: string) => void) => {
+      const credential = new OAuthCredential({ url: new URL(setup.mcpUrl), allowHttp: false, settings: parseOAuthSettings({}, {}, () => ''), logger, env: { FENBS_MCP_HOME: home }, registerSecret: () => undefined, dispatcher: dispatcher(), writeStderr: () => undefined, openBrowser });
+      cleanups.push(() => credential.close());
+      return credential;
+    };
+    let opened!: (url: string) => void;
+    const windowOfFirst = new Promise<string>((resolve) => (opened = resolve));
+    let waits!: () => void;
+    const secondWaits = new Promise<void>((resolve) => (waits = resolve));
+    const first = make(silent, (url) => opened(url));
+    const windowsOfSecond: string[] = [];
+    const second = make(pino({ level: 'info' }, { write: (line: string) => void (line.includes('waiting for it') && waits()) }), (url) => windowsOfSecond.push(url));
+    const challenge = { status: 401 as const, wwwAuthenticate: `Bearer resource_metadata="${new URL('/.well-known/oauth-protected-resource/mcp', setup.mcpUrl).href}"`, sent: undefined };
+    const firstDone = first.renew(challenge, AbortSignal.timeout(20_000));
+    const url = await windowOfFirst;
+    expect(new TokenStore(home, new URL(setup.mcpUrl)).read().lastSignIn).toMatchObject({ outcome: 'started' });
+    const secondDone = second.renew(challenge, AbortSignal.timeout(20_000));
+    // The second waits for the lock (or, wrongly, answers at once).
+    await Promise.race([secondWaits, secondDone]);
+    await browser.approve(url);
+    expect(await firstDone).toBe(true);
+    expect(await secondDone).toBe(true);
+    expect(second.authorization()).toBe(first.authorization());
+    expect(windowsOfSecond).toEqual([]);
+  });
+
+  it('opens a window again once the quiet period has passed, and ignores a record from more than a period in the future', async () => {
+    const setup = await startOAuthSetup();
+    cleanups.push(() => setup.close());
+    const browser = await import('./helpers/oauth-browser-driver.js');
+    const home = tempDir();
+    const clock = { now: Date.now() };
+    const store = new TokenStore(home, new URL(setup.mcpUrl));
+    store.write({ server: setup.mcpUrl, issuers: {}, lastSignIn: { at: clock.now, outcome: 'denied', stepUp: false } });
+    const windows: string[] = [];
+    const credential = new OAuthCredential({ url: new URL(setup.mcpUrl), allowHttp: false, settings: parseOAuthSettings({}, {}, () => ''), logger: silent, env: { FENBS_MCP_HOME: home }, registerSecret: () => undefined, dispatcher: dispatcher(), writeStderr: () => undefined, now: () => clock.now, openBrowser: (url) => {
+        windows.push(url);
+        void browser.approve(url);
+      },
+    });
+    cleanups.push(() => credential.close());
+    const challenge = `Bearer resource_metadata="${new URL('/.well-known/oauth-protected-resource/mcp', setup.mcpUrl).href}"`;
+    const renew = () => credential.renew({ status: 401, wwwAuthenticate: challenge, sent: credential.authorization() }, AbortSignal.timeout(20_000));
+    await expect(renew()).rejects.toMatchObject({ message: 'the sign-in 0 s ago was denied' });
+    // Found under the lock, a sign-in `started` is one whose bridge died before it ended.
+    store.recordSignIn({ at: clock.now, outcome: 'started', stepUp: false });
+    await expect(renew()).rejects.toMatchObject({ message: 'a sign-in started 0 s ago (by this or another fenbs-mcp) and did not finish' });
+    clock.now += SIGN_IN_QUIET_MS;
+    expect(await renew()).toBe(true);
+    expect(windows).toHaveLength(1);
+    expect(store.read().lastSignIn).toEqual({ at: clock.now, outcome: 'signed-in', stepUp: false });
+    // A clock set back (or a planted record): a time more than a period ahead holds nothing.
+    store.recordSignIn({ at: clock.now + 2 * SIGN_IN_QUIET_MS, outcome: 'denied', stepUp: false });
+    setup.expireAccessTokens();
+    store.update(Object.keys(store.read().issuers)[0]!, setup.mcpUrl, (entry) => ({ ...entry, tokens: { ...entry.tokens!, refreshToken: undefined } }));
+    expect(await renew()).toBe(true);
+    expect(windows).toHaveLength(2);
   });
 });
 

@@ -238,7 +238,7 @@ export async function signIn(deps: FlowDeps, request: SignInRequest): Promise<Si
         throw new SignInError(
           denied ? 'denied' : error.error === 'invalid_client' || error.error === 'unauthorized_client' ? 'client-rejected' : 'failed',
           denied ? `the sign-in was denied (${serverWords(error.error_description ?? error.error)})` : `the authorization server refused the sign-in: ${serverWords(error.error)}${error.error_description === undefined ? '' : ` (${serverWords(error.error_description)})`}`,
-          { url: authorizationUrl, hint: denied ? 'sign in again and allow access: the next request opens a new sign-in, or run fenbs-mcp login' : 'see the message from the authorization server' },
+          { url: authorizationUrl, hint: denied ? 'sign in again and allow access: run fenbs-mcp login (requests open a new sign-in only after a quiet period)' : 'see the message from the authorization server' },
         );
       }
       throw new SignInError('failed', `the sign-in response failed its checks: ${reasonOf(error)}`, { url: authorizationUrl, hint: 'the response did not come from the expected authorization server (RFC 9207 iss) or was malformed' });
@@ -279,7 +279,7 @@ function waitForCallback(callback: CallbackServer, timeoutMs: number, signal: Ab
       reject(
         new SignInError('timeout', `no sign-in completed within ${Math.round(timeoutMs / 1000)} s (the browser window was closed, or nobody signed in)`, {
           url,
-          hint: 'open the URL and sign in; the next request starts a new sign-in, or run fenbs-mcp login; --oauth-login-timeout sets the wait',
+          hint: 'run fenbs-mcp login and sign in (requests open a new sign-in only after a quiet period); --oauth-login-timeout sets the wait',
         }),
       );
     }, timeoutMs);

@@ -46,11 +46,25 @@ export interface IssuerEntry {
   tokens?: StoredTokens | undefined;
 }
 
+/** How the last interactive sign-in for this server ended; `started` while it runs, or when its bridge died. */
+export type SignInOutcome = 'started' | 'signed-in' | 'denied' | 'timeout' | 'failed';
+const SIGN_IN_OUTCOMES: readonly string[] = ['started', 'signed-in', 'denied', 'timeout', 'failed'] satisfies SignInOutcome[];
+
+/** The last interactive sign-in for this server, by any bridge on the machine: what the quiet period counts from. */
+export interface SignInRecord {
+  /** Epoch ms when it started, or when it ended once it has. */
+  at: number;
+  outcome: SignInOutcome;
+  /** A re-authorization for wider scopes after a 403 insufficient_scope. */
+  stepUp: boolean;
+}
+
 export interface CacheContents {
   server: string;
   /** The authorization server last used for this MCP server; its tokens are sent at start. */
   issuer?: string | undefined;
   issuers: Record<string, IssuerEntry>;
+  lastSignIn?: SignInRecord | undefined;
 }
 
 /**
@@ -89,6 +103,10 @@ function isTokens(value: unknown): value is StoredTokens {
   return isRecord(value) && isString(value.accessToken) && optionalString(value.refreshToken) && optionalNumber(value.expiresAt) && isNumber(value.obtainedAt) && optionalString(value.scope);
 }
 
+function isSignInRecord(value: unknown): value is SignInRecord {
+  return isRecord(value) && isNumber(value.at) && SIGN_IN_OUTCOMES.includes(value.outcome as string) && typeof value.stepUp === 'boolean';
+}
+
 /** Why cached tokens must not be sent (another process or a damaged disk may have written anything), or undefined. */
 function cachedTokenProblem(tokens: StoredTokens): string | undefined {
   const access = issuedTokenProblem(tokens.accessToken);
@@ -115,7 +133,12 @@ function toContents(value: unknown, server: string, warn: (message: string) => v
     }
     issuers[issuer] = { resource: raw.resource, client: isClient(raw.client) ? raw.client : undefined, tokens };
   }
-  return { server, issuer: isString(value.issuer) && issuers[value.issuer] !== undefined ? value.issuer : undefined, issuers };
+  return {
+    server,
+    issuer: isString(value.issuer) && issuers[value.issuer] !== undefined ? value.issuer : undefined,
+    issuers,
+    lastSignIn: isSignInRecord(value.lastSignIn) ? value.lastSignIn : undefined,
+  };
 }
 
 /** The cache file of one MCP server (and the path of its lock, next to it). */
@@ -208,11 +231,16 @@ export class TokenStore {
     return true;
   }
 
-  /** Reads, changes and writes the entry of one authorization server. */
-  update(issuer: string, resource: string, change: (entry: IssuerEntry) => IssuerEntry): IssuerEntry {
+  /** Reads, changes and writes the entry of one authorization server (and the sign-in record, when given). */
+  update(issuer: string, resource: string, change: (entry: IssuerEntry) => IssuerEntry, lastSignIn?: SignInRecord): IssuerEntry {
     const contents = this.read();
     const entry = change(contents.issuers[issuer] ?? { resource });
-    this.write({ ...contents, issuer, issuers: { ...contents.issuers, [issuer]: entry } });
+    this.write({ ...contents, issuer, issuers: { ...contents.issuers, [issuer]: entry }, ...(lastSignIn === undefined ? {} : { lastSignIn }) });
     return entry;
+  }
+
+  /** Records the last interactive sign-in, for every bridge of this server to read. */
+  recordSignIn(lastSignIn: SignInRecord): void {
+    this.write({ ...this.read(), lastSignIn });
   }
 }
