@@ -1,5 +1,7 @@
 // The credential a run sends: what every HTTP request carries, and how it is renewed after a 401.
 
+import type { BridgeError } from './errors.js';
+
 /** What the server said when it refused the credential (authorization §Error Handling). */
 export interface CredentialChallenge {
   readonly status: 401 | 403;
@@ -29,6 +31,11 @@ export interface Credential {
    * `sent` is no longer current resolves true at once.
    */
   renew(challenge: CredentialChallenge, signal: AbortSignal): Promise<boolean>;
+  /**
+   * Called when the server refused the credential a renew() had just put in place (the request's
+   * second refusal): the error the request gets instead of the plain refusal, or undefined for that.
+   */
+  refusedAfterRenewal?(challenge: CredentialChallenge): BridgeError | undefined;
   /** Releases what the credential holds (a callback server, a lock). Idempotent. */
   close?(): Promise<void>;
 }

@@ -222,10 +222,16 @@ export class Forwarder {
         await era.heal(headers);
         continue;
       }
-      // At most once per request: a second refusal of a fresh credential is the answer.
-      if (!renewed && refusesCredential(reply)) {
-        renewed = true;
-        if (await this.#renew(reply, exchange.sentAuthorization, pending.signal)) continue;
+      // At most once per request: a second refusal of a fresh credential is the answer (which the
+      // credential may explain: a token its authorization server has just issued is a failed sign-in).
+      if (refusesCredential(reply)) {
+        if (!renewed) {
+          renewed = true;
+          if (await this.#renew(reply, exchange.sentAuthorization, pending.signal)) continue;
+        } else {
+          const refusal = this.#d.endpoint.credential.refusedAfterRenewal?.({ status: reply.status as 401 | 403, wwwAuthenticate: reply.wwwAuthenticate, sent: exchange.sentAuthorization });
+          if (refusal !== undefined) throw refusal;
+        }
       }
       const waitMs = retryAfterMs(exchange.headers);
       // A wait that would outlast the request deadline is not started: the 429/503 is the answer

@@ -1,6 +1,7 @@
 // OAuth sign-in through the bridge in-process, against oidc-provider and an MCP server that checks its tokens.
 
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createConfig } from '../src/config.js';
 import { runAccountCommand } from '../src/oauth/commands.js';
 import { oauthCacheCheck } from '../src/oauth/doctor-check.js';
+import { SIGN_IN_QUIET_MS } from '../src/oauth/oauth-credential.js';
 import { ADMIN_TOOL, startOAuthSetup, startScriptedAuthorization, type OAuthSetup } from './helpers/oauth-servers.js';
 import { startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
 import { initializedNotification, initializeRequest } from './helpers/spawn-bridge.js';
@@ -169,6 +171,8 @@ describe('OAuth tokens kept and renewed (in-process)', () => {
     const [file] = cacheFiles(w);
     const contents = JSON.parse(readFileSync(file!, 'utf8'));
     for (const entry of Object.values<any>(contents.issuers)) entry.client.clientId = 'forgotten-client';
+    // The server forgets a client long after the sign-in, past the quiet period that follows one.
+    contents.lastSignIn.at -= SIGN_IN_QUIET_MS;
     writeFileSync(file!, JSON.stringify(contents));
     w.setup.expireAccessTokens();
     const bridge = bridgeFor(w);
@@ -289,6 +293,134 @@ describe('sign-in pages the bridge opens (in-process)', () => {
     expect(calls).toHaveLength(1);
     expect(calls[0]).toHaveLength(1);
     expect(calls[0]![0]).toMatch(new RegExp(`^${endpoint(as.origin).replace(/[.?]/g, '\\$&')}\\?response_type=code&`));
+  });
+});
+
+describe('one interactive sign-in per quiet period (in-process)', () => {
+  const refusedAtOnce = { code: -31015, data: { bridgeCode: 'AUTH_REQUIRED', hint: expect.stringContaining('the server refused the token it just issued: check the scopes') } };
+
+  it('opens one browser window for twelve requests to a server that refuses every token, answers each with AUTH_REQUIRED and a hint, and a second bridge sharing the cache opens none', async () => {
+    const w = await world({ noRefreshTokens: true, refuseEveryToken: true });
+    const bridge = bridgeFor(w);
+    const answers: any[] = [];
+    // A client retrying one request after another…
+    for (let i = 0; i < 6; i++) {
+      bridge.send(initializeRequest(`one-${i}`));
+      answers.push(await bridge.reply(`one-${i}`, 20_000));
+    }
+    // …and six at once.
+    for (let i = 0; i < 6; i++) bridge.send(initializeRequest(`many-${i}`));
+    for (let i = 0; i < 6; i++) answers.push(await bridge.reply(`many-${i}`, 20_000));
+    expect(w.invocations()).toHaveLength(1);
+    expect(answers).toHaveLength(12);
+    for (const answer of answers) expect(answer.error).toMatchObject(refusedAtOnce);
+    // Another bridge of the same desktop app, started right after: the attempt is recorded in the cache.
+    const second = bridgeFor(w);
+    second.send(initializeRequest('second'));
+    expect((await second.reply('second', 20_000)).error).toMatchObject(refusedAtOnce);
+    expect(w.invocations()).toHaveLength(1);
+    expect(w.setup.grants).toEqual(['authorization_code']);
+  });
+
+  it('holds a denied sign-in for the quiet period in every bridge, and fenbs-mcp login still signs in at once', async () => {
+    const w = await world();
+    const denied = bridgeFor(w, 'deny');
+    denied.send(initializeRequest('init'));
+    expect((await denied.reply('init', 20_000)).error.message).toMatch(/denied/);
+    const other = bridgeFor(w);
+    other.send(initializeRequest('other'));
+    const held = await other.reply('other', 20_000);
+    expect(held.error).toMatchObject({ code: -31015, data: { bridgeCode: 'AUTH_REQUIRED', hint: expect.stringMatching(/no new sign-in opens for this server for \d+ s.*fenbs-mcp login signs in now/) } });
+    expect(held.error.message).toMatch(/^the sign-in \d+ s ago was denied$/);
+    expect(w.invocations()).toHaveLength(1);
+    const env = w.env();
+    const said: string[] = [];
+    const config = createConfig({ options: { url: w.setup.mcpUrl }, env, readTextFile: () => '' });
+    expect(await runAccountCommand('login', { config, env, logger: pino({ level: 'silent' }), registerSecret: () => undefined, writeStderr: (text) => said.push(text), signal: AbortSignal.timeout(20_000) })).toBe(true);
+    expect(said.at(-1)).toMatch(/^fenbs-mcp: signed in to/);
+    expect(w.invocations()).toHaveLength(2);
+    // The bridge held back takes the token login stored, without a window.
+    other.send(initializeRequest('after-login'));
+    expect((await other.reply('after-login', 20_000)).result.protocolVersion).toBe('2025-06-18');
+    expect(w.invocations()).toHaveLength(2);
+  });
+});
+
+/** A tmpfs of `bytes` mounted on a new folder (root only), or undefined where mounting is not allowed. */
+function smallDisk(bytes: number): string | undefined {
+  const dir = mkdtempSync(join(tmpdir(), 'fenbs-oauth-disk-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${bytes},mode=0700`, 'tmpfs', dir], { stdio: 'ignore' });
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+    return undefined;
+  }
+  cleanups.push(() => {
+    execFileSync('umount', [dir]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return dir;
+}
+const canMount = process.getuid?.() === 0 && process.platform === 'linux';
+
+describe('the token cache on a hostile or full disk (in-process)', () => {
+  it('refuses a cache folder others can write or another user owns: AUTH_REQUIRED naming it, no window, and the token kept there is not sent', async () => {
+    const w = await world();
+    await signedIn(w);
+    const accepted = w.setup.accepted.length;
+    const state = join(w.home, 'state');
+    chmodSync(state, 0o777);
+    const bridge = bridgeFor(w);
+    bridge.send(initializeRequest('init'));
+    const reply = await bridge.reply('init', 20_000);
+    expect(reply.error).toMatchObject({ code: -31015, data: { bridgeCode: 'AUTH_REQUIRED', hint: expect.stringMatching(/chmod 700/) } });
+    expect(reply.error.message).toBe(`the OAuth token cache folder ${state} can be written by other users (mode 0777): fenbs-mcp neither reads tokens from it nor writes tokens into it`);
+    expect(bridge.stderr()).toContain('neither reads tokens from it');
+    if (process.getuid?.() === 0) {
+      chmodSync(state, 0o700);
+      chownSync(state, 65534, 65534);
+      bridge.send(initializeRequest('owned'));
+      expect((await bridge.reply('owned', 20_000)).error.message).toMatch(/belongs to another user \(uid 65534, not 0\)/);
+      chownSync(state, 0, 0);
+    }
+    expect(w.invocations()).toHaveLength(1);
+    expect(w.setup.accepted).toHaveLength(accepted);
+  });
+
+  it.skipIf(!canMount)('answers the request when the disk is full while the cache is written, and leaves the old cache as it was (root: a small tmpfs)', async () => {
+    const w = await world();
+    const disk = smallDisk(64 * 1024)!;
+    const env = { ...w.env(), FENBS_MCP_HOME: disk };
+    const first = startInProcessBridge(['--url', w.setup.mcpUrl], env);
+    cleanups.push(() => first.kill());
+    await session(first);
+    first.end();
+    await first.exited;
+    const [name] = readdirSync(join(disk, 'oauth')).filter((file) => file.endsWith('.json'));
+    const file = join(disk, 'oauth', name!);
+    const before = readFileSync(file, 'utf8');
+    w.setup.expireAccessTokens();
+    // Room for the lock file's one page, none for the new cache file.
+    const { bavail, bsize } = statfsSync(disk);
+    writeFileSync(join(disk, 'filler'), Buffer.alloc((bavail - 1) * bsize));
+    const bridge = startInProcessBridge(['--url', w.setup.mcpUrl], env);
+    cleanups.push(() => bridge.kill());
+    await session(bridge);
+    bridge.send({ jsonrpc: '2.0', id: 'call', method: 'tools/call', params: { name: 'echo', arguments: { text: 'disk full' } } });
+    expect((await bridge.reply('call')).result.content[0].text).toBe('disk full');
+    expect(w.setup.grants).toEqual(['authorization_code', 'refresh_token']);
+    expect(bridge.stderr()).toMatch(/the OAuth token cache could not be written; this bridge keeps its token in memory/);
+    expect(bridge.stderr()).toMatch(/ENOSPC/);
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(readdirSync(join(disk, 'oauth')).sort()).toEqual([name]);
+    // Not even the lock file fits: it is not left behind half written, and the request is still answered.
+    rmSync(join(disk, 'filler'));
+    writeFileSync(join(disk, 'filler'), Buffer.alloc(statfsSync(disk).bavail * bsize));
+    w.setup.expireAccessTokens();
+    bridge.send({ jsonrpc: '2.0', id: 'full', method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } });
+    expect((await bridge.reply('full')).error).toMatchObject({ code: -31015, message: expect.stringMatching(/ENOSPC/) });
+    expect(readdirSync(join(disk, 'oauth')).sort()).toEqual([name]);
+    expect(readFileSync(file, 'utf8')).toBe(before);
   });
 });
 

@@ -3,7 +3,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -13,11 +13,12 @@ import { authorizationServerMetadataUrls, discover, isResourceFor, parseBearerCh
 import { MAX_CALLBACK_HEAD_BYTES, startCallbackServer } from '../src/oauth/callback-server.js';
 import { BROWSER_URL_VARIABLE, openableUrlProblem, openBrowser, openerCommand } from '../src/oauth/browser.js';
 import { withFileLock, LockTimeoutError } from '../src/oauth/file-lock.js';
-import { obtainClient, refreshTokens, signIn, toStoredTokens, type FlowDeps } from '../src/oauth/flow.js';
+import { MAX_EXPIRES_IN_SECONDS, obtainClient, refreshTokens, signIn, toStoredTokens, type FlowDeps } from '../src/oauth/flow.js';
 import { createOAuthHttp, oauthUrlProblem, RefusedOAuthUrlError } from '../src/oauth/http.js';
-import { OAuthCredential, refreshAt, cachedState } from '../src/oauth/oauth-credential.js';
+import { OAuthCredential, refreshAt, cachedState, SIGN_IN_QUIET_MS } from '../src/oauth/oauth-credential.js';
 import { LOGIN_TIMEOUT_MS, parseOAuthSettings } from '../src/oauth/settings.js';
-import { cacheDirectory, TokenStore } from '../src/oauth/token-store.js';
+import { readPrivateFile } from '../src/oauth/private-file.js';
+import { cacheDirectory, MAX_CACHE_FILE_BYTES, MAX_TOKEN_CHARS, TokenStore } from '../src/oauth/token-store.js';
 import { createDispatcher } from '../src/remote.js';
 import { Agent, type Dispatcher } from '../src/undici-parts.js';
 import { startOAuthSetup } from './helpers/oauth-servers.js';
@@ -169,7 +170,7 @@ describe('token cache', () => {
   it('tells doctor whether a cached token is valid, refreshable or expired', () => {
     const store = new TokenStore(tempDir(), new URL('https://a.example/mcp'));
     expect(cachedState(store, 0)).toEqual({ kind: 'none' });
-    const save = (tokens: object) => store.write({ server: 'https://a.example/mcp', issuer: 'https://as', issuers: { 'https://as': { resource: 'r', tokens: { accessToken: 'x', obtainedAt: 0, ...tokens } } } });
+    const save = (tokens: object) => store.write({ server: 'https://a.example/mcp', issuer: 'https://as', issuers: { 'https://as': { resource: 'https://a.example/mcp', tokens: { accessToken: 'x', obtainedAt: 0, ...tokens } } } });
     save({ expiresAt: 10 });
     expect(cachedState(store, 5)).toMatchObject({ kind: 'valid', expiresAt: 10 });
     expect(cachedState(store, 20)).toMatchObject({ kind: 'expired' });
@@ -180,6 +181,151 @@ describe('token cache', () => {
   it('keeps the newest refresh token, and the old one only when none came', () => {
     expect(toStoredTokens({ access_token: 'a2', token_type: 'bearer', expires_in: 10 }, 1000, { accessToken: 'a1', refreshToken: 'r1', obtainedAt: 0, scope: 's' })).toEqual({ accessToken: 'a2', refreshToken: 'r1', expiresAt: 11_000, obtainedAt: 1000, scope: 's' });
     expect(toStoredTokens({ access_token: 'a2', token_type: 'bearer', refresh_token: 'r2' }, 0).refreshToken).toBe('r2');
+  });
+
+  it('takes a lifetime of at most a year from expires_in, so a huge one still reads back from the cache', () => {
+    const tokens = toStoredTokens({ access_token: 'a', token_type: 'bearer', expires_in: 1e306 }, 0);
+    expect(tokens.expiresAt).toBe(MAX_EXPIRES_IN_SECONDS * 1000);
+    const store = new TokenStore(tempDir(), new URL('https://a.example/mcp'));
+    store.write({ server: 'https://a.example/mcp', issuer: 'https://as', issuers: { 'https://as': { resource: 'https://a.example/mcp', tokens } } });
+    expect(store.read().issuers['https://as']?.tokens).toEqual(tokens);
+  });
+
+  const server = 'https://a.example/mcp';
+  const entry = (tokens: object) => ({ resource: server, tokens: { accessToken: 'good-token', obtainedAt: 0, ...tokens } });
+
+  it('reads a cached token no header can carry as absent, with a warning that does not show it, and the credential never sends it', () => {
+    const dir = tempDir();
+    const warnings: string[] = [];
+    const store = new TokenStore(dir, new URL(server), (message) => warnings.push(message));
+    store.write({
+      server,
+      issuer: 'https://as1',
+      issuers: {
+        'https://as1': entry({ accessToken: 'abc\r\nX-Injected:1' }),
+        'https://as2': entry({ refreshToken: 'rt\nvalue' }),
+        'https://as3': entry({ accessToken: 'x'.repeat(MAX_TOKEN_CHARS + 1) }),
+        'https://as4': entry({}),
+      },
+    });
+    const issuers = store.read().issuers;
+    expect(Object.values(issuers).map((e) => e.tokens?.accessToken)).toEqual([undefined, undefined, undefined, 'good-token']);
+    expect(warnings).toEqual([
+      'the cached OAuth token from https://as1 is ignored: its access token contains a line break, so it cannot be sent in an Authorization header',
+      'the cached OAuth token from https://as2 is ignored: its refresh token contains a line break, so it cannot be sent in an Authorization header',
+      `the cached OAuth token from https://as3 is ignored: its access token contains more than ${MAX_TOKEN_CHARS} characters, so it cannot be sent in an Authorization header`,
+    ]);
+    // Told once, though the cache is read for every renewal.
+    store.read();
+    expect(warnings).toHaveLength(3);
+    const credential = new OAuthCredential({ url: new URL(server), allowHttp: false, settings: parseOAuthSettings({}, {}, () => ''), logger: silent, env: { FENBS_MCP_HOME: dir }, registerSecret: () => undefined, dispatcher: dispatcher(), writeStderr: () => undefined });
+    expect(credential.authorization()).toBeUndefined();
+  });
+
+  it('reads an entry whose issuer, resource or redirect URI is no URL as absent (each would fail every request)', () => {
+    const store = new TokenStore(tempDir(), new URL(server));
+    store.write({
+      server,
+      issuers: {
+        'not a url': entry({}),
+        'https://as1': { resource: 'nowhere', tokens: { accessToken: 'a', obtainedAt: 0 } },
+        'https://as2': { resource: server, client: { kind: 'registered', clientId: 'c', redirectUri: 'x' } },
+      },
+    });
+    const issuers = store.read().issuers;
+    expect(Object.keys(issuers)).toEqual(['https://as2']);
+    expect(issuers['https://as2']?.client).toBeUndefined();
+  });
+
+  it('never reads the cache through a symbolic link, and replaces a link with a file of its own instead of writing through it', () => {
+    const dir = tempDir();
+    const warnings: string[] = [];
+    const store = new TokenStore(dir, new URL(server), (message) => warnings.push(message));
+    store.ensureDirectory();
+    const victim = join(dir, 'victim.json');
+    const planted = JSON.stringify({ version: 1, server, issuer: 'https://as', issuers: { 'https://as': entry({ accessToken: 'planted-token' }) } });
+    writeFileSync(victim, planted);
+    symlinkSync(victim, store.file);
+    expect(store.read().issuers).toEqual({});
+    expect(warnings).toEqual([`the OAuth token cache ${store.file} is not used: it is a symbolic link`]);
+    store.write({ server, issuers: { 'https://as': entry({}) } });
+    expect(readFileSync(victim, 'utf8')).toBe(planted);
+    expect(lstatSync(store.file).isFile()).toBe(true);
+    expect(statSync(store.file).mode & 0o777).toBe(0o600);
+    expect(readdirSync(join(dir, 'oauth'))).toEqual([store.file.split('/').at(-1)]);
+    expect(store.remove()).toBe(true);
+  });
+
+  it('reads nothing from a cache folder others can write, and writes nothing into it, saying why', () => {
+    const dir = tempDir();
+    const warnings: string[] = [];
+    const store = new TokenStore(dir, new URL(server), (message) => warnings.push(message));
+    store.write({ server, issuer: 'https://as', issuers: { 'https://as': entry({}) } });
+    const before = readFileSync(store.file, 'utf8');
+    chmodSync(join(dir, 'oauth'), 0o777);
+    expect(store.read().issuers).toEqual({});
+    expect(warnings).toEqual([`the OAuth token cache folder ${join(dir, 'oauth')} can be written by other users (mode 0777): fenbs-mcp neither reads tokens from it nor writes tokens into it`]);
+    expect(() => store.write({ server, issuers: {} })).toThrow(/can be written by other users \(mode 0777\)/);
+    expect(() => store.ensureDirectory()).toThrow(expect.objectContaining({ code: 'AUTH_REQUIRED', context: { hint: expect.stringMatching(/chmod 700/) } }));
+    expect(readFileSync(store.file, 'utf8')).toBe(before);
+    // Writable by the group only is refused too; 0755 is the user's own and is made private.
+    chmodSync(join(dir, 'oauth'), 0o770);
+    expect(store.folderProblem()?.message).toMatch(/mode 0770/);
+    chmodSync(join(dir, 'oauth'), 0o755);
+    store.ensureDirectory();
+    expect(statSync(join(dir, 'oauth')).mode & 0o777).toBe(0o700);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('reads nothing from a cache folder or file another user owns (run as root, which can hand them over)', () => {
+    const dir = tempDir();
+    const warnings: string[] = [];
+    const store = new TokenStore(dir, new URL(server), (message) => warnings.push(message));
+    store.write({ server, issuer: 'https://as', issuers: { 'https://as': entry({}) } });
+    chownSync(store.file, 65534, 65534);
+    expect(store.read().issuers).toEqual({});
+    expect(warnings.at(-1)).toBe(`the OAuth token cache ${store.file} is not used: it belongs to another user (uid 65534, not 0)`);
+    chownSync(join(dir, 'oauth'), 65534, 65534);
+    expect(() => store.write({ server, issuers: {} })).toThrow(`the OAuth token cache folder ${join(dir, 'oauth')} belongs to another user (uid 65534, not 0): fenbs-mcp neither reads tokens from it nor writes tokens into it`);
+    chownSync(join(dir, 'oauth'), 0, 0);
+    chownSync(store.file, 0, 0);
+    chmodSync(store.file, 0o622);
+    expect(store.read().issuers).toEqual({});
+    expect(warnings.at(-1)).toMatch(/can be written by other users \(mode 0622\)/);
+  });
+
+  it('reads no cache from something that is not a regular file, and names a folder it cannot examine', () => {
+    const dir = tempDir();
+    const warnings: string[] = [];
+    const store = new TokenStore(dir, new URL(server), (message) => warnings.push(message));
+    mkdirSync(store.file, { recursive: true });
+    expect(store.read().issuers).toEqual({});
+    expect(warnings).toEqual([`the OAuth token cache ${store.file} is not used: it is not a regular file`]);
+    writeFileSync(join(dir, 'plain-file'), '');
+    expect(new TokenStore(join(dir, 'plain-file'), new URL(server)).folderProblem()?.message).toMatch(/plain-file is not a folder/);
+    expect(new TokenStore(join(dir, 'plain-file', 'below'), new URL(server)).folderProblem()?.message).toMatch(/below cannot be examined \(ENOTDIR/);
+  });
+
+  it.skipIf(process.platform !== 'linux')('stops reading a file that grew past its limit after its size was taken (a /proc file reports none)', () => {
+    expect(() => readPrivateFile('/proc/self/status', 10)).toThrow('is larger than 10 bytes');
+  });
+
+  it('never writes a cache file larger than it would read back', () => {
+    const store = new TokenStore(tempDir(), new URL(server));
+    store.write({ server, issuers: { 'https://as': entry({}) } });
+    const before = readFileSync(store.file, 'utf8');
+    expect(() => store.write({ server, issuers: { 'https://as': entry({ scope: 's '.repeat(MAX_CACHE_FILE_BYTES) }) } })).toThrow(/larger than/);
+    expect(readFileSync(store.file, 'utf8')).toBe(before);
+  });
+
+  it('reads a cache file larger than its limit, or one that is not JSON, as empty', () => {
+    const warnings: string[] = [];
+    const store = new TokenStore(tempDir(), new URL(server), (message) => warnings.push(message));
+    store.ensureDirectory();
+    writeFileSync(store.file, ' '.repeat(MAX_CACHE_FILE_BYTES + 1), { mode: 0o600 });
+    expect(store.read().issuers).toEqual({});
+    writeFileSync(store.file, '{ not json', { mode: 0o600 });
+    expect(store.read().issuers).toEqual({});
+    expect(warnings).toEqual([`the OAuth token cache ${store.file} is not used: it is larger than ${MAX_CACHE_FILE_BYTES} bytes`, `the OAuth token cache ${store.file} is not used: it is not valid JSON`]);
   });
 });
 
@@ -198,6 +344,37 @@ describe('cross-process lock', () => {
     expect(told).toBe(true);
     // Not ours: left in place.
     expect(JSON.parse(readFileSync(path, 'utf8')).nonce).toBe('other');
+  });
+});
+
+describe('cross-process lock against what else may lie at its path', () => {
+  it('never follows, truncates or writes through a symbolic link at the lock path', async () => {
+    const dir = tempDir();
+    const victim = join(dir, 'victim');
+    writeFileSync(victim, 'precious');
+    const path = join(dir, 'x.lock');
+    symlinkSync(victim, path);
+    expect(await withFileLock(path, { waitMs: 1000, staleMs: 60_000, signal: AbortSignal.timeout(5000) }, () => Promise.resolve(lstatSync(path).isFile()))).toBe(true);
+    expect(readFileSync(victim, 'utf8')).toBe('precious');
+    expect(readdirSync(dir)).toEqual(['victim']);
+  });
+
+  it('takes over a lock stamped far in the future, whose time would otherwise never pass', async () => {
+    const path = join(tempDir(), 'x.lock');
+    writeFileSync(path, JSON.stringify({ pid: process.ppid, host: (await import('node:os')).hostname(), at: Date.now() + 10 * 86_400_000, nonce: 'future' }));
+    expect(await withFileLock(path, { waitMs: 1000, staleMs: 60_000, signal: AbortSignal.timeout(5000) }, () => Promise.resolve('ran'))).toBe('ran');
+    // An unreadable lock file whose time is in the future is judged the same way.
+    writeFileSync(path, 'garbage');
+    const future = new Date(Date.now() + 86_400_000);
+    utimesSync(path, future, future);
+    expect(await withFileLock(path, { waitMs: 1000, staleMs: 60_000, signal: AbortSignal.timeout(5000) }, () => Promise.resolve('ran again'))).toBe('ran again');
+  });
+
+  it('waits for an unreadable lock file written just now (its writer may be between creating and filling it)', async () => {
+    const path = join(tempDir(), 'x.lock');
+    writeFileSync(path, '');
+    await expect(withFileLock(path, { waitMs: 60, staleMs: 60_000, signal: AbortSignal.timeout(5000) }, () => Promise.resolve())).rejects.toBeInstanceOf(LockTimeoutError);
+    expect(readFileSync(path, 'utf8')).toBe('');
   });
 });
 
@@ -502,6 +679,7 @@ describe('a server whose authorization server changes between calls', () => {
     let current = a;
     const mcp = await serve((req, res, origin) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ resource: `${origin}/mcp`, authorization_servers: [current.origin] })));
     const opened: string[] = [];
+    let now = Date.now();
     const credential = new OAuthCredential({
       url: new URL(`${mcp}/mcp`),
       allowHttp: false,
@@ -511,6 +689,7 @@ describe('a server whose authorization server changes between calls', () => {
       registerSecret: () => undefined,
       dispatcher: dispatcher(),
       writeStderr: () => undefined,
+      now: () => now,
       // The user signs in at whichever server the sign-in page belongs to; its callback carries its iss.
       openBrowser: (url) => {
         const auth = new URL(url);
@@ -530,6 +709,8 @@ describe('a server whose authorization server changes between calls', () => {
     expect(token()).toBe('at-a-1');
     const aBefore = a.received.length;
     current = b;
+    // A sign-in at B soon after the one at A would be held by the quiet period; this one comes later.
+    now += SIGN_IN_QUIET_MS;
     expect(await renew()).toBe(true);
     expect(token()).toBe('at-b-1');
     // B registered its own client and signed in anew; A's refresh token, access token, client and code never went there.
@@ -569,15 +750,131 @@ describe('a server whose authorization server changes between calls', () => {
   });
 });
 
+describe('the quiet period after an interactive sign-in', () => {
+  const server = 'https://a.example/mcp';
+  const issuer = 'https://as.example';
+  /** A credential whose cache holds `lastSignIn` (and `tokens`, sent at start), on a clock the test moves. */
+  function held(lastSignIn: object, tokens?: object) {
+    const home = tempDir();
+    const clock = { now: 1_000_000_000_000 };
+    new TokenStore(home, new URL(server)).write({ server, issuer, issuers: { [issuer]: { resource: server, ...(tokens === undefined ? {} : { tokens: { accessToken: 'token-from-sign-in', obtainedAt: clock.now - 1000, ...tokens } }) } }, lastSignIn: { at: clock.now - 1000, stepUp: false, ...lastSignIn } as never });
+    const windows: string[] = [];
+    const credential = new OAuthCredential({ url: new URL(server), allowHttp: false, settings: parseOAuthSettings({}, {}, () => ''), logger: silent, env: { FENBS_MCP_HOME: home }, registerSecret: () => undefined, dispatcher: dispatcher(), writeStderr: () => undefined, now: () => clock.now, openBrowser: (url) => windows.push(url) });
+    cleanups.push(() => credential.close());
+    return { credential, clock, windows };
+  }
+  const renewal = (credential: OAuthCredential, status: 401 | 403 = 401, wwwAuthenticate = 'Bearer') => credential.renew({ status, wwwAuthenticate, sent: credential.authorization() }, AbortSignal.timeout(5000));
+
+  it('answers AUTH_REQUIRED saying how the last sign-in ended, opens no window and goes to no server, whatever its outcome', async () => {
+    const next = /^no new sign-in opens for this server for 299 s, so a retrying client cannot open window after window; fenbs-mcp login signs in now$/;
+    for (const [outcome, message] of [
+      ['denied', 'the sign-in 1 s ago was denied'],
+      ['timeout', 'the sign-in 1 s ago did not complete within the login timeout'],
+      ['failed', 'the sign-in 1 s ago failed'],
+    ]) {
+      const { credential, windows } = held({ outcome });
+      await expect(renewal(credential)).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message, context: { hint: expect.stringMatching(next) } });
+      expect(windows).toEqual([]);
+    }
+  });
+
+  it('says the server refused the token of the last sign-in, or that it expired without a refresh token, and refuses a second step-up', async () => {
+    const refused = held({ outcome: 'signed-in' }, {});
+    await expect(renewal(refused.credential)).rejects.toMatchObject({ message: 'the server refused the OAuth token from the sign-in 1 s ago', context: { hint: expect.stringMatching(/^the server refused the token it just issued: check the scopes \/ the server's configuration; no new sign-in opens/) } });
+    const expired = held({ outcome: 'signed-in' }, { expiresAt: 1_000_000_000_000 + 60_000 });
+    expired.clock.now += 120_000;
+    await expect(renewal(expired.credential)).rejects.toMatchObject({ message: 'the OAuth token from the sign-in 121 s ago has expired, and the authorization server issued no refresh token' });
+    const stepped = held({ outcome: 'signed-in', stepUp: true }, { scope: 'mcp:read' });
+    await expect(renewal(stepped.credential, 403, 'Bearer error="insufficient_scope", scope="mcp:read mcp:admin"')).rejects.toMatchObject({ message: 'the server asks again for wider scopes after the sign-in 1 s ago that asked for them' });
+    for (const { windows } of [refused, expired, stepped]) expect(windows).toEqual([]);
+  });
+
+  it('explains a refusal of the token just put in place while it is younger than the quiet period, and only of that token', () => {
+    const { credential, clock } = held({ outcome: 'signed-in' }, {});
+    const sent = credential.authorization();
+    expect(credential.refusedAfterRenewal({ status: 401, wwwAuthenticate: 'Bearer error="invalid_token"', sent })).toMatchObject({ code: 'AUTH_REQUIRED', message: 'the server refused (401) the OAuth token its authorization server issued 1 s ago', context: { status: 401, hint: expect.stringMatching(/^the server refused the token it just issued/) } });
+    expect(credential.refusedAfterRenewal({ status: 401, wwwAuthenticate: undefined, sent: 'Bearer another-token' })).toBeUndefined();
+    clock.now += SIGN_IN_QUIET_MS;
+    expect(credential.refusedAfterRenewal({ status: 401, wwwAuthenticate: undefined, sent })).toBeUndefined();
+  });
+
+  it('waits for a sign-in another bridge has started instead of refusing it, and then takes its token without a window', async () => {
+    const setup = await startOAuthSetup();
+    cleanups.push(() => setup.close());
+    const browser = await import('./helpers/oauth-browser-driver.js');
+    const home = tempDir();
+    const make = (logger: typeof silent, openBrowser: (url: string) => void) => {
+      const credential = new OAuthCredential({ url: new URL(setup.mcpUrl), allowHttp: false, settings: parseOAuthSettings({}, {}, () => ''), logger, env: { FENBS_MCP_HOME: home }, registerSecret: () => undefined, dispatcher: dispatcher(), writeStderr: () => undefined, openBrowser });
+      cleanups.push(() => credential.close());
+      return credential;
+    };
+    let opened!: (url: string) => void;
+    const windowOfFirst = new Promise<string>((resolve) => (opened = resolve));
+    let waits!: () => void;
+    const secondWaits = new Promise<void>((resolve) => (waits = resolve));
+    const first = make(silent, (url) => opened(url));
+    const windowsOfSecond: string[] = [];
+    const second = make(pino({ level: 'info' }, { write: (line: string) => void (line.includes('waiting for it') && waits()) }), (url) => windowsOfSecond.push(url));
+    const challenge = { status: 401 as const, wwwAuthenticate: `Bearer resource_metadata="${new URL('/.well-known/oauth-protected-resource/mcp', setup.mcpUrl).href}"`, sent: undefined };
+    const firstDone = first.renew(challenge, AbortSignal.timeout(20_000));
+    const url = await windowOfFirst;
+    expect(new TokenStore(home, new URL(setup.mcpUrl)).read().lastSignIn).toMatchObject({ outcome: 'started' });
+    const secondDone = second.renew(challenge, AbortSignal.timeout(20_000));
+    // The second waits for the lock (or, wrongly, answers at once).
+    await Promise.race([secondWaits, secondDone]);
+    await browser.approve(url);
+    expect(await firstDone).toBe(true);
+    expect(await secondDone).toBe(true);
+    expect(second.authorization()).toBe(first.authorization());
+    expect(windowsOfSecond).toEqual([]);
+  });
+
+  it('opens a window again once the quiet period has passed, and ignores a record from more than a period in the future', async () => {
+    const setup = await startOAuthSetup();
+    cleanups.push(() => setup.close());
+    const browser = await import('./helpers/oauth-browser-driver.js');
+    const home = tempDir();
+    const clock = { now: Date.now() };
+    const store = new TokenStore(home, new URL(setup.mcpUrl));
+    store.write({ server: setup.mcpUrl, issuers: {}, lastSignIn: { at: clock.now, outcome: 'denied', stepUp: false } });
+    const windows: string[] = [];
+    const credential = new OAuthCredential({ url: new URL(setup.mcpUrl), allowHttp: false, settings: parseOAuthSettings({}, {}, () => ''), logger: silent, env: { FENBS_MCP_HOME: home }, registerSecret: () => undefined, dispatcher: dispatcher(), writeStderr: () => undefined, now: () => clock.now, openBrowser: (url) => {
+        windows.push(url);
+        void browser.approve(url);
+      },
+    });
+    cleanups.push(() => credential.close());
+    const challenge = `Bearer resource_metadata="${new URL('/.well-known/oauth-protected-resource/mcp', setup.mcpUrl).href}"`;
+    const renew = () => credential.renew({ status: 401, wwwAuthenticate: challenge, sent: credential.authorization() }, AbortSignal.timeout(20_000));
+    await expect(renew()).rejects.toMatchObject({ message: 'the sign-in 0 s ago was denied' });
+    // Found under the lock, a sign-in `started` is one whose bridge died before it ended.
+    store.recordSignIn({ at: clock.now, outcome: 'started', stepUp: false });
+    await expect(renew()).rejects.toMatchObject({ message: 'a sign-in started 0 s ago (by this or another fenbs-mcp) and did not finish' });
+    clock.now += SIGN_IN_QUIET_MS;
+    expect(await renew()).toBe(true);
+    expect(windows).toHaveLength(1);
+    expect(store.read().lastSignIn).toEqual({ at: clock.now, outcome: 'signed-in', stepUp: false });
+    // A clock set back (or a planted record): a time more than a period ahead holds nothing.
+    store.recordSignIn({ at: clock.now + 2 * SIGN_IN_QUIET_MS, outcome: 'denied', stepUp: false });
+    setup.expireAccessTokens();
+    store.update(Object.keys(store.read().issuers)[0]!, setup.mcpUrl, (entry) => ({ ...entry, tokens: { ...entry.tokens!, refreshToken: undefined } }));
+    expect(await renew()).toBe(true);
+    expect(windows).toHaveLength(2);
+  });
+});
+
 describe('sign-in steps against a scripted authorization server', () => {
   /** A scripted AS: registration answers `register`, the token endpoint answers `token`. */
   async function scriptedAs(script: { register?: (res: ServerResponse) => void; token?: (res: ServerResponse) => void; authMethods?: string[] }) {
     const tokenRequests: { auth: string | undefined; body: string }[] = [];
-    const origin = await serve((req, res) => {
+    const origin = await serve((req, res, origin) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        if (req.url === '/register') (script.register ?? ((r) => r.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ client_id: 'dcr-client', client_secret: 'dcr-secret-value', client_secret_expires_at: 0 }))))(res);
+        const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        if (req.url === '/.well-known/oauth-protected-resource/mcp') json({ resource: `${origin}/mcp`, authorization_servers: [origin] });
+        else if (req.url === '/.well-known/oauth-authorization-server') json(as);
+        else if (req.url === '/register') (script.register ?? ((r) => r.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ client_id: 'dcr-client', client_secret: 'dcr-secret-value', client_secret_expires_at: 0 }))))(res);
         else if (req.url === '/token') {
           tokenRequests.push({ auth: req.headers.authorization, body: Buffer.concat(chunks).toString() });
           (script.token ?? ((r) => r.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'at-value-1234', token_type: 'bearer', expires_in: 60 }))))(res);
@@ -665,6 +962,85 @@ describe('sign-in steps against a scripted authorization server', () => {
     const ok = await scriptedAs({});
     const result = await signIn(flowDeps(() => ({ code: 'c', iss: ok.as.issuer })), { discovered: ok.discovered, scope: undefined, storedClient: undefined, preferredPort: taken, signal: AbortSignal.timeout(10_000) });
     expect(result.client.redirectUri).not.toContain(`:${taken}/`);
+  });
+
+  const tokenResponse = (body: object) => (res: ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'at-value-1234', token_type: 'Bearer', expires_in: 60, ...body }));
+  const signInWith = async (body: object) => {
+    const { as, discovered } = await scriptedAs({ token: tokenResponse(body) });
+    return signIn(flowDeps(() => ({ code: 'code-value-5678', iss: as.issuer })), { discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) });
+  };
+  const refreshWith = async (body: object) => {
+    const { discovered } = await scriptedAs({ token: tokenResponse(body) });
+    return refreshTokens(flowDeps(() => ({})), discovered, { kind: 'registered', clientId: 'c' }, { accessToken: 'at-1', refreshToken: 'rt-1', obtainedAt: 0 }, AbortSignal.timeout(5000));
+  };
+
+  it('refuses a token whose type is not Bearer (compared case-insensitively), from the code exchange and from a refresh, naming the type (RFC 6749 §7.1, RFC 9449)', async () => {
+    expect((await signInWith({ token_type: 'BeArEr' })).tokens.accessToken).toBe('at-value-1234');
+    // oauth4webapi passes DPoP through; it refuses MAC and other types it does not know, without naming them.
+    await expect(signInWith({ token_type: 'DPoP' })).rejects.toMatchObject({ code: 'AUTH_REQUIRED', failure: 'failed', message: 'the code exchange returned a token of type "dpop": fenbs-mcp sends only Bearer tokens (RFC 6750), so it is not kept', context: { hint: expect.stringMatching(/issue this client Bearer tokens/) } });
+    await expect(signInWith({ token_type: 'MAC' })).rejects.toMatchObject({ message: expect.stringMatching(/^the code exchange returned a token of type "mac": /) });
+    await expect(signInWith({ token_type: 'x\u001b]0;pwned\u0007' })).rejects.toMatchObject({ message: expect.stringContaining('type "x\\x1b]0;pwned\\x07"') });
+    await expect(refreshWith({ token_type: 'dpop' })).rejects.toMatchObject({ kind: 'other', message: expect.stringMatching(/^the token refresh returned a token of type "dpop"/) });
+    await expect(refreshWith({ token_type: 'mac' })).rejects.toMatchObject({ kind: 'other', message: expect.stringMatching(/^the token refresh returned a token of type "mac"/) });
+  });
+
+  it('refuses an access or refresh token no Authorization header can carry, from the code exchange and from a refresh', async () => {
+    await expect(signInWith({ access_token: 'at\r\nX-Injected:1' })).rejects.toMatchObject({ message: 'the code exchange returned an access token that contains a line break, so it cannot be sent in an Authorization header; it is not kept' });
+    await expect(signInWith({ refresh_token: 'rt\u0000x' })).rejects.toMatchObject({ message: expect.stringMatching(/returned a refresh token that contains a control character/) });
+    await expect(signInWith({ access_token: 'two words' })).rejects.toMatchObject({ message: expect.stringMatching(/contains a space or a tab/) });
+    await expect(signInWith({ access_token: 'x'.repeat(MAX_TOKEN_CHARS + 1) })).rejects.toMatchObject({ message: expect.stringMatching(new RegExp(`more than ${MAX_TOKEN_CHARS} characters`)) });
+    await expect(refreshWith({ access_token: 'at\n2' })).rejects.toMatchObject({ kind: 'other', message: expect.stringMatching(/^the token refresh returned an access token that contains a line break/) });
+    await expect(refreshWith({ refresh_token: 'caf\u00e9\u2028' })).rejects.toMatchObject({ message: expect.stringMatching(/refresh token that contains a character outside Latin-1/) });
+    // What oauth4webapi refuses itself is reported as it says it.
+    await expect(refreshWith({ access_token: 42 })).rejects.toMatchObject({ kind: 'other', message: expect.stringMatching(/^the token refresh failed: .*access_token/) });
+  });
+
+  it('shows the words of a token endpoint error with their control characters made visible, and bounded', async () => {
+    const { discovered } = await scriptedAs({ token: (res) => res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_request\u001b[2J', error_description: `a${'b'.repeat(300)}` })) });
+    const refused = await refreshTokens(flowDeps(() => ({})), discovered, { kind: 'registered', clientId: 'c' }, { accessToken: 'a', refreshToken: 'r', obtainedAt: 0 }, AbortSignal.timeout(5000)).then(() => new Error('refreshed'), (error: Error) => error);
+    expect(refused.message).toBe(`the token refresh refused: invalid_request\\x1b[2J (a${'b'.repeat(199)}…)`);
+  });
+
+  it('keeps no token from a response it refuses: the credential answers AUTH_REQUIRED and the cache holds none of it', async () => {
+    const { as, discovered } = await scriptedAs({ token: tokenResponse({ token_type: 'DPoP', access_token: 'dpop-bound-token-value' }) });
+    const home = tempDir();
+    const credential = new OAuthCredential({
+      url: discovered.resource,
+      allowHttp: false,
+      settings: parseOAuthSettings({}, {}, () => ''),
+      logger: silent,
+      env: { FENBS_MCP_HOME: home },
+      registerSecret: () => undefined,
+      dispatcher: dispatcher(),
+      writeStderr: () => undefined,
+      openBrowser: flowDeps(() => ({ code: 'code-value-5678', iss: as.issuer })).openBrowser,
+    });
+    cleanups.push(() => credential.close());
+    const challenge = `Bearer resource_metadata="${as.issuer}/.well-known/oauth-protected-resource/mcp"`;
+    await expect(credential.renew({ status: 401, wwwAuthenticate: challenge, sent: undefined }, AbortSignal.timeout(10_000))).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/type "dpop"/) });
+    expect(credential.authorization()).toBeUndefined();
+    expect(Object.values(credential.store.read().issuers).map((entry) => entry.tokens)).toEqual([undefined]);
+    expect(readFileSync(credential.store.file, 'utf8')).not.toContain('dpop-bound-token-value');
+  });
+
+  it('keeps the cached tokens when a refresh returns one it refuses, and answers AUTH_REQUIRED with what to do', async () => {
+    const { as, discovered } = await scriptedAs({ token: tokenResponse({ access_token: 'line\nbreak' }) });
+    const home = tempDir();
+    const server = discovered.resource.href;
+    const cached = { accessToken: 'old-access-token', refreshToken: 'old-refresh-token', obtainedAt: 0, expiresAt: 1 };
+    const store = new TokenStore(home, discovered.resource);
+    store.write({ server, issuer: as.issuer, issuers: { [as.issuer]: { resource: server, client: { kind: 'registered', clientId: 'dcr-client' }, tokens: cached } } });
+    const before = readFileSync(store.file, 'utf8');
+    const credential = new OAuthCredential({ url: discovered.resource, allowHttp: false, settings: parseOAuthSettings({}, {}, () => ''), logger: silent, env: { FENBS_MCP_HOME: home }, registerSecret: () => undefined, dispatcher: dispatcher(), writeStderr: () => undefined, openBrowser: () => undefined });
+    cleanups.push(() => credential.close());
+    const challenge = `Bearer resource_metadata="${as.issuer}/.well-known/oauth-protected-resource/mcp"`;
+    await expect(credential.renew({ status: 401, wwwAuthenticate: challenge, sent: credential.authorization() }, AbortSignal.timeout(10_000))).rejects.toMatchObject({
+      code: 'AUTH_REQUIRED',
+      message: 'the token refresh returned an access token that contains a line break, so it cannot be sent in an Authorization header; it is not kept',
+      context: { hint: expect.stringMatching(/Bearer tokens of plain characters/) },
+    });
+    expect(credential.authorization()).toBe('Bearer old-access-token');
+    expect(readFileSync(store.file, 'utf8')).toBe(before);
   });
 
   it('refresh keeps the newest refresh token and names a refused grant', async () => {

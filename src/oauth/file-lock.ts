@@ -1,15 +1,18 @@
 // A cross-process lock file (created with O_EXCL), so bridges started together sign in and refresh once.
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, lstatSync, openSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readPrivateFile, writeAll } from './private-file.js';
 
 /** First and longest pause between attempts to take a held lock. */
 export const LOCK_POLL_FIRST_MS = 25;
 export const LOCK_POLL_MAX_MS = 500;
 /** A lock file that cannot be parsed (its writer died mid-write) is stale after this long. */
 export const UNREADABLE_LOCK_STALE_MS = 5_000;
+/** A lock file holds one small JSON object; anything larger is not a lock this code wrote. */
+export const MAX_LOCK_FILE_BYTES = 1024;
 
 export interface LockOptions {
   /** Give up waiting after this long. */
@@ -32,9 +35,10 @@ interface Owner {
   nonce: string;
 }
 
+/** The lock's owner; undefined when it is unreadable, half written, or not a private regular file (never read through a link, never a FIFO). */
 function readOwner(path: string): Owner | undefined {
   try {
-    const value = JSON.parse(readFileSync(path, 'utf8')) as Partial<Owner>;
+    const value = JSON.parse(readPrivateFile(path, MAX_LOCK_FILE_BYTES) ?? '') as Partial<Owner>;
     if (typeof value.pid === 'number' && typeof value.host === 'string' && typeof value.at === 'number' && typeof value.nonce === 'string') return value as Owner;
   } catch {
     // unreadable or half written: judged by its age below
@@ -52,20 +56,31 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** True when the lock's holder is gone: a dead process on this host, too old, or unreadable for long. */
+/**
+ * True when the lock's holder is gone: a dead process on this host, too old, unreadable for long,
+ * or no lock at all (a link, a FIFO: this code only ever creates regular files). An age is taken
+ * both ways, so a time in the future (a clock set back, a planted file) cannot hold the lock for ever.
+ */
 function isStale(path: string, staleMs: number, now: number): boolean {
-  const owner = readOwner(path);
-  if (owner === undefined) {
-    try {
-      return now - statSync(path).mtimeMs > UNREADABLE_LOCK_STALE_MS;
-    } catch {
-      return false; // gone already: the next attempt takes it
-    }
+  let mtimeMs: number;
+  try {
+    const stats = lstatSync(path);
+    if (!stats.isFile()) return true;
+    mtimeMs = stats.mtimeMs;
+  } catch {
+    return false; // gone already: the next attempt takes it
   }
-  if (now - owner.at > staleMs) return true;
+  const owner = readOwner(path);
+  if (owner === undefined) return Math.abs(now - mtimeMs) > UNREADABLE_LOCK_STALE_MS;
+  if (Math.abs(now - owner.at) > staleMs) return true;
   return owner.host === hostname() && owner.pid !== process.pid && !isAlive(owner.pid);
 }
 
+/**
+ * Creates the lock file with O_EXCL, which never follows a link (nor truncates what one points
+ * to), and writes its owner. A lock whose owner could not be written (a full disk) is removed
+ * at once: others would take it as stale within seconds.
+ */
 function tryCreate(path: string, owner: Owner): boolean {
   let fd: number;
   try {
@@ -75,10 +90,13 @@ function tryCreate(path: string, owner: Owner): boolean {
     throw error;
   }
   try {
-    writeSync(fd, JSON.stringify(owner));
-  } finally {
+    writeAll(fd, Buffer.from(JSON.stringify(owner)));
+  } catch (error) {
     closeSync(fd);
+    rmSync(path, { force: true });
+    throw error;
   }
+  closeSync(fd);
   return true;
 }
 
@@ -95,11 +113,10 @@ export async function withFileLock<T>(path: string, options: LockOptions, task: 
   for (;;) {
     owner.at = Date.now();
     if (tryCreate(path, owner)) break;
-    if (isStale(path, options.staleMs, Date.now())) {
-      rmSync(path, { force: true });
-      continue;
-    }
-    if (!told) {
+    // A stale lock is removed and taken at the next attempt, after the same pause as a held one:
+    // a process that keeps planting stale-looking files cannot spin this one.
+    if (isStale(path, options.staleMs, Date.now())) rmSync(path, { force: true });
+    else if (!told) {
       told = true;
       options.onWait?.();
     }

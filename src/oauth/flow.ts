@@ -8,14 +8,21 @@ import { startCallbackServer, type CallbackServer } from './callback-server.js';
 import { reasonOf, type Discovered } from './discovery.js';
 import type { OAuthHttp } from './http.js';
 import type { OAuthSettings } from './settings.js';
-import type { StoredClient, StoredTokens } from './token-store.js';
+import { issuedTokenProblem, type StoredClient, type StoredTokens } from './token-store.js';
 
 export const CLIENT_NAME = 'fenbs-mcp';
+/** An authorization server's words (an error code, a description, a token type) are shown this long at most. */
+export const MAX_SERVER_WORDS_CHARS = 200;
+/**
+ * The longest lifetime taken from `expires_in` (a year): beyond it the expiry time would overflow
+ * to Infinity, which JSON writes as null, and the cached token would read back as damaged.
+ */
+export const MAX_EXPIRES_IN_SECONDS = 366 * 24 * 3600;
 
 export interface FlowDeps {
   http: OAuthHttp;
   settings: OAuthSettings;
-  /** Every secret seen (code, verifier, tokens, client secret) is handed here for masking before any use. */
+  /** Every secret seen (code, verifier, tokens, client secret) is handed here for masking before any use; a refused token is never used. */
   registerSecret: (secret: string) => void;
   /** Shows the sign-in URL (stderr), whatever happens to the browser. */
   showUrl: (url: string) => void;
@@ -28,20 +35,56 @@ export type TokenFailure = 'invalid-grant' | 'invalid-client' | 'other';
 
 export class TokenRequestError extends Error {
   override readonly name = 'TokenRequestError';
+  /** What to do about it, when the usual hint (sign in again) would not help. */
+  readonly hint: string | undefined;
   constructor(
     readonly kind: TokenFailure,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; hint?: string },
   ) {
     super(message, options);
+    this.hint = options?.hint;
   }
 }
 
+/** Text from the authorization server, as a message may carry it: one line, controls visible, bounded. */
+function serverWords(text: string): string {
+  return toTerminalLine(text.length > MAX_SERVER_WORDS_CHARS ? `${text.slice(0, MAX_SERVER_WORDS_CHARS)}…` : text);
+}
+
+const UNSENDABLE_HINT = 'the authorization server issues tokens fenbs-mcp cannot send: ask its administrator to issue this client Bearer tokens of plain characters';
+
+/**
+ * Refuses a token response the bridge cannot honestly use, before anything of it is kept: a
+ * token_type other than Bearer (RFC 6749 §7.1: a client must not use a token whose type it does not
+ * understand; a DPoP token, RFC 9449, needs a proof signed with a key this client does not hold),
+ * or a token no Authorization header can carry (issuedTokenProblem).
+ */
+function checkIssued(tokens: oauth.TokenEndpointResponse, what: string): void {
+  // oauth4webapi lowercases token_type (RFC 6749 §5.1: case-insensitive) and passes bearer and dpop.
+  if (tokens.token_type !== 'bearer') throw unsendableType(tokens.token_type, what);
+  for (const [name, token] of [
+    ['an access token', tokens.access_token],
+    ['a refresh token', tokens.refresh_token],
+  ] as const) {
+    const problem = token === undefined ? undefined : issuedTokenProblem(token);
+    if (problem !== undefined) throw new TokenRequestError('other', `${what} returned ${name} that contains ${problem}, so it cannot be sent in an Authorization header; it is not kept`, { hint: UNSENDABLE_HINT });
+  }
+}
+
+function unsendableType(type: string, what: string): TokenRequestError {
+  return new TokenRequestError('other', `${what} returned a token of type "${serverWords(type)}": fenbs-mcp sends only Bearer tokens (RFC 6750), so it is not kept`, { hint: UNSENDABLE_HINT });
+}
+
 function classifyTokenError(error: unknown, what: string): TokenRequestError {
+  if (error instanceof TokenRequestError) return error;
   if (error instanceof oauth.ResponseBodyError) {
     const kind = error.error === 'invalid_grant' ? 'invalid-grant' : error.error === 'invalid_client' || error.error === 'unauthorized_client' ? 'invalid-client' : 'other';
-    return new TokenRequestError(kind, `${what} refused: ${error.error}${error.error_description === undefined ? '' : ` (${error.error_description})`}`, { cause: error });
+    return new TokenRequestError(kind, `${what} refused: ${serverWords(error.error)}${error.error_description === undefined ? '' : ` (${serverWords(error.error_description)})`}`, { cause: error });
   }
+  // oauth4webapi refuses a token_type it does not know (MAC, anything else) before returning it.
+  const body = error instanceof oauth.UnsupportedOperationError ? (error.cause as { body?: { token_type?: unknown } } | undefined)?.body : undefined;
+  if (typeof body?.token_type === 'string') return unsendableType(body.token_type, what);
   return new TokenRequestError('other', `${what} failed: ${reasonOf(error)}`, { cause: error });
 }
 
@@ -61,7 +104,7 @@ export function toStoredTokens(response: oauth.TokenEndpointResponse, now: numbe
     accessToken: response.access_token,
     // Servers rotate refresh tokens (OAuth 2.1 §4.3.1): keep the newest; keep the old one only when none came.
     refreshToken: response.refresh_token ?? previous?.refreshToken,
-    expiresAt: typeof response.expires_in === 'number' ? now + response.expires_in * 1000 : undefined,
+    expiresAt: typeof response.expires_in === 'number' ? now + Math.min(response.expires_in, MAX_EXPIRES_IN_SECONDS) * 1000 : undefined,
     obtainedAt: now,
     scope: response.scope ?? previous?.scope,
   };
@@ -198,8 +241,8 @@ export async function signIn(deps: FlowDeps, request: SignInRequest): Promise<Si
         const denied = error.error === 'access_denied';
         throw new SignInError(
           denied ? 'denied' : error.error === 'invalid_client' || error.error === 'unauthorized_client' ? 'client-rejected' : 'failed',
-          denied ? `the sign-in was denied (${error.error_description ?? error.error})` : `the authorization server refused the sign-in: ${error.error}${error.error_description === undefined ? '' : ` (${error.error_description})`}`,
-          { url: authorizationUrl, hint: denied ? 'sign in again and allow access: the next request opens a new sign-in, or run fenbs-mcp login' : 'see the message from the authorization server' },
+          denied ? `the sign-in was denied (${serverWords(error.error_description ?? error.error)})` : `the authorization server refused the sign-in: ${serverWords(error.error)}${error.error_description === undefined ? '' : ` (${serverWords(error.error_description)})`}`,
+          { url: authorizationUrl, hint: denied ? 'sign in again and allow access: run fenbs-mcp login (requests open a new sign-in only after a quiet period)' : 'see the message from the authorization server' },
         );
       }
       throw new SignInError('failed', `the sign-in response failed its checks: ${reasonOf(error)}`, { url: authorizationUrl, hint: 'the response did not come from the expected authorization server (RFC 9207 iss) or was malformed' });
@@ -213,12 +256,14 @@ export async function signIn(deps: FlowDeps, request: SignInRequest): Promise<Si
         additionalParameters: { resource: resource.href },
       });
       tokens = await oauth.processAuthorizationCodeResponse(as, toClient(client), response);
+      // Before masking: a refused token is never used nor shown, and a huge one would slow every log line.
+      checkIssued(tokens, 'the code exchange');
+      registerTokens(deps, tokens);
     } catch (error) {
       if (request.signal.aborted) throw error;
       const failure = classifyTokenError(error, 'the code exchange');
-      throw new SignInError(failure.kind === 'invalid-client' ? 'client-rejected' : 'failed', failure.message, { url: authorizationUrl, hint: 'sign in again; if it keeps failing, the authorization server refuses this client' }, { cause: error });
+      throw new SignInError(failure.kind === 'invalid-client' ? 'client-rejected' : 'failed', failure.message, { url: authorizationUrl, hint: failure.hint ?? 'sign in again; if it keeps failing, the authorization server refuses this client' }, { cause: error });
     }
-    registerTokens(deps, tokens);
     return { client, tokens: toStoredTokens(tokens, deps.now()) };
   } finally {
     await callback.close();
@@ -238,7 +283,7 @@ function waitForCallback(callback: CallbackServer, timeoutMs: number, signal: Ab
       reject(
         new SignInError('timeout', `no sign-in completed within ${Math.round(timeoutMs / 1000)} s (the browser window was closed, or nobody signed in)`, {
           url,
-          hint: 'open the URL and sign in; the next request starts a new sign-in, or run fenbs-mcp login; --oauth-login-timeout sets the wait',
+          hint: 'run fenbs-mcp login and sign in (requests open a new sign-in only after a quiet period); --oauth-login-timeout sets the wait',
         }),
       );
     }, timeoutMs);
@@ -268,6 +313,7 @@ export async function refreshTokens(deps: FlowDeps, discovered: Discovered, clie
       additionalParameters: { resource: resource.href },
     });
     const tokens = await oauth.processRefreshTokenResponse(as, toClient(client), response);
+    checkIssued(tokens, 'the token refresh');
     registerTokens(deps, tokens);
     return toStoredTokens(tokens, deps.now(), previous);
   } catch (error) {

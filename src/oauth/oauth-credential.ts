@@ -11,18 +11,25 @@ import type { Dispatcher } from '../undici-parts.js';
 import { openBrowser } from './browser.js';
 import { discover, fetchAuthorizationServer, NO_CHALLENGE, NoResourceMetadataError, parseBearerChallenge, reasonOf, type BearerChallenge, type Discovered } from './discovery.js';
 import { LockTimeoutError, withFileLock } from './file-lock.js';
-import { refreshTokens, SignInError, signIn, TokenRequestError, type FlowDeps } from './flow.js';
+import { refreshTokens, SignInError, signIn, TokenRequestError, type FlowDeps, type SignInResult } from './flow.js';
 import { createOAuthHttp } from './http.js';
 import type { OAuthSettings } from './settings.js';
-import { cacheDirectory, TokenStore, type IssuerEntry, type StoredClient, type StoredTokens } from './token-store.js';
+import { cacheDirectory, TokenStore, type IssuerEntry, type SignInOutcome, type SignInRecord, type StoredClient, type StoredTokens } from './token-store.js';
 
 /** Refresh this long before expiry at most (a quarter of a short lifetime at least, so a 60 s token is not refreshed on every request). */
 export const REFRESH_AHEAD_MS = 60_000;
 /**
- * After a sign-in was denied or timed out, requests within this long get that same error instead
- * of a new browser window each (a client retrying in a loop would otherwise open window after window).
+ * After an interactive sign-in (denied, timed out, failed, or one whose token the server refused at
+ * once), no other starts for this server for this long, in this bridge or in any other on the
+ * machine (the last attempt is recorded in the cache): requests get AUTH_REQUIRED with a hint
+ * instead of a window each. Clients retry a failed connection within seconds to a minute or two,
+ * and a desktop app starts its bridges within seconds of each other, so a shorter period (10 s
+ * was tried) still opened a window per retry; a misconfigured server or a refused consent does not
+ * change by itself, so waiting longer loses nothing, and `fenbs-mcp login` (which is not held by
+ * it) signs in at once. Five minutes is also the default login wait: a loop costs at most one
+ * window per sign-in's worth of time.
  */
-export const SIGN_IN_RETRY_DELAY_MS = 10_000;
+export const SIGN_IN_QUIET_MS = 5 * 60_000;
 /** Waiting for another bridge's sign-in may take its login timeout plus this. */
 export const LOCK_MARGIN_MS = 30_000;
 
@@ -53,6 +60,13 @@ export type CachedState =
   | { kind: 'expired'; issuer: string };
 
 type Mode = 'renew' | 'step-up' | 'refresh-only' | 'login';
+
+/** What the server's refusal of a token it was just given means, and what to do. */
+export const REFUSED_TOKEN_HINT = "the server refused the token it just issued: check the scopes / the server's configuration";
+
+function seconds(ms: number): string {
+  return `${Math.max(0, Math.round(ms / 1000))} s`;
+}
 
 interface Renewal {
   background: boolean;
@@ -89,8 +103,8 @@ export function cachedState(store: TokenStore, now: number): CachedState {
   return tokens.refreshToken === undefined ? { kind: 'expired', issuer } : { kind: 'refreshable', issuer };
 }
 
-export function createTokenStore(url: URL, env: Readonly<Record<string, string | undefined>>, home: string = homedir()): TokenStore {
-  return new TokenStore(cacheDirectory(env, home), url);
+export function createTokenStore(url: URL, env: Readonly<Record<string, string | undefined>>, home: string = homedir(), warn?: (message: string) => void): TokenStore {
+  return new TokenStore(cacheDirectory(env, home), url, warn);
 }
 
 export class OAuthCredential implements Credential {
@@ -103,14 +117,15 @@ export class OAuthCredential implements Credential {
   #current: { issuer: string; tokens: StoredTokens } | undefined;
   #discovered: Discovered | undefined;
   #renewal: Renewal | undefined;
-  #lastFailure: { error: SignInError; at: number } | undefined;
+  /** The last interactive sign-in this bridge knows of (its own, or read from the cache): kept when the cache cannot be written. */
+  #lastSignIn: SignInRecord | undefined;
   /** What the last piece of work did, for `login`'s report. */
   #lastAction: 'cached' | 'refreshed' | 'signed-in' = 'cached';
 
   constructor(options: OAuthCredentialOptions) {
     this.#o = options;
     this.#now = options.now ?? Date.now;
-    this.store = createTokenStore(options.url, options.env, options.home);
+    this.store = createTokenStore(options.url, options.env, options.home, (message) => options.logger.warn(message));
     const http = createOAuthHttp(options.dispatcher, options.allowHttp);
     const platform = options.platform ?? process.platform;
     this.#flow = {
@@ -156,10 +171,24 @@ export class OAuthCredential implements Credential {
       if (!running.background) return untilAborted(running.done, signal);
       await untilAborted(running.done.catch(() => false), signal);
     }
-    const failure = this.#lastFailure;
-    if (failure !== undefined && this.#now() - failure.at < SIGN_IN_RETRY_DELAY_MS) throw failure.error;
     const renewal = this.#start(false, () => this.#work(mode, bearer, sent));
     return untilAborted(renewal.done, signal);
+  }
+
+  /**
+   * The server refused the token renew() just put in place. One it issued within the quiet period
+   * is a failed sign-in: AUTH_REQUIRED says so, rather than a plain 401 that hides why.
+   */
+  refusedAfterRenewal(challenge: CredentialChallenge): BridgeError | undefined {
+    const tokens = this.#current?.tokens;
+    if (tokens === undefined || bearerOf(challenge.sent) !== tokens.accessToken) return undefined;
+    const age = this.#now() - tokens.obtainedAt;
+    if (age >= SIGN_IN_QUIET_MS) return undefined;
+    return new BridgeError('AUTH_REQUIRED', `the server refused (${challenge.status}) the OAuth token its authorization server issued ${seconds(age)} ago`, {
+      status: challenge.status,
+      wwwAuthenticate: challenge.wwwAuthenticate,
+      hint: `${REFUSED_TOKEN_HINT}; once that is fixed, fenbs-mcp login signs in again at once`,
+    });
   }
 
   /** Signs in ahead of time (`fenbs-mcp login`): a cached valid token or a refresh is enough. */
@@ -236,34 +265,111 @@ export class OAuthCredential implements Credential {
     });
   }
 
+  /** Writes the cache; a failure (a full disk) is told, and this bridge goes on with what it holds in memory. */
+  #save(write: () => void): void {
+    try {
+      write();
+    } catch (error) {
+      this.#o.logger.warn({ err: reasonOf(error), file: this.store.file }, 'the OAuth token cache could not be written; this bridge keeps its token in memory');
+    }
+  }
+
+  /** The later of the cache's record and this bridge's own (which stands when the cache could not be written). */
+  #latestSignIn(stored: SignInRecord | undefined): SignInRecord | undefined {
+    const own = this.#lastSignIn;
+    return stored === undefined || (own !== undefined && own.at > stored.at) ? own : stored;
+  }
+
+  /** Records an interactive sign-in's start or end, in memory and in the cache (under the lock). */
+  #recordSignIn(issuer: string, resource: string, record: SignInRecord, change?: (entry: IssuerEntry) => IssuerEntry): void {
+    this.#lastSignIn = record;
+    this.#save(() => (change === undefined ? this.store.recordSignIn(record) : this.store.update(issuer, resource, change, record)));
+  }
+
+  /**
+   * Why no interactive sign-in may start now, or undefined when one may: one ran within
+   * SIGN_IN_QUIET_MS. `login` is the user asking at the terminal and is not held; a step-up for
+   * wider scopes may follow a completed sign-in once (authorization §Scope Challenge Handling).
+   * A record from the future (a clock set back) holds for one period at most.
+   */
+  #quietRefusal(mode: Mode, stored: SignInRecord | undefined, sent: string | undefined, cached: StoredTokens | undefined): BridgeError | undefined {
+    const last = this.#latestSignIn(stored);
+    if (mode === 'login' || last === undefined) return undefined;
+    const now = this.#now();
+    const age = now - last.at;
+    if (age >= SIGN_IN_QUIET_MS || age < -SIGN_IN_QUIET_MS) return undefined;
+    if (mode === 'step-up' && !last.stepUp && last.outcome === 'signed-in') return undefined;
+    const next = `no new sign-in opens for this server for ${seconds(last.at + SIGN_IN_QUIET_MS - now)}, so a retrying client cannot open window after window; fenbs-mcp login signs in now`;
+    const when = `${seconds(age)} ago`;
+    if (last.outcome === 'signed-in' && mode === 'step-up') {
+      return new BridgeError('AUTH_REQUIRED', `the server asks again for wider scopes after the sign-in ${when} that asked for them`, { hint: `${REFUSED_TOKEN_HINT}; ${next}` });
+    }
+    if (last.outcome === 'signed-in') {
+      const expired = cached !== undefined && cached.accessToken === sent && cached.expiresAt !== undefined && cached.expiresAt <= now;
+      return expired
+        ? new BridgeError('AUTH_REQUIRED', `the OAuth token from the sign-in ${when} has expired, and the authorization server issued no refresh token`, { hint: next })
+        : new BridgeError('AUTH_REQUIRED', `the server refused the OAuth token from the sign-in ${when}`, { hint: `${REFUSED_TOKEN_HINT}; ${next}` });
+    }
+    const what: Record<Exclude<SignInOutcome, 'signed-in'>, string> = {
+      denied: `the sign-in ${when} was denied`,
+      timeout: `the sign-in ${when} did not complete within the login timeout`,
+      failed: `the sign-in ${when} failed`,
+      started: `a sign-in started ${when} (by this or another fenbs-mcp) and did not finish`,
+    };
+    return new BridgeError('AUTH_REQUIRED', what[last.outcome], { hint: next });
+  }
+
+  /** The newer of the cache's tokens for `issuer` and this bridge's own (newer when the cache could not be written). */
+  #newest(issuer: string | undefined, stored: StoredTokens | undefined): StoredTokens | undefined {
+    const own = this.#current !== undefined && this.#current.issuer === issuer ? this.#current.tokens : undefined;
+    return stored === undefined || (own !== undefined && own.obtainedAt > stored.obtainedAt) ? own : stored;
+  }
+
+  /** A token another bridge stored for `sent`'s replacement: still valid and, for a step-up, with the scopes asked for. */
+  #freshIn(cached: StoredTokens | undefined, mode: Mode, bearer: BearerChallenge | undefined, sent: string | undefined): boolean {
+    return cached !== undefined && cached.accessToken !== sent && (mode !== 'step-up' || covers(cached.scope, bearer?.scope)) && (cached.expiresAt === undefined || cached.expiresAt > this.#now());
+  }
+
   /**
    * The one place tokens change. Under the cross-process lock: adopt what another bridge stored
-   * meanwhile, else refresh (no browser), else sign in (unless `refresh-only`).
+   * meanwhile, else refresh (no browser), else sign in (unless `refresh-only`, or within the quiet period).
    */
   async #work(mode: Mode, bearer: BearerChallenge | undefined, sent: string | undefined): Promise<boolean> {
     const signal = this.#closing.signal;
     try {
+      // An unsafe cache folder is refused before anything goes over the network.
+      this.store.ensureDirectory();
+      if (mode === 'renew' || mode === 'step-up') {
+        // Without the network: what another bridge stored, or a quiet period nothing but a refresh could pass.
+        const contents = this.store.read();
+        const tokens = this.#newest(contents.issuer, contents.issuer === undefined ? undefined : contents.issuers[contents.issuer]?.tokens);
+        if (this.#freshIn(tokens, mode, bearer, sent)) {
+          this.#adopt(contents.issuer!, tokens!);
+          return true;
+        }
+        // A sign-in `started` may still be running in the bridge holding the lock: that one is waited for.
+        const refusal = tokens?.refreshToken === undefined && contents.lastSignIn?.outcome !== 'started' ? this.#quietRefusal(mode, contents.lastSignIn, sent, tokens) : undefined;
+        if (refusal !== undefined) throw refusal;
+      }
       // A refresh reuses the issuer in the cache; a renewal follows the server's challenge.
       const discovered = await this.#discover(mode === 'refresh-only' ? undefined : bearer);
       const issuer = discovered.as.issuer;
       const resource = discovered.resource.href;
-      this.store.ensureDirectory();
       return await this.#locked(signal, async () => {
-        const entry = this.store.read().issuers[issuer];
-        const cached = entry?.tokens;
+        const contents = this.store.read();
+        const entry = contents.issuers[issuer];
+        const cached = this.#newest(issuer, entry?.tokens);
         // Another bridge signed in or refreshed while this one waited: its result is shared.
-        if (cached !== undefined && cached.accessToken !== sent && (mode !== 'step-up' || covers(cached.scope, bearer?.scope))) {
-          if (cached.expiresAt === undefined || cached.expiresAt > this.#now()) {
-            this.#adopt(issuer, cached);
-            this.#lastAction = 'cached';
-            return true;
-          }
+        if (this.#freshIn(cached, mode, bearer, sent)) {
+          this.#adopt(issuer, cached!);
+          this.#lastAction = 'cached';
+          return true;
         }
         let client = this.#clientFor(entry);
         if (mode !== 'step-up' && cached?.refreshToken !== undefined && client !== undefined) {
           try {
             const tokens = await refreshTokens(this.#flow, discovered, client, cached, signal);
-            this.store.update(issuer, resource, (old) => ({ ...old, resource, tokens }));
+            this.#save(() => this.store.update(issuer, resource, (old) => ({ ...old, resource, tokens })));
             this.#adopt(issuer, tokens);
             this.#lastAction = 'refreshed';
             this.#o.logger.info('OAuth token refreshed');
@@ -273,16 +379,28 @@ export class OAuthCredential implements Credential {
             // The grant is gone (revoked, rotated elsewhere) or the client was forgotten: sign in again.
             this.#o.logger.info({ reason: error.message }, 'the refresh token was refused; a new sign-in is needed');
             if (error.kind === 'invalid-client') client = undefined;
-            this.store.update(issuer, resource, (old) => ({ resource, client: error.kind === 'invalid-client' ? undefined : old.client, tokens: undefined }));
+            this.#save(() => this.store.update(issuer, resource, (old) => ({ resource, client: error.kind === 'invalid-client' ? undefined : old.client, tokens: undefined })));
           }
         }
         if (mode === 'refresh-only') return false;
+        const refusal = this.#quietRefusal(mode, contents.lastSignIn, sent, cached);
+        if (refusal !== undefined) throw refusal;
         const scope = mode === 'step-up' ? [...new Set([...scopeSet(cached?.scope ?? this.#current?.tokens.scope), ...scopeSet(bearer?.scope)])].join(' ') : (bearer?.scope ?? discovered.scopesSupported?.join(' '));
-        const result = await this.#signIn(discovered, scope || undefined, client, issuer, resource);
+        const stepUp = mode === 'step-up';
+        // Recorded before the browser opens: a bridge that dies meanwhile still holds the others back.
+        this.#recordSignIn(issuer, resource, { at: this.#now(), outcome: 'started', stepUp });
+        let result: SignInResult;
+        try {
+          result = await this.#signIn(discovered, scope || undefined, client, issuer, resource);
+        } catch (error) {
+          const outcome: SignInOutcome = error instanceof SignInError && (error.failure === 'denied' || error.failure === 'timeout') ? error.failure : 'failed';
+          this.#recordSignIn(issuer, resource, { at: this.#now(), outcome, stepUp });
+          throw error;
+        }
         this.#lastAction = 'signed-in';
         // A pre-registered client's secret stays in the environment or its file, never in the cache.
         const keep: StoredClient = result.client.kind === 'pre-registered' ? { kind: 'pre-registered', clientId: result.client.clientId } : result.client;
-        this.store.update(issuer, resource, () => ({ resource, client: keep, tokens: result.tokens }));
+        this.#recordSignIn(issuer, resource, { at: this.#now(), outcome: 'signed-in', stepUp }, () => ({ resource, client: keep, tokens: result.tokens }));
         this.#adopt(issuer, result.tokens);
         this.#o.logger.info({ server: maskUrl(this.#o.url) }, 'signed in');
         return true;
@@ -294,26 +412,26 @@ export class OAuthCredential implements Credential {
         return false;
       }
       if (isBridgeError(error)) throw error;
+      if (error instanceof TokenRequestError && error.hint !== undefined) throw new BridgeError('AUTH_REQUIRED', error.message, { hint: error.hint }, { cause: error });
       throw new BridgeError('AUTH_REQUIRED', `the OAuth sign-in for ${maskUrl(this.#o.url)} failed: ${reasonOf(error)}`, { hint: 'check the network path to the authorization server, then retry; fenbs-mcp doctor shows what is reachable' }, { cause: error });
     }
   }
 
   /** A sign-in; a kept registration the server no longer knows is dropped and registered anew once. */
-  async #signIn(discovered: Discovered, scope: string | undefined, client: StoredClient | undefined, issuer: string, resource: string) {
+  async #signIn(discovered: Discovered, scope: string | undefined, client: StoredClient | undefined, issuer: string, resource: string): Promise<SignInResult> {
     const signal = this.#closing.signal;
     const preferredPort = client?.redirectUri === undefined ? undefined : Number(new URL(client.redirectUri).port) || undefined;
     const onClient = (obtained: StoredClient) => {
-      if (obtained.kind === 'registered') this.store.update(issuer, resource, (old) => ({ ...old, client: obtained }));
+      if (obtained.kind === 'registered') this.#save(() => this.store.update(issuer, resource, (old) => ({ ...old, client: obtained })));
     };
     try {
       return await signIn(this.#flow, { discovered, scope, storedClient: client, preferredPort, signal, onClient });
     } catch (error) {
-      if (error instanceof SignInError && (error.failure === 'denied' || error.failure === 'timeout')) this.#lastFailure = { error, at: this.#now() };
       const reused = client?.kind === 'registered';
       if (!(error instanceof SignInError) || !reused || (error.failure !== 'client-rejected' && error.failure !== 'timeout')) throw error;
       // A registration the server forgot shows as an error page instead of a redirect, so a timeout
       // with a kept registration also drops it: the next sign-in registers anew, with no cache to delete.
-      this.store.update(issuer, resource, (old) => ({ ...old, client: undefined }));
+      this.#save(() => this.store.update(issuer, resource, (old) => ({ ...old, client: undefined })));
       if (error.failure === 'timeout') throw error;
       this.#o.logger.info('the authorization server no longer knows the registered client; registering again');
       return signIn(this.#flow, { discovered, scope, storedClient: undefined, preferredPort: undefined, signal, onClient });

@@ -1,7 +1,8 @@
 // OAuth through the built bin, as a desktop client runs it: sign-in, reuse, refresh, login/logout, doctor, and no secret in any output.
 
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -159,9 +160,29 @@ describe('OAuth through the built bridge', () => {
     expect(existsSync(record)).toBe(false);
   });
 
+  it('is stalled by no FIFO in place of the token cache or its lock: it signs in and puts a private file of its own there', async () => {
+    const fifo = await newSetup();
+    const dir = join(home, 'fifo', 'state', 'oauth');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const key = createHash('sha256').update(new URL(fifo.mcpUrl).href).digest('hex').slice(0, 32);
+    // Opened to read, a FIFO blocks until a writer comes: the whole bridge with it.
+    execFileSync('mkfifo', ['-m', '600', join(dir, `${key}.json`), join(dir, `${key}.lock`)]);
+    const run = bridge(fifo, 'fifo');
+    try {
+      await useTools(run.process, 'fifo');
+    } catch (error) {
+      run.process.kill();
+      throw error;
+    }
+    expect(lstatSync(join(dir, `${key}.json`)).isFile()).toBe(true);
+    expect(existsSync(join(dir, `${key}.lock`))).toBe(false);
+    expect(invocations('fifo')).toBe(1);
+    await finish(run, 'fifo run');
+  });
+
   it('writes no token, code or verifier to any stdout, stderr, log file or doctor report', () => {
     const secrets = new Set(oauthSetups.flatMap((s) => [...s.secrets]));
-    for (const name of ['main', 'pair', 'denied']) {
+    for (const name of ['main', 'pair', 'denied', 'fifo']) {
       const codes = join(home, name, 'codes.log');
       if (!existsSync(codes)) continue;
       for (const line of readFileSync(codes, 'utf8').split('\n').filter((l) => l !== '')) {

@@ -20,6 +20,10 @@ export interface OAuthSetupOptions {
   wrongIssuer?: boolean;
   /** A confidential client registered ahead (client_secret_basic, loopback redirect on any port). */
   preRegistered?: { clientId: string; clientSecret: string };
+  /** The authorization server issues no refresh token: every new token takes a sign-in. */
+  noRefreshTokens?: boolean;
+  /** The MCP server refuses every token, even one its authorization server has just issued (401 invalid_token). */
+  refuseEveryToken?: boolean;
 }
 
 export interface OAuthSetup {
@@ -103,7 +107,7 @@ export async function startOAuthSetup(options: OAuthSetupOptions = {}): Promise<
         },
       },
     },
-    issueRefreshToken: (_ctx: unknown, client: any) => client.grantTypeAllowed('refresh_token'),
+    issueRefreshToken: (_ctx: unknown, client: any) => options.noRefreshTokens !== true && client.grantTypeAllowed('refresh_token'),
     expiresWithSession: () => false,
     ttl: { AccessToken: ttl, RefreshToken: 24 * 3600, Grant: 24 * 3600, Session: 24 * 3600, Interaction: 600, AuthorizationCode: 60 },
   });
@@ -144,7 +148,7 @@ export async function startOAuthSetup(options: OAuthSetupOptions = {}): Promise<
       const body = await readBody(req);
       const header = req.headers.authorization;
       const token = header?.startsWith('Bearer ') === true ? header.slice(7) : undefined;
-      const found = token === undefined || expired.has(token) ? undefined : await provider.AccessToken.find(token);
+      const found = token === undefined || expired.has(token) || options.refuseEveryToken === true ? undefined : await provider.AccessToken.find(token);
       if (found === undefined || found.aud !== mcpUrl) {
         // authorization §Error Handling: 401 with the resource metadata URL and the scope needed.
         res.writeHead(401, { 'www-authenticate': challenge(token === undefined ? undefined : 'invalid_token'), 'content-type': 'application/json' }).end('{"error":"invalid_token"}');
