@@ -236,9 +236,12 @@ export function createRedactor(secrets: readonly (string | undefined)[]): Redact
     return holdsSpelled(line.toString('utf8'), spellable).length > 0;
   };
 
-  /** One decoded JSON string with its secrets masked: as is, URL-encoded, and spelled by the JSON text it may hold. */
+  /**
+   * One decoded JSON string with its secrets masked: as is, URL-encoded, and as JSON text it may
+   * hold spells them (the plain spellings by substring, any other once escapes are decoded).
+   */
   const maskDecoded = (decoded: string): string => {
-    const masked = replaceAll(decoded, needles.spellable.forms);
+    const masked = replaceAll(decoded, needles.line);
     return maskSpelled(masked, holdsSpelled(masked, needles.spellable));
   };
 
