@@ -99,14 +99,15 @@ export function createGlobMatcher(patterns: readonly string[]): GlobMatcher {
   const width = classOf.size + 1;
   const asciiClass = new Int32Array(128);
   for (const [code, cls] of classOf) if (code < 128) asciiClass[code] = cls;
-  const seen = new Int32Array(kinds.length);
-  let stamp = 0;
+  // Marks the positions already in the set being built; cleared again once it is built.
+  const seen = new Uint8Array(kinds.length);
   let states: GlobState[] = [];
   let byKey = new Map<string, number>();
   let cells = 0;
 
   /** The state for these positions (a * position brings the one after it), made if new. */
   const intern = (positions: number[]): number => {
+    for (const position of positions) seen[position] = 0;
     positions.sort((a, b) => a - b);
     const key = positions.join(',');
     const known = byKey.get(key);
@@ -127,20 +128,18 @@ export function createGlobMatcher(patterns: readonly string[]): GlobMatcher {
     return states.length - 1;
   };
   const add = (into: number[], position: number) => {
-    if (seen[position] === stamp) return;
-    seen[position] = stamp;
+    if (seen[position] === 1) return;
+    seen[position] = 1;
     into.push(position);
     if (kinds[position] === STAR) add(into, position + 1);
   };
   const startPositions = () => {
-    stamp++;
     const positions: number[] = [];
     for (const start of starts) add(positions, start);
     return positions;
   };
   /** The state after reading a character of class `cls` in state `from`; may rebuild the table. */
   const step = (from: GlobState, cls: number): number => {
-    stamp++;
     const positions: number[] = [];
     for (const position of from.positions) {
       const kind = kinds[position]!;
