@@ -129,7 +129,7 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     if (line.kind === 'blank') return undefined;
     if (line.kind === 'not-utf8') {
       logger.warn({ bytes: line.bytes }, 'line is not valid UTF-8; skipped');
-      return writeAll([errorReply(null, -32700, 'Parse error: the line is not valid UTF-8; the stdio transport carries UTF-8 text', { bridgeCode: 'PARSE_ERROR', hint: 'encode messages as UTF-8' })]);
+      return writeAll([errorReply(line.id, -32700, 'Parse error: the line is not valid UTF-8; the stdio transport carries UTF-8 text', { bridgeCode: 'PARSE_ERROR', hint: 'encode messages as UTF-8' })]);
     }
     let checked = line.kind === 'line' ? checkLine(line.text) : line;
     // The translator rewrites or reads whole what it takes: it gets the whole tree.

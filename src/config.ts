@@ -135,15 +135,17 @@ export class UsageError extends Error {
 /**
  * Headers the bridge sets itself from the message and its state. A user value would contradict
  * the protocol (the Streamable HTTP transport has the client set Accept, Content-Type, the session
- * and version headers, and the 2026-07-28 Mcp-* headers from each message) or carry a credential into argv, where process lists and
- * shell history show it.
+ * and version headers, and the 2026-07-28 Mcp-* headers from each message), carry a credential
+ * into argv, where process lists and shell history show it (Authorization, Proxy-Authorization,
+ * Cookie: the cookie jar fills Cookie), or undo what the bridge relies on: it decodes the
+ * encodings it is sent but asks for none (Accept-Encoding), Host names the --url's host (RFC 9110
+ * §7.2), and undici keeps the connection alive (Connection: close would open one per message).
  */
 const OWNED_HEADERS = new Set([
   'authorization',
   'proxy-authorization',
   'cookie',
   'content-type',
-  'content-length',
   'accept',
   'accept-encoding',
   'mcp-protocol-version',
@@ -153,7 +155,21 @@ const OWNED_HEADERS = new Set([
   'last-event-id',
   'host',
   'connection',
-  'transfer-encoding',
+]);
+
+/**
+ * Request headers undici, the bridge's HTTP client, refuses to send (its lib/core/request.js), and
+ * why: given with -H, every request would fail, so they are refused at start. Content-Length is
+ * refused by undici unless it is digits that equal the body's length; the bridge's bodies vary,
+ * so no fixed value can be right. test/config.test.ts sends each of undici's well-known header
+ * names through undici and checks that the ones it refuses are exactly these.
+ */
+export const UNSENDABLE_HEADERS: ReadonlyMap<string, string> = new Map([
+  ['content-length', 'undici sends the length of each body itself, and refuses any other'],
+  ['expect', 'undici does not support Expect (100-continue)'],
+  ['keep-alive', 'undici manages the connection itself'],
+  ['transfer-encoding', 'undici frames each body itself'],
+  ['upgrade', 'undici refuses a protocol upgrade on an ordinary request'],
 ]);
 
 const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
@@ -225,6 +241,10 @@ function parseHeader(raw: string, tokenEnv: string, env: ConfigInputs['env']): P
   }
   if ((OWNED_HEADERS.has(lower) && lower !== 'authorization') || lower.startsWith('mcp-param-')) {
     throw new UsageError(`-H ${name} is refused: the bridge sets that header itself for every message`);
+  }
+  const unsendable = UNSENDABLE_HEADERS.get(lower);
+  if (unsendable !== undefined) {
+    throw new UsageError(`-H ${name} is refused: ${unsendable}, so every request carrying it would fail`);
   }
   const expansion = expandHeaderValue(written, env);
   if (expansion.kind === 'unset') {

@@ -14,7 +14,7 @@ import { isJsonObject, MODERN_VERSION_META_KEY, type JsonObject } from './json-r
 import { REDIRECT_HINT } from './redirects.js';
 import { headerValue, readErrorBody, readPrivateResponse } from './reply-reader.js';
 import type { HttpExchange } from './remote.js';
-import { createDispatcher, proxyFromEnv, redactUserinfo, trustedCas } from './remote.js';
+import { createDispatcher, proxyFor, redactUserinfo, trustedCas } from './remote.js';
 import { createRedactor, maskUrl, type Redactor } from './secrets.js';
 import type { Logger } from './logger.js';
 import { toTerminalLine } from './terminal-text.js';
@@ -95,11 +95,12 @@ export async function runDoctor(config: BridgeConfig, env: Readonly<Record<strin
 
 /** DNS, TCP and TLS (or the proxy), then the requests; a failed check stops the ones after it. */
 async function checkConnection(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>, credential: Credential, report: DoctorReport, add: Add, begin: Begin): Promise<void> {
-  const proxy = proxyFromEnv(env, config.url.protocol) || undefined;
+  // The bridge's own rule: doctor checks the path the bridge's requests take.
+  const proxy = proxyFor(config.url, env);
   const host = config.url.hostname.replace(/^\[|\]$/g, '');
   const port = Number(config.url.port || (config.url.protocol === 'https:' ? 443 : 80));
 
-  if (proxy !== undefined && !bypassesProxy(host, env)) {
+  if (proxy !== undefined) {
     add({ name: 'network', ok: true, detail: `through the proxy ${redactUserinfo(proxy)} (DNS, TCP and TLS are checked by the request below)` });
   } else {
     if (isIP(host) === 0) {
@@ -372,11 +373,6 @@ async function countToolsAndTime(probe: Probe, build: (params: JsonObject) => { 
 function describeServer(info: JsonObject): string {
   const name = typeof info.name === 'string' ? info.name : 'unnamed';
   return typeof info.version === 'string' ? `${name} ${info.version}` : name;
-}
-
-function bypassesProxy(host: string, env: Readonly<Record<string, string | undefined>>): boolean {
-  const noProxy = (env.no_proxy ?? env.NO_PROXY ?? '').split(/[,\s]+/).filter(Boolean);
-  return noProxy.some((entry) => entry === '*' || host === entry.replace(/^\./, '') || host.endsWith(entry.startsWith('.') ? entry : `.${entry}`));
 }
 
 function tryTcp(host: string, port: number, timeoutMs: number): Promise<{ ok: boolean; detail: string; hint: string }> {

@@ -1,8 +1,8 @@
 // Checks a stdin line too large to decode: its validity and what routing reads, from its bytes.
 
 import { isUtf8 } from 'node:buffer';
-import { scanJson, type ScannedMember } from './json-scan.js';
-import { checkLine, checkParsed, type CheckedLine, type IncomingMessage, type JsonObject } from './json-rpc.js';
+import { scanJson, type JsonScan, type ScannedMember } from './json-scan.js';
+import { checkLine, checkParsed, isUsableId, type CheckedLine, type IncomingMessage, type JsonObject, type JsonRpcId } from './json-rpc.js';
 
 /**
  * How many levels of objects too large to decode whole are opened for routing (the message, its
@@ -27,8 +27,15 @@ export class OmittedValue {
   }
 }
 
+/** A line that is not UTF-8: its size, and the id its answer goes under (see readableId). */
+export interface NotUtf8Line {
+  kind: 'not-utf8';
+  bytes: number;
+  id: JsonRpcId | null;
+}
+
 /** What a large line is: a message (perhaps abridged), a rejection, not UTF-8, or blank (skipped). */
-export type LargeLineCheck = CheckedLine | { kind: 'not-utf8'; bytes: number } | { kind: 'blank' };
+export type LargeLineCheck = CheckedLine | NotUtf8Line | { kind: 'blank' };
 
 /**
  * Checks a line over LARGE_LINE_BYTES given as the pieces it arrived in. A valid UTF-8 JSON object
@@ -38,10 +45,13 @@ export type LargeLineCheck = CheckedLine | { kind: 'not-utf8'; bytes: number } |
  * short line takes, from its decoded text, so it is answered exactly as a short one is.
  */
 export function checkLargeLine(pieces: readonly Buffer[], bytes: number): LargeLineCheck {
-  const message = abridge(pieces);
+  const scan = scanJson(pieces);
+  if (scan.kind === 'object' && !scan.utf8) return { kind: 'not-utf8', bytes, id: idOf(pieces, scan.members) };
+  const message = abridge(pieces, scan);
   if (message !== undefined) return checkParsed(message, pieces, true);
   const whole = Buffer.concat(pieces, bytes);
-  if (!isUtf8(whole)) return { kind: 'not-utf8', bytes };
+  // Not an object, or not JSON: no id can be read.
+  if (!isUtf8(whole)) return { kind: 'not-utf8', bytes, id: null };
   const text = whole.toString('utf8');
   // Blank by the same test a short line passes (line-reader.ts): any whitespace, not only JSON's.
   return text.trim() === '' ? { kind: 'blank' } : checkLine(text);
@@ -59,9 +69,32 @@ export function wholeMessage<M extends IncomingMessage>(incoming: M): M {
 /** The members checkLine reads to classify a message: each must be exact, never left out. */
 const CLASSIFYING_KEYS = ['jsonrpc', 'id', 'method'] as const;
 
-/** The line as an abridged object, or undefined when only the whole decode can judge it. */
-function abridge(pieces: readonly Buffer[]): JsonObject | undefined {
+/**
+ * The id of a line whose bytes are not all UTF-8, when it can be read intact: the line is one JSON
+ * object (valid JSON once decoded: a byte that is not UTF-8 can only stand inside a string), its
+ * `id` member (the last one, as JSON.parse keeps the last of duplicates) is a string or an
+ * integer, and that member's own bytes are UTF-8. A U+FFFD sent as its bytes (EF BF BD) is a
+ * character like any other; one a decoder would put in place of a broken byte is not the id the
+ * client sent, so such an id is null. The client waiting for an id it can read hears back under it
+ * (JSON-RPC 2.0 §5: null only when the id could not be detected).
+ */
+export function readableId(pieces: readonly Buffer[]): JsonRpcId | null {
   const scan = scanJson(pieces);
+  return scan.kind === 'object' ? idOf(pieces, scan.members) : null;
+}
+
+function idOf(pieces: readonly Buffer[], members: readonly ScannedMember[]): JsonRpcId | null {
+  let id: ScannedMember | undefined;
+  for (const member of members) if (member.key === 'id') id = member;
+  if (id === undefined) return null;
+  const bytes = Buffer.concat(slice(pieces, id.start, id.size));
+  if (!isUtf8(bytes)) return null;
+  const value: unknown = JSON.parse(bytes.toString('utf8'));
+  return isUsableId(value) ? value : null;
+}
+
+/** The line as an abridged object, or undefined when only the whole decode can judge it. */
+function abridge(pieces: readonly Buffer[], scan: JsonScan): JsonObject | undefined {
   if (scan.kind !== 'object' || !scan.utf8) return undefined;
   const message = abridgeObject(pieces, scan.members, 0);
   if (message === undefined) return undefined;

@@ -2,13 +2,15 @@
 
 import { isUtf8 } from 'node:buffer';
 import { finished, type Readable } from 'node:stream';
+import { readableId, type NotUtf8Line } from './large-line.js';
 
 export type LineEvent =
   | { kind: 'line'; text: string }
   /** A line over LARGE_LINE_BYTES, neither decoded nor checked: its bytes as they came, without the trailing CR. */
   | { kind: 'large-line'; pieces: Buffer[]; bytes: number }
   | { kind: 'oversized'; bytes: number }
-  | { kind: 'not-utf8'; bytes: number };
+  /** Not UTF-8, so not decoded; `id` is the line's id when it can be read intact from the bytes (large-line.ts). */
+  | NotUtf8Line;
 
 /**
  * A line longer than this many bytes is handed on as the pieces it arrived in, not decoded: its
@@ -134,7 +136,8 @@ export function pumpLines(input: Readable, maxLineBytes: number, handle: (event:
  * boundaries; the limit is exact bytes; an over-long line is reported once, the moment it crosses
  * the limit, and its remaining bytes are discarded without being buffered.
  *
- * A trailing "\r" is stripped, a BOM at the very start is ignored, blank lines are skipped.
+ * A trailing "\r" is stripped, a BOM at the very start (and at the start of any line) is ignored,
+ * blank lines are skipped.
  */
 class LineSplitter {
   readonly #maxLineBytes: number;
@@ -235,7 +238,7 @@ export function takePieces(event: Extract<LineEvent, { kind: 'large-line' }>): B
 }
 
 /**
- * Decodes one line's bytes, without its trailing CR; undefined when it is blank. Bytes that are not
+ * Decodes one line's bytes, without a leading BOM (see dropBom) and its trailing CR; undefined when it is blank. Bytes that are not
  * UTF-8 are reported, never decoded with U+FFFD in their place: the stdio transport carries UTF-8,
  * and a silently changed message is worse than a refused one. A large line is handed on undecoded.
  */
@@ -246,13 +249,36 @@ function takeLine(pieces: Buffer[], totalBytes: number): LineEvent | undefined {
   // Only the joined copy is kept: the chunks it came from can be collected while it is decoded.
   pieces.length = 0;
   const length = bytes[bytes.length - 1] === CR ? bytes.length - 1 : bytes.length;
-  if (!isUtf8(bytes.subarray(0, length))) return { kind: 'not-utf8', bytes: length };
-  const text = bytes.toString('utf8', 0, length);
+  const start = length >= UTF8_BOM.length && UTF8_BOM.equals(bytes.subarray(0, UTF8_BOM.length)) ? UTF8_BOM.length : 0;
+  const content = bytes.subarray(start, length);
+  if (!isUtf8(content)) return { kind: 'not-utf8', bytes: content.length, id: readableId([content]) };
+  const text = content.toString('utf8');
   return text.trim() === '' ? undefined : { kind: 'line', text };
 }
 
-/** A large line's pieces without its trailing CR (the last piece holds it: pieces are never empty). */
-function largeLine(pieces: Buffer[], totalBytes: number): LineEvent {
+/**
+ * Drops a byte order mark that starts a line (pieces are never empty); returns the bytes dropped.
+ * RFC 8259 §8.1 lets a parser ignore one, and a writer that makes a fresh UTF-8 encoder for every
+ * message starts each line with it; JSON.parse would refuse the line, and its id with it.
+ */
+function dropBom(pieces: Buffer[]): number {
+  const head = pieces[0]!.length >= UTF8_BOM.length ? pieces[0]!.subarray(0, UTF8_BOM.length) : Buffer.concat(pieces.slice(0, UTF8_BOM.length)).subarray(0, UTF8_BOM.length);
+  if (!head.equals(UTF8_BOM)) return 0;
+  for (let left = UTF8_BOM.length; left > 0; ) {
+    const first = pieces[0]!;
+    if (first.length > left) {
+      pieces[0] = first.subarray(left);
+      break;
+    }
+    pieces.shift();
+    left -= first.length;
+  }
+  return UTF8_BOM.length;
+}
+
+/** A large line's pieces without a leading BOM and its trailing CR (the last piece holds it: pieces are never empty). */
+function largeLine(pieces: Buffer[], lineBytes: number): LineEvent {
+  const totalBytes = lineBytes - dropBom(pieces);
   const last = pieces[pieces.length - 1]!;
   if (last[last.length - 1] !== CR) return { kind: 'large-line', pieces, bytes: totalBytes };
   if (last.length === 1) pieces.pop();

@@ -1,6 +1,7 @@
 // The HTTP side: one keep-alive undici dispatcher (proxy and CA aware) and failures classified by err.code.
 
 import { readFileSync } from 'node:fs';
+import type { LookupFunction } from 'node:net';
 import { createRequire } from 'node:module';
 import type * as Tls from 'node:tls';
 import { Readable } from 'node:stream';
@@ -24,6 +25,8 @@ export interface RemoteOptions {
   connectTimeoutMs: number;
   caFile?: string | undefined;
   env: Readonly<Record<string, string | undefined>>;
+  /** How a direct connection resolves a host name; dns.lookup when absent (tests send every name to loopback). */
+  lookup?: LookupFunction | undefined;
 }
 
 export type HttpMethod = 'POST' | 'GET' | 'DELETE';
@@ -39,25 +42,47 @@ export interface HttpExchange {
   answeredOnArrival?: boolean | undefined;
 }
 
-/** The proxy that applies to https:// or http:// URLs, as undici's EnvHttpProxyAgent reads it. */
+/**
+ * The proxy settings of `env`, read once for both the dispatcher and every answer about it: the
+ * lower-case spelling first, an empty value counting as set (`??`, as EnvHttpProxyAgent reads
+ * process.env), '' when neither spelling is set.
+ */
+function proxySettings(env: RemoteOptions['env']): { httpProxy: string; httpsProxy: string; noProxy: string } {
+  return {
+    httpProxy: env.http_proxy ?? env.HTTP_PROXY ?? '',
+    httpsProxy: env.https_proxy ?? env.HTTPS_PROXY ?? '',
+    noProxy: env.no_proxy ?? env.NO_PROXY ?? '',
+  };
+}
+
+/**
+ * The proxy for https:// or http:// URLs, NO_PROXY aside; undefined when there is none. An empty
+ * HTTPS proxy falls back to the HTTP one, as EnvHttpProxyAgent's does.
+ */
 export function proxyFromEnv(env: RemoteOptions['env'], protocol: string): string | undefined {
-  const httpProxy = env.http_proxy ?? env.HTTP_PROXY;
-  return protocol === 'https:' ? (env.https_proxy ?? env.HTTPS_PROXY ?? httpProxy) : httpProxy;
+  const { httpProxy, httpsProxy } = proxySettings(env);
+  return (protocol === 'https:' ? httpsProxy || httpProxy : httpProxy) || undefined;
 }
 
 const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };
 
 /**
- * The proxy requests to `url` actually go through, or undefined when they go direct: the proxy
- * for its scheme unless NO_PROXY names the host (the same rules EnvHttpProxyAgent applies: `*`,
- * a host or any subdomain of it, optionally with `:port`). Messages use it to say whether a
- * refused connection was refused by the proxy or by the server.
+ * The proxy requests to `url` go through, or undefined when they go direct: the one rule that the
+ * bridge's dispatcher (EnvHttpProxyAgent, given the same settings) applies, and that doctor and
+ * the failure messages ask. It is that agent's own, step for step (undici
+ * lib/dispatcher/env-http-proxy-agent.js, checked against it by test/remote.test.ts): NO_PROXY
+ * entries split at commas and whitespace, empty ones skipped; the whole value `*` means none
+ * (`*` as one entry of a list, or with spaces around it, matches no host); an entry is a host,
+ * lower-cased, a leading `.` or `*.` dropped, optionally with `:port` (the URL's port, or its
+ * scheme's default, must then equal it), matching that host and every subdomain of it; an IPv6
+ * host matches only in brackets (`[::1]`).
  */
 export function proxyFor(url: URL, env: RemoteOptions['env']): string | undefined {
   const proxy = proxyFromEnv(env, url.protocol);
-  if (proxy === undefined || proxy === '') return undefined;
-  const noProxy = (env.no_proxy ?? env.NO_PROXY ?? '').trim();
+  if (proxy === undefined) return undefined;
+  const { noProxy } = proxySettings(env);
   if (noProxy === '*') return undefined;
+  // url.host, not url.hostname: an IPv6 address keeps its brackets.
   const hostname = url.host.replace(/:\d*$/, '').toLowerCase();
   const port = Number.parseInt(url.port, 10) || DEFAULT_PORTS[url.protocol] || 0;
   for (const entry of noProxy.split(/[,\s]/)) {
@@ -101,7 +126,7 @@ export function createDispatcher(options: RemoteOptions): Dispatcher {
   const ca = trustedCas(options);
   const tls = ca === undefined ? {} : { ca };
   const agentOptions = {
-    connect: { timeout: options.connectTimeoutMs, ...tls },
+    connect: { timeout: options.connectTimeoutMs, ...tls, ...(options.lookup === undefined ? {} : { lookup: options.lookup }) },
     headersTimeout: 0,
     bodyTimeout: 0,
     keepAliveTimeout: 30_000,
@@ -110,9 +135,9 @@ export function createDispatcher(options: RemoteOptions): Dispatcher {
     // open streams do not hold up the lines after them.
     connections: MAX_CONNECTIONS,
   };
-  // Read from the injected environment (the CLI passes process.env) so tests can set them.
-  const httpProxy = options.env.http_proxy ?? options.env.HTTP_PROXY ?? '';
-  const httpsProxy = options.env.https_proxy ?? options.env.HTTPS_PROXY ?? '';
+  // Read from the injected environment (the CLI passes process.env) so tests can set them; given
+  // explicitly, the agent never reads process.env, and proxyFor sees exactly what it sees.
+  const { httpProxy, httpsProxy, noProxy } = proxySettings(options.env);
   if (httpProxy === '' && httpsProxy === '') return new Agent(agentOptions);
   return new EnvHttpProxyAgent({
     ...agentOptions,
@@ -120,7 +145,7 @@ export function createDispatcher(options: RemoteOptions): Dispatcher {
     proxyTls: { timeout: options.connectTimeoutMs, ...tls },
     httpProxy,
     httpsProxy,
-    noProxy: options.env.no_proxy ?? options.env.NO_PROXY ?? '',
+    noProxy,
   });
 }
 

@@ -34,11 +34,26 @@ export interface Redactor {
   add(secret: string): boolean;
 }
 
-/** The forms a secret takes in a serialised JSON line. */
+/**
+ * The spellings a secret takes in text, found by substring search: as is, URL-encoded, and each
+ * of those as a JSON encoder writes it inside a string literal (RFC 8259 §7), once and twice (a
+ * tool result that holds JSON text is JSON inside a JSON string): the shortest escapes, with `/`
+ * as is and as `\/` (PHP's json_encode). Other spellings (`\uXXXX` for any character, a mix of
+ * `/` and `\/`) are found by decoding the escapes first (see Spellable).
+ */
 function encodedForms(secret: string): string[] {
-  const jsonEscaped = JSON.stringify(secret).slice(1, -1);
-  // PHP's json_encode (and others) escape "/" as "\/" (RFC 8259 §7 allows it).
-  return [secret, jsonEscaped, jsonEscaped.replaceAll('/', '\\/'), encodeURIComponent(secret)];
+  const forms = new Set<string>();
+  for (const text of new Set([secret, encodeURIComponent(secret)])) {
+    const once = jsonEscaped(text);
+    const twice = jsonEscaped(once);
+    forms.add(text).add(once).add(once.replaceAll('/', '\\/')).add(twice).add(jsonEscaped(once.replaceAll('/', '\\/')));
+  }
+  return [...forms];
+}
+
+/** `text` as it stands between the quotes of a JSON string. */
+function jsonEscaped(text: string): string {
+  return JSON.stringify(text).slice(1, -1);
 }
 
 function replaceAll(text: string, needles: readonly string[]): string {
@@ -54,11 +69,122 @@ function byLength(values: Iterable<string>): string[] {
   return [...new Set(values)].sort((a, b) => b.length - a.length);
 }
 
+const SHORT_ESCAPES: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+const ESCAPE = /\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))/g;
+
+/**
+ * `text` with every JSON escape decoded once (`\u0026` → `&`, `\/` → `/`, `\\` → `\`), wherever
+ * it stands: for finding a secret only, never for output. Linear: one pass, no backtracking.
+ */
+function decodeEscapes(text: string): string {
+  return text.replace(ESCAPE, (_escape, hex: string | undefined, short: string | undefined) => (hex === undefined ? SHORT_ESCAPES[short!]! : String.fromCharCode(Number.parseInt(hex, 16))));
+}
+
+/**
+ * What a text must hold to spell a secret with escapes: an escape of an ASCII character (a
+ * backslash included, for JSON inside a string written with `\u005c`) or of another character one
+ * of the secret's forms uses, or a `\/` where a form has a `/`. The escapes most text is full of
+ * are of other characters (Python's `\u00e9` for é, `\u4e2d` for 中, where secrets are ASCII), so
+ * such text is never decoded.
+ */
+interface Spellable {
+  /** The secrets as is and URL-encoded, longest first. */
+  forms: string[];
+  /** An escape of a character of `forms`; undefined when there are no forms. */
+  escape: RegExp | undefined;
+  slashed: boolean;
+}
+
+function spellableFor(secrets: readonly string[]): Spellable {
+  const forms = byLength(secrets.flatMap((secret) => [secret, encodeURIComponent(secret)]));
+  // Any ASCII escape (a class V8 searches fast), and the other units of the forms one by one.
+  const units = new Set<number>();
+  for (const form of forms) for (let i = 0; i < form.length; i++) if (form.charCodeAt(i) >= 0x80) units.add(form.charCodeAt(i));
+  const escape = forms.length === 0 ? undefined : new RegExp(`\\\\u00[0-7]${[...units].map((unit) => `|\\\\u${hexPattern(unit)}`).join('')}`);
+  return { forms, escape, slashed: forms.some((form) => form.includes('/')) };
+}
+
+/** Whether `text` may spell one of the forms with escapes (see Spellable): a regular-expression search, no decode. */
+function maySpell(text: string, spellable: Spellable): boolean {
+  return spellable.escape !== undefined && (spellable.escape.test(text) || (spellable.slashed && text.includes('\\/')));
+}
+
+/**
+ * The forms `text` holds spelled with JSON escapes, once or twice over, in any mix: the escapes
+ * are decoded, once and again, and searched. Only text that may spell one (maySpell) is decoded.
+ */
+function holdsSpelled(text: string, spellable: Spellable): string[] {
+  if (!maySpell(text, spellable)) return [];
+  const once = decodeEscapes(text);
+  const twice = once.includes('\\') ? decodeEscapes(once) : once;
+  return spellable.forms.filter((form) => once.includes(form) || twice.includes(form));
+}
+
+/** One UTF-16 unit as the four hex digits of `\uXXXX`, in a pattern that takes either case. */
+function hexPattern(unit: number): string {
+  return [...unit.toString(16).padStart(4, '0')].map((digit) => (digit >= 'a' ? `[${digit}${digit.toUpperCase()}]` : digit)).join('');
+}
+
+/** The short escape of each character that has one (RFC 8259 §7), the letter after the backslash. */
+const SHORT_ESCAPE_OF: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(SHORT_ESCAPES).map(([letter, char]) => [char, letter]));
+
+/**
+ * The ways a JSON encoder may write one UTF-16 unit inside a string literal: `\uXXXX` (hex in
+ * either case), its short escape if it has one, and itself where JSON allows it raw. Each way is
+ * a sequence of slots, a slot the characters that may stand there.
+ */
+function waysOf(char: string): string[][][] {
+  const unit = char.charCodeAt(0);
+  const hex = [...unit.toString(16).padStart(4, '0')].map((digit) => (digit >= 'a' ? [digit, digit.toUpperCase()] : [digit]));
+  const ways: string[][][] = [[['\\'], ['u'], ...hex]];
+  const short = SHORT_ESCAPE_OF[char];
+  if (short !== undefined) ways.push([['\\'], [short]]);
+  if (unit >= 0x20 && char !== '"' && char !== '\\') ways.push([[char]]);
+  return ways;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
+}
+
+/** A pattern for every way (waysOf) of writing `char` once. */
+function writtenOnce(char: string): string {
+  return `(?:${waysOf(char)
+    .map((way) => way.map((slot) => (slot.length === 1 ? escapeRegExp(slot[0]!) : `[${slot.join('')}]`)).join(''))
+    .join('|')})`;
+}
+
+/** A pattern for every way of writing `char` twice over: each character of each way itself written in any of its ways. */
+function writtenTwice(char: string): string {
+  return `(?:${waysOf(char)
+    .map((way) => way.map((slot) => (slot.length === 1 ? writtenOnce(slot[0]!) : `(?:${slot.map(writtenOnce).join('|')})`)).join(''))
+    .join('|')})`;
+}
+
+/**
+ * A pattern for every spelling a JSON encoder may give `text` inside a string literal, once or
+ * twice over (JSON text inside a JSON string), in any mix of ways per unit. The ways of one unit
+ * part within a few characters, so matching backtracks a bounded distance per unit. Built only
+ * for a form that a text was found to hold (holdsSpelled).
+ */
+function spellingPattern(text: string): string {
+  const units = [...Array(text.length).keys()].map((i) => text.charAt(i));
+  return `${units.map(writtenOnce).join('')}|${units.map(writtenTwice).join('')}`;
+}
+
+/** Masks every JSON spelling (spellingPattern) of `forms` in `text`. */
+function maskSpelled(text: string, forms: readonly string[]): string {
+  if (forms.length === 0) return text;
+  return text.replace(new RegExp(byLength(forms).map((form) => `(?:${spellingPattern(form)})`).join('|'), 'g'), MASK);
+}
+
 /** The needles derived from a set of secrets; rebuilt only when a secret is added. */
 interface Needles {
   log: string[];
-  /** Inside a decoded JSON string a secret appears raw or URL-encoded. */
-  decoded: string[];
+  /** The secrets of log text, for their spellings with escapes. */
+  logSpellable: Spellable;
+  /** The stdout secrets: inside a decoded JSON string a secret appears as a form (raw or URL-encoded), or spelled by JSON text the string holds. */
+  spellable: Spellable;
   line: string[];
   lineBytes: Buffer[];
   unmaskable: number;
@@ -69,12 +195,18 @@ function needlesFor(given: readonly string[]): Needles {
   const line = byLength(maskable.flatMap(encodedForms));
   return {
     log: byLength(given.filter((s) => s.length >= MIN_LOG_SECRET_CHARS).flatMap(encodedForms)),
-    decoded: byLength(maskable.flatMap((s) => [s, encodeURIComponent(s)])),
+    logSpellable: spellableFor(given.filter((s) => s.length >= MIN_LOG_SECRET_CHARS)),
+    spellable: spellableFor(maskable),
     line,
     lineBytes: line.map((needle) => Buffer.from(needle, 'utf8')),
     unmaskable: given.length - maskable.length,
   };
 }
+
+const BACKSLASH_U = '\\u';
+const BACKSLASH_SLASH = '\\/';
+const BACKSLASH_U_BYTES = Buffer.from(BACKSLASH_U);
+const BACKSLASH_SLASH_BYTES = Buffer.from(BACKSLASH_SLASH);
 
 /**
  * Returns a redactor for these secrets (undefined entries are skipped). Log text masks secrets of
@@ -86,8 +218,32 @@ export function createRedactor(secrets: readonly (string | undefined)[]): Redact
   const given = new Set(secrets.filter((secret): secret is string => secret !== undefined && secret !== ''));
   let needles = needlesFor([...given]);
 
-  const mayHold = (line: string | Buffer) =>
-    Buffer.isBuffer(line) ? needles.lineBytes.some((needle) => line.includes(needle)) : needles.line.some((needle) => line.includes(needle));
+  /**
+   * Whether a stdout line may hold a secret: one of its plain spellings as bytes or text, or,
+   * in a line with a `\u` escape (or a `\/` where a secret has a `/`), any spelling once the
+   * escapes are decoded. A line with neither costs a few substring searches and no decode.
+   */
+  const mayHold = (line: string | Buffer): boolean => {
+    if (Buffer.isBuffer(line) ? needles.lineBytes.some((needle) => line.includes(needle)) : needles.line.some((needle) => line.includes(needle))) return true;
+    const { spellable } = needles;
+    if (!Buffer.isBuffer(line)) {
+      // A substring search first: most lines hold no escape of either kind.
+      if (!line.includes(BACKSLASH_U) && !(spellable.slashed && line.includes(BACKSLASH_SLASH))) return false;
+      return holdsSpelled(line, spellable).length > 0;
+    }
+    const backslash = line.indexOf(BACKSLASH);
+    if (backslash === -1 || (!line.includes(BACKSLASH_U_BYTES, backslash) && !(spellable.slashed && line.includes(BACKSLASH_SLASH_BYTES, backslash)))) return false;
+    return holdsSpelled(line.toString('utf8'), spellable).length > 0;
+  };
+
+  /**
+   * One decoded JSON string with its secrets masked: as is, URL-encoded, and as JSON text it may
+   * hold spells them (the plain spellings by substring, any other once escapes are decoded).
+   */
+  const maskDecoded = (decoded: string): string => {
+    const masked = replaceAll(decoded, needles.line);
+    return maskSpelled(masked, holdsSpelled(masked, needles.spellable));
+  };
 
   const maskMessageLine = (line: string | Buffer): string | Buffer => {
     if (needles.line.length === 0 || !mayHold(line)) return line;
@@ -95,9 +251,11 @@ export function createRedactor(secrets: readonly (string | undefined)[]): Redact
     try {
       JSON.parse(text);
     } catch {
-      return replaceAll(text, needles.line); // not JSON after all: mask the text itself
+      // Not JSON after all: mask the text itself.
+      const masked = replaceAll(text, needles.line);
+      return maskSpelled(masked, holdsSpelled(masked, needles.spellable));
     }
-    const masked = maskJsonStrings(text, needles.decoded);
+    const masked = maskJsonStrings(text, maskDecoded);
     return masked === text ? line : masked;
   };
 
@@ -109,7 +267,10 @@ export function createRedactor(secrets: readonly (string | undefined)[]): Redact
     return secret.length >= MIN_MASKABLE_SECRET_CHARS;
   };
 
-  const redact = (text: string) => replaceAll(text, needles.log);
+  const redact = (text: string) => {
+    const masked = replaceAll(text, needles.log);
+    return maskSpelled(masked, holdsSpelled(masked, needles.logSpellable));
+  };
   return Object.defineProperties(Object.assign(redact, { maskMessageLine, add }), {
     unmaskable: { get: () => needles.unmaskable, enumerable: true },
   }) as Redactor;
@@ -137,7 +298,7 @@ function endOfString(text: string, start: number): number {
  * (`\/`, `\uXXXX`). Everything outside a changed literal (numbers, spacing, key order) keeps the
  * server's bytes. `text` must be valid JSON.
  */
-function maskJsonStrings(text: string, needles: readonly string[]): string {
+function maskJsonStrings(text: string, mask: (decoded: string) => string): string {
   let out = '';
   let copied = 0;
   let depth = 0;
@@ -149,8 +310,10 @@ function maskJsonStrings(text: string, needles: readonly string[]): string {
     else if (code === QUOTE) {
       const end = endOfString(text, i);
       if (i !== idValueAt) {
-        const decoded = JSON.parse(text.slice(i, end)) as string;
-        const masked = replaceAll(decoded, needles);
+        // A literal without a backslash is its own decoding.
+        const backslash = text.indexOf('\\', i);
+        const decoded = backslash === -1 || backslash >= end ? text.slice(i + 1, end - 1) : (JSON.parse(text.slice(i, end)) as string);
+        const masked = mask(decoded);
         if (masked !== decoded) {
           out += text.slice(copied, i) + JSON.stringify(masked);
           copied = end;

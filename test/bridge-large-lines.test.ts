@@ -141,6 +141,14 @@ describe('a large stdin line', () => {
       {
         title: 'not UTF-8',
         line: Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"${pad}`), Buffer.from([0xff]), Buffer.from('"}}')]),
+        ids: [1],
+        code: -32700,
+        bridgeCode: 'PARSE_ERROR',
+        message: /not valid UTF-8/,
+      },
+      {
+        title: 'not UTF-8 in its id',
+        line: Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","method":"m","params":{"s":"${pad}"},"id":"a`), Buffer.from([0xff]), Buffer.from('"}')]),
         ids: [null],
         code: -32700,
         bridgeCode: 'PARSE_ERROR',

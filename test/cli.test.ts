@@ -57,6 +57,7 @@ describe('a usage error', () => {
     ['an unknown log level', ['--log-level', 'loud'], /--log-level must be one of/],
     ['a malformed -H', ['-H', 'no colon here'], /-H expects "Name: value"/],
     ['a header the bridge owns', ['-H', 'Mcp-Session-Id: abc'], /the bridge sets that header itself/],
+    ['a header undici refuses to send', ['-H', 'Expect: 100-continue'], /-H Expect is refused: undici does not support Expect/],
     ['-H naming a variable that is not set', ['-H', 'X-Api-Key: ${FENBS_CLI_TEST_UNSET_KEY}'], /-H X-Api-Key refers to \$\{FENBS_CLI_TEST_UNSET_KEY\}, but FENBS_CLI_TEST_UNSET_KEY is not set/],
     ['-H with a reference that is not a variable name', ['-H', 'X-Api-Key: ${not a name}'], /not a variable reference/],
     ['an empty --token-command', ['--token-command', '  '], /--token-command is empty/],

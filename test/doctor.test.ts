@@ -11,6 +11,8 @@ import { startFaultServer } from './helpers/fault-server.js';
 import { startSdkV1Server } from './helpers/sdk-v1-server.js';
 import { startSdkV2Server } from './helpers/sdk-v2-server.js';
 import { createTestCertificates, freePort, result, sendJson, startConnectProxy, startMcpServer, type Route } from './helpers/hardening-servers.js';
+import { startInProcessBridge } from './helpers/in-process-bridge.js';
+import { initializeRequest } from './helpers/spawn-bridge.js';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -213,6 +215,36 @@ describe('runDoctor', () => {
     expect([...proxy.connects, ...proxy.forwarded].join(' ')).toContain(`127.0.0.1:${server.port}`);
     const direct = await doctor({ url: server.url.href }, { HTTP_PROXY: proxy.url, NO_PROXY: '127.0.0.1' });
     expect(names(direct)).toContain('tcp');
+  });
+
+  it.each([
+    ['a NO_PROXY entry with the port', (port: number) => `127.0.0.1:${port}`, false],
+    ['NO_PROXY " *" (only a bare * means every host)', () => ' *', true],
+    ['a NO_PROXY entry with a "*." prefix', () => '*.0.0.1', false],
+  ])('says the bridge goes through the proxy exactly when the bridge does, for %s', async (_title, noProxy, throughProxy) => {
+    const proxy = await startConnectProxy();
+    cleanups.push(() => proxy.close());
+    const server = await serve();
+    const env = { HTTP_PROXY: proxy.url, NO_PROXY: noProxy(server.port) };
+    const report = await doctor({ url: server.url.href }, env);
+    const tunnelled = () => proxy.connects.length + proxy.forwarded.length;
+    const before = tunnelled();
+    const bridge = startInProcessBridge(['--url', server.url.href], env);
+    cleanups.push(() => bridge.kill());
+    bridge.send(initializeRequest('init'));
+    expect((await bridge.reply('init')).result).toBeDefined();
+    expect({ doctor: check(report, 'network')?.detail.startsWith('through the proxy') ?? false, bridge: tunnelled() > before }).toEqual({ doctor: throughProxy, bridge: throughProxy });
+    expect(names(report)).toContain(throughProxy ? 'network' : 'tcp');
+  });
+
+  it('names a proxy that carries credentials by its origin alone, in every check', async () => {
+    const proxy = await startConnectProxy();
+    cleanups.push(() => proxy.close());
+    const server = await serve();
+    const report = await doctor({ url: server.url.href }, { HTTP_PROXY: proxy.url.replace('//', '//proxy-user:proxy-pass-4321@') });
+    expect(check(report, 'network')!.detail).toBe(`through the proxy ${proxy.url} (DNS, TCP and TLS are checked by the request below)`);
+    expect(JSON.stringify(report)).not.toMatch(/proxy-user|proxy-pass-4321/);
+    expect(report.ok).toBe(true);
   });
 });
 

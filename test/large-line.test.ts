@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkLine, type CheckedLine } from '../src/json-rpc.js';
-import { checkLargeLine, MAX_ABRIDGED_DEPTH, OmittedValue, wholeMessage, type LargeLineCheck } from '../src/large-line.js';
+import { checkLargeLine, MAX_ABRIDGED_DEPTH, OmittedValue, readableId, wholeMessage, type LargeLineCheck } from '../src/large-line.js';
 import { LARGE_LINE_BYTES } from '../src/line-reader.js';
 
 /** A string value long enough to make any line it is in a large one. */
@@ -98,9 +98,29 @@ describe('checkLargeLine', () => {
 
   it('reports bytes that are not UTF-8 as such, before any JSON fault, as a short line is', () => {
     const bad = Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"${BIG}`), Buffer.from([0xc3, 0x28]), Buffer.from('"}}')]);
-    expect(checkLarge(bad)).toEqual({ kind: 'not-utf8', bytes: bad.length });
+    expect(checkLarge(bad)).toEqual({ kind: 'not-utf8', bytes: bad.length, id: 1 });
     const badAndCut = bad.subarray(0, bad.length - 2);
-    expect(checkLarge(badAndCut)).toEqual({ kind: 'not-utf8', bytes: badAndCut.length });
+    expect(checkLarge(badAndCut)).toEqual({ kind: 'not-utf8', bytes: badAndCut.length, id: null });
+  });
+
+  it('reads the id of a large line that is not UTF-8 when the id itself is intact, whatever the pieces', () => {
+    const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : Buffer.from(part))));
+    const cases: [Buffer, string | number | null][] = [
+      [bytes('{"jsonrpc":"2.0","id":"caf\\u00e9 é","method":"m","params":{"s":"', BIG, [0xff], '"}}'), 'café é'],
+      [bytes('{"jsonrpc":"2.0","method":"m","params":{"s":"', BIG, [0xc3], '"},"id":12}'), 12],
+      [bytes('{"jsonrpc":"2.0","id":"x', [0xef, 0xbf, 0xbd], '","params":{"s":"', BIG, [0xff], '"}}'), 'x\ufffd'],
+      [bytes('{"jsonrpc":"2.0","id":"x', [0xbf], '","params":{"s":"', BIG, '"}}'), null],
+      [bytes('{"jsonrpc":"2.0","id":1,"params":{"s":"', BIG, [0xff], '"},"id":"', [0xe2, 0x82], '"}'), null],
+      [bytes('{"jsonrpc":"2.0","params":{"id":5,"s":"', BIG, [0xff], '"}}'), null],
+      [bytes('{"jsonrpc":"2.0","id":1.5,"params":{"s":"', BIG, [0xff], '"}}'), null],
+      [bytes('[{"jsonrpc":"2.0","id":5,"s":"', BIG, [0xff], '"}]'), null],
+    ];
+    for (const [line, id] of cases) {
+      for (const size of [7, 65_536, line.length]) {
+        expect(checkLarge(line, size)).toEqual({ kind: 'not-utf8', bytes: line.length, id });
+        expect(readableId(piecesOf(line, size))).toBe(id);
+      }
+    }
   });
 
   it('skips a large line of whitespace, any Unicode whitespace, as a short one is skipped', () => {

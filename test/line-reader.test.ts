@@ -19,7 +19,8 @@ describe('pumpLines', () => {
     ['yields a last line without a newline', ['a\nb'], lines('a', 'b')],
     ['joins a line split across chunks', ['{"a"', ':1}\n'], lines('{"a":1}')],
     ['ignores a UTF-8 BOM at the very start', ['\uFEFFa\n'], lines('a')],
-    ['keeps a BOM that is not at the start', ['a\n\uFEFFb\n'], lines('a', '\uFEFFb')],
+    ['drops a BOM at the start of a later line too', ['a\n\uFEFFb\n'], lines('a', 'b')],
+    ['keeps a BOM inside a line', ['a\uFEFF\n b\uFEFFc\n'], lines('a\uFEFF', ' b\uFEFFc')],
     ['yields nothing for empty input', [], []],
     ['reads past an empty first chunk', ['', 'a\n'], lines('a')],
   ])('%s', async (_title, chunks, expected) => {
@@ -110,9 +111,24 @@ describe('pumpLines', () => {
     expect(takePieces(event)).toHaveLength(1);
     expect(event.pieces).toEqual([]);
   });
+  it('ignores a byte order mark at the start of any line, short or large, wherever the pieces cut it', async () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    const large = `{"s":"${'x'.repeat(LARGE_LINE_BYTES)}"}`;
+    const input = Buffer.concat([Buffer.from('first\n'), bom, Buffer.from('{"id":1}\r\n'), bom, Buffer.from(`${large}\n`), bom, Buffer.from('\n')]);
+    for (const cut of [0, 7, 8, 20, 21, 22]) {
+      const events = await collect(cut === 0 ? [input] : [input.subarray(0, cut), input.subarray(cut)], 4 * LARGE_LINE_BYTES);
+      expect(events.slice(0, 2)).toEqual(lines('first', '{"id":1}'));
+      const third = events[2];
+      if (third?.kind !== 'large-line') throw new Error('not a large line');
+      expect(Buffer.concat(takePieces(third)).toString()).toBe(large);
+      expect(third.bytes).toBe(large.length);
+      expect(events).toHaveLength(3); // the line of a BOM alone is blank
+    }
+  });
+
   it('reports a line that is not valid UTF-8 instead of decoding it with replacement characters', async () => {
     const bad = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}}\n')]);
-    expect(await collect([bad, Buffer.from('ok\n')], 1024)).toEqual([{ kind: 'not-utf8', bytes: bad.length - 1 }, ...lines('ok')]);
+    expect(await collect([bad, Buffer.from('ok\n')], 1024)).toEqual([{ kind: 'not-utf8', bytes: bad.length - 1, id: 1 }, ...lines('ok')]);
   });
 });
 

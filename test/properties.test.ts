@@ -142,9 +142,11 @@ function expectedLines(bytes: Uint8Array, maxLineBytes: number): LineEvent[] {
     const line = buffer.subarray(start, end);
     if (line.length > maxLineBytes) events.push({ kind: 'oversized', bytes: line.length });
     else {
-      const content = line.subarray(0, line.at(-1) === 0x0d ? line.length - 1 : line.length);
+      const withBom = line.subarray(0, line.at(-1) === 0x0d ? line.length - 1 : line.length);
+      // A BOM at the start of a line is ignored too (RFC 8259 §8.1); it counts toward the limit.
+      const content = withBom.subarray(0, 3).equals(Buffer.from([0xef, 0xbb, 0xbf])) ? withBom.subarray(3) : withBom;
       // The transport carries UTF-8: other bytes are reported, never decoded with U+FFFD.
-      if (!isUtf8(content)) events.push({ kind: 'not-utf8', bytes: content.length });
+      if (!isUtf8(content)) events.push({ kind: 'not-utf8', bytes: content.length, id: null }); // compared by kind
       else if (content.toString('utf8').trim() !== '') events.push({ kind: 'line', text: content.toString('utf8') });
     }
     start = end + 1;

@@ -67,6 +67,19 @@ describe('a proxy that fails', () => {
     expect(reply.error.message).toBe(`nothing is listening at 127.0.0.1:${port}`);
   });
 
+  it('names a proxy whose URL carries credentials by its origin alone, on stdout and in the log', async () => {
+    const proxy = await proxyAskingForCredentials();
+    const withCredentials = proxy.url.replace('//', '//proxy-user:proxy-p%40ss-9876@');
+    const bridge = startInProcessBridge(['--url', 'http://127.0.0.1:1/mcp', '--log-level', 'debug'], { HTTP_PROXY: withCredentials, FENBS_MCP_LOG_LEVEL: 'debug' });
+    cleanups.push(() => bridge.kill());
+    bridge.send(initializeRequest('init'));
+    const reply = await bridge.reply('init', 15_000);
+    expect(reply.error.message).toBe(`the proxy ${proxy.url} wants credentials (407 Proxy Authentication Required)`);
+    const everything = `${bridge.lines.join('\n')}\n${bridge.stderr()}`;
+    expect(everything).not.toMatch(/proxy-user|p%40ss|p@ss-9876/);
+    expect(everything).not.toContain(Buffer.from('proxy-user:p@ss-9876').toString('base64'));
+  });
+
   it('gives a proxy that asks for credentials (407) its own message and hint', async () => {
     const proxy = await proxyAskingForCredentials();
     const bridge = startInProcessBridge(['--url', 'http://127.0.0.1:1/mcp'], { HTTP_PROXY: proxy.url });

@@ -1,6 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { once } from 'node:events';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer as createNetServer, type AddressInfo, type LookupFunction } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BridgeError } from '../src/errors.js';
-import { redactUserinfo, toBridgeError } from '../src/remote.js';
+import { createDispatcher, proxyFor, redactUserinfo, sendHttp, toBridgeError } from '../src/remote.js';
 
 const url = new URL('https://mcp.example:8443/mcp');
 const failure = (code: string, message = 'boom') => Object.assign(new Error(message), { code });
@@ -83,5 +86,91 @@ describe('redactUserinfo', () => {
     expect(redactUserinfo('http://user:pw@proxy.example:3128/path')).toBe('http://proxy.example:3128');
     expect(redactUserinfo('http://proxy.example:3128')).toBe('http://proxy.example:3128');
     expect(redactUserinfo('not a url')).toBe('(unparseable proxy URL)');
+  });
+});
+
+describe('proxyFor and the dispatcher agree', () => {
+  // Every host name resolves to loopback, so a direct connection reaches `direct` and no test
+  // depends on a DNS server; the two proxies record what reaches them (and refuse it).
+  const toLoopback = ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    if (options.all === true) callback(null, [{ address: '127.0.0.1', family: 4 }]);
+    else callback(null, '127.0.0.1', 4);
+  }) as unknown as LookupFunction;
+  const seen = { A: [] as string[], B: [] as string[], direct: 0 };
+  const closers: (() => void)[] = [];
+  const urls = { A: '', B: '', port: 0 };
+  beforeAll(async () => {
+    for (const name of ['A', 'B'] as const) {
+      const proxy = createHttpServer((req, res) => (seen[name].push(req.url ?? ''), res.writeHead(502).end()));
+      proxy.on('connect', (req, socket) => (seen[name].push(req.url ?? ''), socket.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n')));
+      proxy.listen(0, '127.0.0.1');
+      await once(proxy, 'listening');
+      urls[name] = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      closers.push(() => proxy.close());
+    }
+    const direct = createNetServer((socket) => (seen.direct++, socket.destroy()));
+    direct.listen(0, '127.0.0.1');
+    await once(direct, 'listening');
+    urls.port = (direct.address() as AddressInfo).port;
+    closers.push(() => direct.close());
+  });
+  afterAll(() => closers.forEach((close) => close()));
+
+  const https = 'https://api.example.test:{P}/mcp';
+  const http = 'http://api.example.test:{P}/mcp';
+  // [target, environment, where undici's EnvHttpProxyAgent sends it]; A and B stand for the proxies, {P} for the target's port.
+  const cases: [string, Record<string, string>, 'A' | 'B' | 'direct'][] = [
+    [https, {}, 'direct'],
+    [https, { HTTPS_PROXY: 'A' }, 'A'],
+    [https, { https_proxy: 'A', HTTPS_PROXY: 'B' }, 'A'],
+    [https, { HTTP_PROXY: 'A' }, 'A'],
+    [https, { https_proxy: '', HTTP_PROXY: 'A' }, 'A'],
+    [https, { HTTPS_PROXY: 'A', HTTP_PROXY: 'B' }, 'A'],
+    [http, { HTTPS_PROXY: 'A' }, 'direct'],
+    [http, { HTTPS_PROXY: 'A', http_proxy: 'B' }, 'B'],
+    [https, { HTTPS_PROXY: 'A', NO_PROXY: 'example.test' }, 'direct'],
+    [https, { HTTPS_PROXY: 'A', NO_PROXY: '.example.test' }, 'direct'],
+    [https, { HTTPS_PROXY: 'A', NO_PROXY: '*.example.test' }, 'direct'],
+    [https, { HTTPS_PROXY: 'A', NO_PROXY: 'EXAMPLE.Test' }, 'direct'],
+    [https, { HTTPS_PROXY: 'A', NO_PROXY: 'API.example.test:{P}' }, 'direct'],
+    [https, { HTTPS_PROXY: 'A', NO_PROXY: 'api.example.test:{P+1}' }, 'A'],
+    ['https://api.example.test/mcp', { HTTPS_PROXY: 'A', NO_PROXY: 'api.example.test:443' }, 'direct'],
+    ['http://api.example.test/mcp', { HTTP_PROXY: 'A', NO_PROXY: 'api.example.test:443' }, 'A'],
+    [https, { HTTPS_PROXY: 'A', NO_PROXY: 'ample.test' }, 'A'],
+    ['https://notexample.test:{P}/mcp', { HTTPS_PROXY: 'A', NO_PROXY: 'example.test' }, 'A'],
+    ['https://api.example.test.:{P}/mcp', { HTTPS_PROXY: 'A', NO_PROXY: 'example.test' }, 'A'],
+    [https, { HTTPS_PROXY: 'A', NO_PROXY: '*' }, 'direct'],
+    [https, { HTTPS_PROXY: 'A', NO_PROXY: ' *' }, 'A'],
+    [https, { HTTPS_PROXY: 'A', NO_PROXY: 'other.test,*' }, 'A'],
+    [https, { HTTPS_PROXY: 'A', NO_PROXY: '' }, 'A'],
+    [https, { HTTPS_PROXY: 'A', NO_PROXY: ' , ,\t' }, 'A'],
+    [https, { HTTPS_PROXY: 'A', NO_PROXY: 'other.test  api.example.test' }, 'direct'],
+    [https, { HTTPS_PROXY: 'A', NO_PROXY: 'other.test,\n example.test' }, 'direct'],
+    [https, { https_proxy: 'A', no_proxy: 'example.test' }, 'direct'],
+    [https, { HTTPS_PROXY: 'A', no_proxy: '', NO_PROXY: 'example.test' }, 'A'],
+    [https, { HTTPS_PROXY: 'A', no_proxy: 'example.test', NO_PROXY: '' }, 'direct'],
+    ['http://[::1]:{P}/mcp', { HTTP_PROXY: 'A', NO_PROXY: '[::1]' }, 'direct'],
+    ['http://[::1]:{P}/mcp', { HTTP_PROXY: 'A', NO_PROXY: '[::1]:{P}' }, 'direct'],
+    ['http://[::1]:{P}/mcp', { HTTP_PROXY: 'A', NO_PROXY: '::1' }, 'A'],
+    ['http://127.0.0.1:{P}/mcp', { HTTP_PROXY: 'A', NO_PROXY: '127.0.0.1' }, 'direct'],
+    ['http://127.0.0.1:{P}/mcp', { HTTP_PROXY: 'A', NO_PROXY: '.0.0.1' }, 'direct'],
+    ['http://127.0.0.1:{P}/mcp', { HTTP_PROXY: 'A', NO_PROXY: 'localhost' }, 'A'],
+  ];
+
+  it.each(cases)('%s with %j goes to %s, as proxyFor says', async (target, rawEnv, expected) => {
+    const fill = (text: string) => text.replaceAll('{P+1}', String(urls.port + 1)).replaceAll('{P}', String(urls.port));
+    const env = Object.fromEntries(Object.entries(rawEnv).map(([name, value]) => [name, value === 'A' || value === 'B' ? urls[value] : fill(value)]));
+    const url = new URL(fill(target));
+    const before = { A: seen.A.length, B: seen.B.length };
+    const dispatcher = createDispatcher({ connectTimeoutMs: 2_000, env, lookup: toLoopback });
+    try {
+      const exchange = await sendHttp(dispatcher, { method: 'POST', url, headers: { 'content-type': 'application/json' }, body: '{}', signal: new AbortController().signal }).catch(() => undefined);
+      if (exchange !== undefined) for await (const chunk of exchange.body) void chunk;
+    } finally {
+      await dispatcher.destroy();
+    }
+    const observed = seen.A.length > before.A ? 'A' : seen.B.length > before.B ? 'B' : 'direct';
+    const decided = proxyFor(url, env);
+    expect({ observed, decided: decided === undefined ? 'direct' : decided === urls.A ? 'A' : 'B' }).toEqual({ observed: expected, decided: expected });
   });
 });

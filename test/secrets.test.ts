@@ -1,5 +1,14 @@
-import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createRedactor, maskUrl, MIN_MASKABLE_SECRET_CHARS } from '../src/secrets.js';
+import { startMcpServer } from './helpers/hardening-servers.js';
+import { startInProcessBridge } from './helpers/in-process-bridge.js';
+import { initializeRequest } from './helpers/spawn-bridge.js';
+
+const cleanups: (() => Promise<unknown> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
 
 const TOKEN = 'tok/en-abcdef-123456';
 
@@ -69,6 +78,137 @@ describe('createRedactor: maskMessageLine (stdout)', () => {
 
   it('masks byte-literally a line that is not JSON', () => {
     expect(redact.maskMessageLine(`not json ${TOKEN}`)).toBe('not json [REDACTED]');
+  });
+});
+
+/** JSON text as Go's encoding/json writes it by default: <, > and & as \\u003c, \\u003e, \\u0026. */
+const goJson = (value: unknown) => JSON.stringify(value).replace(/[<>&]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+/** Every UTF-16 unit of `text` as \\uXXXX, the hex in `upper` or lower case. */
+const fullyEscaped = (text: string, upper = false) => [...Array(text.length).keys()].map((i) => `\\u${text.charCodeAt(i).toString(16).padStart(4, '0')}`).map((escape) => (upper ? escape.toUpperCase().replace('\\U', '\\u') : escape)).join('');
+/** Whether `text`, or `text` read once more as the inside of a JSON string, shows `secret`. */
+const shows = (text: string, secret: string) => {
+  let again = text;
+  try {
+    again = JSON.parse(`"${text}"`) as string;
+  } catch {
+    // not the inside of a JSON string
+  }
+  return text.includes(secret) || again.includes(secret);
+};
+
+describe('createRedactor: every JSON spelling of a secret', () => {
+  const HEADER_SECRET = 'team-key&<a>/b"c\\d';
+  const redact = createRedactor([HEADER_SECRET]);
+  const textOf = (line: string | Buffer) => (JSON.parse(String(line)) as { result: { text: string } }).result.text;
+
+  it.each([
+    ['with & < > as \\u escapes (Go encoding/json)', goJson({ jsonrpc: '2.0', id: 1, result: { text: `echo ${HEADER_SECRET} end` } })],
+    ['wholly as lower-case \\u escapes', `{"jsonrpc":"2.0","id":1,"result":{"text":"echo ${fullyEscaped(HEADER_SECRET)} end"}}`],
+    ['wholly as upper-case \\u escapes', `{"jsonrpc":"2.0","id":1,"result":{"text":"echo ${fullyEscaped(HEADER_SECRET, true)} end"}}`],
+    ['with / as \\/ and the rest as is', `{"jsonrpc":"2.0","id":1,"result":{"text":"echo ${JSON.stringify(HEADER_SECRET).slice(1, -1).replace('/', '\\/')} end"}}`],
+    ['half escaped, half not', `{"jsonrpc":"2.0","id":1,"result":{"text":"echo ${fullyEscaped(HEADER_SECRET.slice(0, 6))}${JSON.stringify(HEADER_SECRET.slice(6)).slice(1, -1)} end"}}`],
+  ])('masks it on stdout when the server spells it %s', (_title, line) => {
+    expect(textOf(line)).toContain(HEADER_SECRET); // the client's parser would read the secret
+    for (const given of [line, Buffer.from(line)]) {
+      const masked = redact.maskMessageLine(given);
+      expect(textOf(masked)).toBe('echo [REDACTED] end');
+    }
+  });
+
+  it('masks a secret with two slashes, one written as \\/ and one not, in text and bytes', () => {
+    const slashes = createRedactor(['key/one/two-3456']);
+    const line = '{"jsonrpc":"2.0","id":1,"result":{"text":"echo key\\/one/two-3456 end"}}';
+    for (const given of [line, Buffer.from(line)]) expect(textOf(slashes.maskMessageLine(given))).toBe('echo [REDACTED] end');
+    const other = Buffer.from('{"jsonrpc":"2.0","id":1,"result":{"text":"a\\/b\\nc"}}');
+    expect(slashes.maskMessageLine(other)).toBe(other);
+  });
+
+  it('masks it in JSON text inside a string (a tool result holding the JSON a Go server made)', () => {
+    const inner = goJson({ headers: { 'X-Team-Key': HEADER_SECRET } });
+    const line = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { text: inner } });
+    expect(line).toContain('\\\\u0026');
+    const text = textOf(redact.maskMessageLine(line));
+    expect(JSON.parse(text)).toEqual({ headers: { 'X-Team-Key': '[REDACTED]' } });
+  });
+
+  it('masks it in JSON text inside a string that spells it with the shortest escapes only', () => {
+    const line = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { text: JSON.stringify({ k: HEADER_SECRET }) } });
+    expect(JSON.parse(textOf(redact.maskMessageLine(line)))).toEqual({ k: '[REDACTED]' });
+  });
+
+  it('masks it in log text, where a body excerpt spelled it with \\u escapes and the log line escaped that again', () => {
+    const excerpt = goJson({ error: `bad key ${HEADER_SECRET}` });
+    expect(redact(`body ${excerpt}`)).toBe('body {"error":"bad key [REDACTED]"}');
+    const logLine = JSON.stringify({ level: 40, msg: 'remote failed', bodyExcerpt: excerpt });
+    const masked = redact(logLine);
+    expect(shows(JSON.parse(masked).bodyExcerpt, HEADER_SECRET)).toBe(false);
+    expect(JSON.parse(masked).bodyExcerpt).toBe('{"error":"bad key [REDACTED]"}');
+  });
+
+  it('leaves a line with \\u escapes and no secret as the very same value', () => {
+    const line = goJson({ jsonrpc: '2.0', id: 1, result: { text: 'caf\u00e9 <b> & \\/ nothing' } });
+    expect(redact.maskMessageLine(line)).toBe(line);
+    const bytes = Buffer.from(line);
+    expect(redact.maskMessageLine(bytes)).toBe(bytes);
+  });
+
+  it('masks any spelling a JSON encoder may give a random secret, once or twice over, on stdout and in logs', () => {
+    const unit = fc.oneof(fc.constantFrom('&', '<', '>', '/', '"', '\\', '\t', 'é', 'ÿ', ' ', 'u', '0', 'a', 'F'), fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 1 }));
+    const secret = fc.string({ unit, minLength: MIN_MASKABLE_SECRET_CHARS, maxLength: 24 }).filter((text) => text.trim() === text);
+    /** One JSON spelling of `text`: per unit, raw where JSON allows it, its short escape, or \\uXXXX in either case. */
+    const spelling = (text: string) =>
+      fc.array(fc.nat(3), { minLength: text.length, maxLength: text.length }).map((choices) =>
+        [...Array(text.length).keys()]
+          .map((i) => {
+            const char = text.charAt(i);
+            const canonical = JSON.stringify(char).slice(1, -1);
+            const hex = char.charCodeAt(0).toString(16).padStart(4, '0');
+            return [canonical, `\\u${hex}`, `\\u${hex.toUpperCase()}`, char === '/' ? '\\/' : canonical][choices[i]!]!;
+          })
+          .join(''),
+      );
+    // The shortest escapes alone (JSON.stringify's own spelling) now and then, beside the mixes.
+    const inner = (value: string) => fc.oneof(spelling(value), fc.constant(JSON.stringify(value).slice(1, -1)));
+    const spelled = secret.chain((value) => fc.tuple(fc.constant(value), spelling(value), inner(value), fc.boolean()));
+    fc.assert(
+      fc.property(spelled, ([value, once, inner, asBuffer]) => {
+        const redactor = createRedactor([value]);
+        // Once: as the server writes the string value of a reply.
+        const line = `{"jsonrpc":"2.0","id":1,"result":{"text":"x ${once} y","n":1}}`;
+        expect(JSON.parse(line).result.text).toBe(`x ${value} y`);
+        const masked = JSON.parse(String(redactor.maskMessageLine(asBuffer ? Buffer.from(line) : line)));
+        expect(masked.result.text).toBe('x [REDACTED] y');
+        // Twice: JSON text that spells it, inside a string value, and in a log line.
+        const nested = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { text: `{"k":"${inner}"}` } });
+        const nestedText = JSON.parse(String(redactor.maskMessageLine(nested))).result.text as string;
+        expect(shows(JSON.parse(nestedText).k, value)).toBe(false);
+        const logged = JSON.parse(redactor(JSON.stringify({ msg: 'failed', bodyExcerpt: `{"k":"${inner}"}` }))).bodyExcerpt as string;
+        expect(shows(logged, value)).toBe(false);
+        expect(shows(JSON.parse(redactor(`{"k":"${once}"}`)).k, value)).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('masks a -H secret a server echoes with \\u escapes in a reply through the bridge, on stdout', async () => {
+    const secret = 'sk-team&key<42>';
+    const server = await startMcpServer({
+      route: ({ res, message, req }) => {
+        if (message?.method !== 'tools/call') return false;
+        // A Go server echoing the request's headers: encoding/json writes & < > as \\u escapes.
+        res.writeHead(200, { 'content-type': 'application/json' }).end(goJson({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: `you sent ${String(req.headers['x-team-key'])}` }] } }));
+        return true;
+      },
+    });
+    cleanups.push(() => server.close());
+    const bridge = startInProcessBridge(['--url', server.url.href, '-H', 'X-Team-Key: ${TEAM_KEY}'], { TEAM_KEY: secret });
+    cleanups.push(() => bridge.kill());
+    bridge.send(initializeRequest('init'));
+    await bridge.reply('init');
+    bridge.send({ jsonrpc: '2.0', id: 'call', method: 'tools/call', params: { name: 'echo', arguments: {} } });
+    const reply = await bridge.reply('call');
+    expect(reply.result.content[0].text).toBe('you sent [REDACTED]');
+    expect(bridge.lines.join('\n')).not.toMatch(/sk-team|key\\u003c42/);
   });
 });
 

@@ -63,6 +63,33 @@ const badLines: BadLine[] = [
   { title: 'a request whose params are null', line: '{"jsonrpc":"2.0","id":"pn","method":"ping","params":null}', ids: ['pn'] },
   { title: 'a message that is neither request, notification nor response', line: '{"jsonrpc":"2.0","id":"what"}', ids: ['what'] },
   { title: 'a line one byte over --max-line-bytes', line: requestOfBytes('too-long', MAX_LINE_BYTES + 1), ids: [null] },
+  // A raw NUL (any control character) may not stand in a JSON string (RFC 8259 §7): not JSON, so no id is read.
+  { title: 'a request with a raw NUL in a string', line: '{"jsonrpc":"2.0","id":"nul","method":"ping","params":{"s":"a\u0000b"}}', ids: [null], code: PARSE_ERROR },
+  { title: 'a request followed by a NUL', line: '{"jsonrpc":"2.0","id":"nul","method":"ping"}\u0000', ids: [null], code: PARSE_ERROR },
+];
+
+/** A line from text pieces and raw byte pieces (numbers): the bytes are sent as they are. */
+const bytesOf = (...pieces: (string | number[])[]) => Buffer.concat(pieces.map((piece) => (typeof piece === 'string' ? Buffer.from(piece, 'utf8') : Buffer.from(piece))));
+const BROKEN = [0xc3, 0x28]; // a two-byte lead followed by "(": not UTF-8
+const REPLACEMENT = [0xef, 0xbf, 0xbd]; // U+FFFD sent as its own UTF-8 bytes
+
+interface NotUtf8Line {
+  title: string;
+  line: Buffer;
+  /** The id the -32700 reply carries. */
+  id: string | number | null;
+}
+
+const notUtf8Lines: NotUtf8Line[] = [
+  { title: 'a number id beside a broken string', line: bytesOf('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"s":"', BROKEN, '"}}'), id: 7 },
+  { title: 'a string id, the broken byte after it', line: bytesOf('{"jsonrpc":"2.0","id":"req-1","method":"ping","params":{"s":"', [0xff], '"}}'), id: 'req-1' },
+  { title: 'an id written with an escape', line: bytesOf('{"jsonrpc":"2.0","id":"caf\\u00e9","method":"ping","params":{"', BROKEN, '":1}}'), id: 'café' },
+  { title: 'an id holding U+FFFD as its own bytes', line: bytesOf('{"jsonrpc":"2.0","id":"a', REPLACEMENT, 'b","method":"ping","params":{"s":"', [0xfe], '"}}'), id: 'a\ufffdb' },
+  { title: 'a broken byte inside the id', line: bytesOf('{"jsonrpc":"2.0","id":"a', [0xff], 'b","method":"ping"}'), id: null },
+  { title: 'an id given twice (the last counts, as JSON.parse reads it)', line: bytesOf('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":"', BROKEN, '"},"id":2}'), id: 2 },
+  { title: 'an id given twice, the last one broken', line: bytesOf('{"jsonrpc":"2.0","id":1,"method":"ping","id":"', BROKEN, '"}'), id: null },
+  { title: 'an id that is not usable', line: bytesOf('{"jsonrpc":"2.0","id":1.5,"method":"ping","params":{"s":"', BROKEN, '"}}'), id: null },
+  { title: 'a line that is not JSON either', line: bytesOf('{"jsonrpc":"2.0","id":3,"method":"ping","params":{"s":"', BROKEN, '"}'), id: null },
 ];
 
 /** Defines the suite against bridges started by `mode`. */
@@ -98,6 +125,23 @@ export function defineLinesSuite(mode: BridgeMode): void {
     }
   });
 
+  describe('a stdin line that is not UTF-8', () => {
+    for (const { title, line, id } of notUtf8Lines) {
+      it(`answers ${title} with -32700 under id ${JSON.stringify(id)}, posts nothing, and forwards the next request`, async () => {
+        bridge.sendRaw(Buffer.concat([line, Buffer.from('\n')]));
+        bridge.send(probe);
+        const answer = await bridge.reply('probe');
+        bridge.end();
+        await expectCleanEnd(bridge, 'input-ended');
+        const [reply, ...rest] = bridge.lines.map((text) => JSON.parse(text));
+        expect(reply).toEqual(errorLine(id, PARSE_ERROR));
+        expect(reply.error.message).toMatch(/not valid UTF-8/);
+        expect(rest).toEqual([answer]);
+        expect(server.requests.map((request) => request.body)).toEqual([probe]);
+      });
+    }
+  });
+
   describe('stdin framing', () => {
     /** Ends stdin and returns every stdout line, parsed, once the bridge has exited. */
     async function allReplies(): Promise<any[]> {
@@ -123,6 +167,15 @@ export function defineLinesSuite(mode: BridgeMode): void {
       bridge.sendRaw(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`${JSON.stringify(probe)}\n`)]));
       expect((await bridge.reply('probe')).result).toEqual({ echo: probe.params });
       expect(await allReplies()).toHaveLength(1);
+    });
+
+    it('ignores a byte order mark at the start of a later line too, and answers that line under its id', async () => {
+      bridge.send({ jsonrpc: '2.0', id: 'first', method: 'ping' });
+      await bridge.reply('first');
+      bridge.sendRaw(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`${JSON.stringify(probe)}\n`)]));
+      expect((await bridge.reply('probe')).result).toEqual({ echo: probe.params });
+      expect(await allReplies()).toHaveLength(2);
+      expect(server.requests.map((request) => request.body)).toEqual([{ jsonrpc: '2.0', id: 'first', method: 'ping' }, probe]);
     });
 
     it('decodes a character whose UTF-8 bytes arrive in two separate reads', async () => {
