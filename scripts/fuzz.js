@@ -82,6 +82,12 @@ function generate() {
   if (roll < 430) return text(JSON.stringify({ jsonrpc: '2.0', method: `notifications/${pick(['fuzz', 'message', 'progress'])}`, params: { data: randomJson(1) } }));
   if (roll < 460) return text(JSON.stringify({ jsonrpc: '2.0', id: `s${++serial}`, result: randomJson(1) }));
   if (roll < 610) return text(`~${randomString(120)}`.replace(/\n/g, ' '), [], 1);
+  if (roll >= 680 && roll < 700) {
+    // Not UTF-8, but only inside params: the id is intact, so its -32700 carries that id.
+    const id = `v${++serial}`;
+    const broken = Array.from({ length: 1 + int(8) }, () => 0x80 + int(0x80)).filter((b) => b !== 0x0a);
+    return { bytes: Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":"${id}","method":"m","params":{"s":"`), Buffer.from([0xff, ...broken]), Buffer.from('"}}\n')]), ids: [id], nulls: 0 };
+  }
   if (roll < 700) {
     const bytes = [0xff];
     for (let i = int(120); i > 0; i--) bytes.push(int(256));
