@@ -35,11 +35,12 @@ describe('runBridge in-process', () => {
     bridge.end();
     expect((await bridge.exited).exit).toBe('input-ended');
   });
-  it('answers a stdin line that is not UTF-8 with -32700, posts nothing, and answers the next request', async () => {
+  it('answers a stdin line that is not UTF-8 with -32700 under its intact id, posts nothing, and answers the next request', async () => {
     const bridge = await bridgeToDemo();
     bridge.sendRaw(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"bad","method":"initialize","params":{"x":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}\n')]));
     const rejected = await bridge.waitFor((m) => m.error?.code === -32700);
-    expect(rejected).toMatchObject({ id: null, error: { data: { bridgeCode: 'PARSE_ERROR' } } });
+    // The broken bytes are in params only: the client waiting for "bad" hears back under that id.
+    expect(rejected).toMatchObject({ id: 'bad', error: { data: { bridgeCode: 'PARSE_ERROR' } } });
     expect(rejected.error.message).toMatch(/UTF-8/);
     bridge.send(initializeRequest('init'));
     expect((await bridge.reply('init')).result.protocolVersion).toBe('2025-06-18');
