@@ -422,6 +422,15 @@ describe('browser opener', () => {
     for (const [url, reason] of refused) expect(openableUrlProblem(url), url).toMatch(reason);
   });
 
+  it('opens plain http only to a loopback address or localhost itself, never to a *.localhost name the resolver may send elsewhere', () => {
+    for (const url of ['http://127.0.0.1/authorize', 'http://127.8.9.10:8080/authorize', 'http://[::1]/authorize', 'http://localhost/authorize', 'http://localhost:3000/authorize']) expect(openableUrlProblem(url), url).toBeUndefined();
+    for (const url of ['http://evil.localhost/authorize', 'http://127.0.0.1.localhost/authorize', 'http://localhost./authorize', 'http://[::ffff:127.0.0.1]/authorize', 'http://0.0.0.0/authorize']) {
+      expect(openableUrlProblem(url), url).toMatch(/http: to a host other than this machine/);
+    }
+    // Over https the name is the certificate's to vouch for, whatever it resolves to.
+    expect(openableUrlProblem('https://evil.localhost/authorize')).toBeUndefined();
+  });
+
   it('refuses, starting nothing, a URL that may not be opened, whoever hands it over', () => {
     const errors: string[] = [];
     for (const url of ['javascript:alert(1)', 'file:///etc/passwd', 'http://evil.example/']) {
@@ -530,6 +539,20 @@ describe('the one rule for OAuth requests', () => {
     await expect(discoverWith({ revocation_endpoint: 7 })).rejects.toMatchObject({ message: expect.stringMatching(/its revocation_endpoint is not a URL$/) });
     await expect(discoverWith({ token_endpoint: 'not a url' })).rejects.toMatchObject({ message: expect.stringMatching(/its token_endpoint is not a URL$/) });
     await expect(discoverWith({ authorization_endpoint: 42 })).rejects.toMatchObject({ message: expect.stringMatching(/its authorization_endpoint 42 will not be opened in a browser: it is not a URL$/) });
+  });
+
+  it('makes no plain http request to a *.localhost name, which the resolver may send off the machine, and makes one to a loopback address or localhost itself', async () => {
+    const { port, hosts } = await anyHost(() => ({ ok: true }));
+    for (const host of ['evil.localhost', '127.0.0.1.localhost']) {
+      const refusal = createOAuthHttp(everyNameOnLoopback(), false).fetch(`http://${host}:${port}/authorize`, {});
+      await expect(refusal, host).rejects.toBeInstanceOf(RefusedOAuthUrlError);
+      await expect(refusal, host).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/: plain http:\/\/ to a host other than this machine/) });
+    }
+    expect(hosts).toEqual([]);
+    expect(oauthUrlProblem(new URL('http://evil.localhost/token'), true)).toBeUndefined();
+    expect(oauthUrlProblem(new URL('http://[::1]:9/token'), false)).toBeUndefined();
+    for (const host of ['127.0.0.1', 'localhost']) expect((await createOAuthHttp(everyNameOnLoopback(), false).fetch(`http://${host}:${port}/authorize`, {})).status, host).toBe(200);
+    expect(hosts).toEqual(['127.0.0.1', 'localhost']);
   });
 
   it('follows no redirect on an OAuth request: a 3xx to http or another scheme comes back as it is', async () => {
