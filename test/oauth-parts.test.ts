@@ -615,6 +615,15 @@ describe('OAuth options', () => {
     expect(() => parseOAuthSettings({}, { FENBS_MCP_OAUTH_CLIENT_SECRET: 's3' }, read(''))).toThrow(UsageError);
     expect(() => parseOAuthSettings({ oauthClientId: 'id', oauthClientSecretFile: '/f' }, {}, read(' '))).toThrow(/is empty/);
   });
+  it('takes the one authorization server to use from --oauth-issuer, else FENBS_MCP_OAUTH_ISSUER, and refuses one that is no issuer URL', () => {
+    expect(parseOAuthSettings({ oauthIssuer: 'https://auth.example/tenant' }, { FENBS_MCP_OAUTH_ISSUER: 'https://other.example' }, read('')).issuer?.href).toBe('https://auth.example/tenant');
+    expect(parseOAuthSettings({}, { FENBS_MCP_OAUTH_ISSUER: ' http://127.0.0.1:9000 ' }, read('')).issuer?.href).toBe('http://127.0.0.1:9000/');
+    expect(parseOAuthSettings({}, { FENBS_MCP_OAUTH_ISSUER: ' ' }, read('')).issuer).toBeUndefined();
+    for (const issuer of ['auth.example', 'file:///etc/passwd', 'https://auth.example/?tenant=a', 'https://auth.example/#a', 'https://user@auth.example/']) {
+      expect(() => parseOAuthSettings({ oauthIssuer: issuer }, {}, read('')), issuer).toThrow(expect.objectContaining({ name: 'UsageError', message: `--oauth-issuer must be the authorization server's issuer: an https:// URL (http:// for one on this machine) without a query, fragment or user name, got "${issuer}"`, fix: 'fenbs-mcp --oauth-issuer https://auth.example.com' }));
+    }
+    expect(() => parseOAuthSettings({}, { FENBS_MCP_OAUTH_ISSUER: 'nope' }, read(''))).toThrow(/^FENBS_MCP_OAUTH_ISSUER must be/);
+  });
   it('refuses a metadata-document URL that is not https with a path, and ports or timeouts out of range', () => {
     expect(() => parseOAuthSettings({ oauthClientMetadataUrl: 'http://a.example/c.json' }, {}, read(''))).toThrow(/https/);
     expect(parseOAuthSettings({ oauthClientMetadataUrl: 'https://a.example/c.json', oauthCallbackPort: '8765', oauthLoginTimeout: '1000' }, {}, read(''))).toMatchObject({ callbackPort: 8765, loginTimeoutMs: 1000 });
@@ -625,7 +634,7 @@ describe('OAuth options', () => {
 describe('client id order', () => {
   const deps = (settings: object): FlowDeps => ({
     http: createOAuthHttp(dispatcher(), false),
-    settings: { clientId: undefined, clientSecret: undefined, clientMetadataUrl: undefined, callbackPort: undefined, loginTimeoutMs: 1000, ...settings },
+    settings: { clientId: undefined, clientSecret: undefined, issuer: undefined, clientMetadataUrl: undefined, callbackPort: undefined, loginTimeoutMs: 1000, ...settings },
     registerSecret: () => undefined,
     showUrl: () => undefined,
     openBrowser: () => undefined,
@@ -748,6 +757,118 @@ describe('a server whose authorization server changes between calls', () => {
     expect(a.received.length).toBe(aBefore);
   });
 
+  /** An MCP server whose protected-resource metadata names `current()`'s origin, and a credential for it whose user signs in at whichever page opens. */
+  async function bridgeOf(current: () => { origin: string }, settings: Parameters<typeof parseOAuthSettings>[0], env: Record<string, string> = {}, home = tempDir()) {
+    const mcp = await serve((req, res, origin) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ resource: `${origin}/mcp`, authorization_servers: [current().origin] })));
+    const opened: string[] = [];
+    const clock = { now: Date.now() };
+    const credentialAt = (cacheHome: string, own = settings) => {
+      const credential = new OAuthCredential({
+        url: new URL(`${mcp}/mcp`),
+        allowHttp: false,
+        settings: parseOAuthSettings(own, env, () => ''),
+        logger: silent,
+        env: { FENBS_MCP_HOME: cacheHome },
+        registerSecret: () => undefined,
+        dispatcher: dispatcher(),
+        writeStderr: () => undefined,
+        now: () => clock.now,
+        openBrowser: (url) => {
+          const auth = new URL(url);
+          opened.push(auth.origin);
+          const callback = new URL(auth.searchParams.get('redirect_uri')!);
+          callback.search = new URLSearchParams({ state: auth.searchParams.get('state')!, code: `code-for-${auth.origin}`, iss: auth.origin }).toString();
+          void fetch(callback).then((r) => r.text());
+        },
+      });
+      cleanups.push(() => credential.close());
+      const challenge = `Bearer resource_metadata="${mcp}/.well-known/oauth-protected-resource/mcp"`;
+      const renew = () => credential.renew({ status: 401, wwwAuthenticate: challenge, sent: credential.authorization() }, AbortSignal.timeout(10_000));
+      return { credential, renew, token: () => credential.authorization()?.slice('Bearer '.length) };
+    };
+    return { home, opened, clock, credentialAt, ...credentialAt(home) };
+  }
+  /** What a server received, as method and path: no body, no header. */
+  const requestsTo = (server: { received: string[] }) => server.received.map((r) => r.split(' ').slice(0, 2).join(' '));
+  const PRE_REGISTERED = { oauthClientId: 'prex' };
+  const WITH_SECRET = { FENBS_MCP_OAUTH_CLIENT_SECRET: 'sekrit' };
+
+  it('sends a pre-registered client and its secret to no other authorization server than the one it was first used with, in this bridge or the next, until logout', async () => {
+    const [a, b] = [await namedAs('a'), await namedAs('b')];
+    let current = a;
+    const bridge = await bridgeOf(() => current, PRE_REGISTERED, WITH_SECRET);
+    expect(await bridge.renew()).toBe(true);
+    expect(bridge.token()).toBe('at-a-1');
+    // The code exchange at A went with the client's id and secret (client_secret_basic).
+    expect(a.received.find((r) => r.startsWith('POST /token'))).toContain(`Basic ${Buffer.from('prex:sekrit').toString('base64')}`);
+    current = b;
+    // Past the quiet period, so nothing but the binding holds a sign-in at B back.
+    bridge.clock.now += SIGN_IN_QUIET_MS;
+    const refusal = {
+      code: 'AUTH_REQUIRED',
+      message: `refused to send the secret of the pre-registered client prex to the authorization server ${b.origin}: the server now names it, but this client was first used with ${a.origin}`,
+      context: { hint: expect.stringMatching(/fenbs-mcp logout and sign in again, or pass --oauth-issuer/) },
+    };
+    await expect(bridge.renew()).rejects.toMatchObject(refusal);
+    // Another bridge on the machine reads the binding from the cache.
+    await expect(bridge.credentialAt(bridge.home).renew()).rejects.toMatchObject(refusal);
+    // B was asked for its metadata only: no token request, no registration, no sign-in page.
+    expect(new Set(requestsTo(b))).toEqual(new Set(['GET /.well-known/oauth-authorization-server']));
+    expect(b.received.filter((r) => r.includes('prex') || r.includes('sekrit') || r.includes('client_secret') || r.includes('Basic'))).toEqual([]);
+    expect(bridge.opened).toEqual([a.origin]);
+    // The user says the server really moved: logout, then the sign-in goes to B.
+    expect(await bridge.credential.logout(AbortSignal.timeout(5000))).toBe(true);
+    const next = bridge.credentialAt(bridge.home);
+    expect(await next.renew()).toBe(true);
+    expect(next.token()).toBe('at-b-1');
+    expect(bridge.opened).toEqual([a.origin, b.origin]);
+  });
+
+  it('binds a pre-registered client a cache from before bindings already holds to the authorization server of that entry', async () => {
+    const [a, b] = [await namedAs('a'), await namedAs('b')];
+    const bridge = await bridgeOf(() => b, PRE_REGISTERED, WITH_SECRET);
+    bridge.credential.store.write({ ...bridge.credential.store.read(), issuers: { [a.origin]: { resource: 'http://127.0.0.1/mcp', client: { kind: 'pre-registered', clientId: 'prex' } } } });
+    await expect(bridge.renew()).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/^refused to send the secret of the pre-registered client prex/) });
+    expect(new Set(requestsTo(b))).toEqual(new Set(['GET /.well-known/oauth-authorization-server']));
+  });
+
+  it('lets a pre-registered client without a secret follow the server to another authorization server: its id is no secret', async () => {
+    const [a, b] = [await namedAs('a'), await namedAs('b')];
+    let current = a;
+    const bridge = await bridgeOf(() => current, PRE_REGISTERED);
+    expect(await bridge.renew()).toBe(true);
+    current = b;
+    bridge.clock.now += SIGN_IN_QUIET_MS;
+    expect(await bridge.renew()).toBe(true);
+    expect(bridge.token()).toBe('at-b-1');
+    // Public: client_id in the body, nothing in an Authorization header.
+    expect(b.received.find((r) => r.startsWith('POST /token'))).toMatch(/^POST \/token {2}.*client_id=prex/);
+  });
+
+  it('with --oauth-issuer, makes no request to another authorization server the server names, and refreshes no token kept from one', async () => {
+    const [a, b] = [await namedAs('a'), await namedAs('b')];
+    let current = b;
+    // Signed in at B before --oauth-issuer was given; its tokens are in the cache.
+    const bridge = await bridgeOf(() => current, {});
+    expect(await bridge.renew()).toBe(true);
+    const before = b.received.length;
+    const pinned = bridge.credentialAt(bridge.home, { oauthIssuer: a.origin });
+    // Past its refresh point: the refresh ahead of expiry in the background is refused, then the renewal's discovery.
+    bridge.clock.now += 3600_000;
+    expect(pinned.token()).toBe('at-b-1');
+    await expect(pinned.renew()).rejects.toMatchObject({
+      code: 'AUTH_REQUIRED',
+      message: `refused the authorization server ${b.origin}/: --oauth-issuer names ${a.origin}/, and no request goes to another`,
+      context: { hint: expect.stringMatching(/pass it with --oauth-issuer/) },
+    });
+    expect(b.received.length).toBe(before);
+    expect(a.received).toEqual([]);
+    // The server names A: the sign-in goes there.
+    current = a;
+    expect(await pinned.renew()).toBe(true);
+    expect(pinned.token()).toBe('at-a-1');
+  });
+
   it('refuses an authorization response whose iss names another server even where the metadata does not promise iss (RFC 9207 §2.4)', async () => {
     const server = await namedAs('c');
     const o = server.origin;
@@ -756,7 +877,7 @@ describe('a server whose authorization server changes between calls', () => {
     const discovered = { as, resource: new URL(`${server.origin}/mcp`), scopesSupported: undefined };
     const deps = (iss: string | undefined): FlowDeps => ({
       http: createOAuthHttp(dispatcher(), false),
-      settings: { clientId: undefined, clientSecret: undefined, clientMetadataUrl: undefined, callbackPort: undefined, loginTimeoutMs: 10_000 },
+      settings: { clientId: undefined, clientSecret: undefined, issuer: undefined, clientMetadataUrl: undefined, callbackPort: undefined, loginTimeoutMs: 10_000 },
       registerSecret: () => undefined,
       showUrl: () => undefined,
       now: Date.now,
@@ -922,7 +1043,7 @@ describe('sign-in steps against a scripted authorization server', () => {
     return {
       secrets,
       http: createOAuthHttp(dispatcher(), false),
-      settings: { clientId: undefined, clientSecret: undefined, clientMetadataUrl: undefined, callbackPort: undefined, loginTimeoutMs: 10_000, ...settings },
+      settings: { clientId: undefined, clientSecret: undefined, issuer: undefined, clientMetadataUrl: undefined, callbackPort: undefined, loginTimeoutMs: 10_000, ...settings },
       registerSecret: (s) => secrets.push(s),
       showUrl: () => undefined,
       now: () => 0,
