@@ -18,7 +18,7 @@ import { createOAuthHttp, oauthUrlProblem, RefusedOAuthUrlError } from '../src/o
 import { OAuthCredential, refreshAt, cachedState, SIGN_IN_QUIET_MS } from '../src/oauth/oauth-credential.js';
 import { LOGIN_TIMEOUT_MS, parseOAuthSettings } from '../src/oauth/settings.js';
 import { readPrivateFile } from '../src/oauth/private-file.js';
-import { cacheDirectory, MAX_CACHE_FILE_BYTES, MAX_TOKEN_CHARS, TokenStore } from '../src/oauth/token-store.js';
+import { cacheDirectory, MAX_CACHE_FILE_BYTES, MAX_CLIENT_BINDINGS, MAX_TOKEN_CHARS, TokenStore } from '../src/oauth/token-store.js';
 import { createDispatcher } from '../src/remote.js';
 import { Agent, type Dispatcher } from '../src/undici-parts.js';
 import { startOAuthSetup } from './helpers/oauth-servers.js';
@@ -326,6 +326,23 @@ describe('token cache', () => {
     writeFileSync(store.file, '{ not json', { mode: 0o600 });
     expect(store.read().issuers).toEqual({});
     expect(warnings).toEqual([`the OAuth token cache ${store.file} is not used: it is larger than ${MAX_CACHE_FILE_BYTES} bytes`, `the OAuth token cache ${store.file} is not used: it is not valid JSON`]);
+  });
+});
+
+describe('client bindings in the token cache', () => {
+  it('keeps the newest binding of each client, at most MAX_CLIENT_BINDINGS, and drops a damaged one', () => {
+    const home = tempDir();
+    const server = 'https://a.example/mcp';
+    const store = new TokenStore(home, new URL(server));
+    for (let n = 0; n < MAX_CLIENT_BINDINGS + 4; n++) store.bindClient({ clientId: `client-${n}`, issuer: 'https://as.example' });
+    store.bindClient({ clientId: 'client-10', issuer: 'https://moved.example' });
+    const kept = store.read().clientBindings!;
+    expect(kept).toHaveLength(MAX_CLIENT_BINDINGS);
+    expect(kept[0]).toEqual({ clientId: 'client-4', issuer: 'https://as.example' });
+    expect(kept.at(-1)).toEqual({ clientId: 'client-10', issuer: 'https://moved.example' });
+    expect(kept.filter((binding) => binding.clientId === 'client-10')).toHaveLength(1);
+    store.write({ server, issuers: {}, clientBindings: [{ clientId: 'ok', issuer: 'https://as.example' }, { clientId: '', issuer: 'https://as.example' }, { clientId: 'x', issuer: 'not a url' }, 'junk' as never] });
+    expect(store.read().clientBindings).toEqual([{ clientId: 'ok', issuer: 'https://as.example' }]);
   });
 });
 
@@ -801,6 +818,9 @@ describe('a server whose authorization server changes between calls', () => {
     expect(bridge.token()).toBe('at-a-1');
     // The code exchange at A went with the client's id and secret (client_secret_basic).
     expect(a.received.find((r) => r.startsWith('POST /token'))).toContain(`Basic ${Buffer.from('prex:sekrit').toString('base64')}`);
+    // Bound to A, it goes on refreshing there.
+    expect(await bridge.renew()).toBe(true);
+    expect(bridge.token()).toBe('at-a-2');
     current = b;
     // Past the quiet period, so nothing but the binding holds a sign-in at B back.
     bridge.clock.now += SIGN_IN_QUIET_MS;
@@ -822,6 +842,19 @@ describe('a server whose authorization server changes between calls', () => {
     expect(await next.renew()).toBe(true);
     expect(next.token()).toBe('at-b-1');
     expect(bridge.opened).toEqual([a.origin, b.origin]);
+  });
+
+  it('holds the binding in the bridge when the cache cannot be written', async () => {
+    const [a, b] = [await namedAs('a'), await namedAs('b')];
+    let current = a;
+    const bridge = await bridgeOf(() => current, PRE_REGISTERED, WITH_SECRET);
+    // A folder where the cache file goes: it reads as empty and every write fails.
+    mkdirSync(bridge.credential.store.file, { recursive: true });
+    expect(await bridge.renew()).toBe(true);
+    current = b;
+    bridge.clock.now += SIGN_IN_QUIET_MS;
+    await expect(bridge.renew()).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/^refused to send the secret of the pre-registered client prex/) });
+    expect(new Set(requestsTo(b))).toEqual(new Set(['GET /.well-known/oauth-authorization-server']));
   });
 
   it('binds a pre-registered client a cache from before bindings already holds to the authorization server of that entry', async () => {

@@ -119,7 +119,7 @@ export class OAuthCredential implements Credential {
   #renewal: Renewal | undefined;
   /** The last interactive sign-in this bridge knows of (its own, or read from the cache): kept when the cache cannot be written. */
   #lastSignIn: SignInRecord | undefined;
-  /** The binding this bridge made of its pre-registered client: it holds when the cache cannot be written. */
+  /** The binding of the pre-registered client the cache could not keep: it holds in this bridge instead. */
   #binding: ClientBinding | undefined;
   /** What the last piece of work did, for `login`'s report. */
   #lastAction: 'cached' | 'refreshed' | 'signed-in' = 'cached';
@@ -202,6 +202,7 @@ export class OAuthCredential implements Credential {
   /** Forgets this server's client registrations and tokens (`fenbs-mcp logout`). */
   async logout(signal: AbortSignal): Promise<boolean> {
     this.#current = undefined;
+    this.#binding = undefined;
     this.store.ensureDirectory();
     return this.#locked(signal, () => Promise.resolve(this.store.remove()));
   }
@@ -282,8 +283,9 @@ export class OAuthCredential implements Credential {
       });
     }
     if (kept !== undefined) return;
-    this.#binding = { clientId, issuer };
-    this.#save(() => this.store.bindClient({ clientId, issuer }));
+    // Only while the cache cannot hold it: a logout elsewhere then frees this bridge too.
+    const binding = { clientId, issuer };
+    this.#binding = this.#save(() => this.store.bindClient(binding)) ? undefined : binding;
   }
 
   #locked<T>(signal: AbortSignal, task: () => Promise<T>): Promise<T> {
@@ -297,11 +299,13 @@ export class OAuthCredential implements Credential {
   }
 
   /** Writes the cache; a failure (a full disk) is told, and this bridge goes on with what it holds in memory. */
-  #save(write: () => void): void {
+  #save(write: () => void): boolean {
     try {
       write();
+      return true;
     } catch (error) {
       this.#o.logger.warn({ err: reasonOf(error), file: this.store.file }, 'the OAuth token cache could not be written; this bridge keeps its token in memory');
+      return false;
     }
   }
 
