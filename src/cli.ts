@@ -95,6 +95,7 @@ function addConnectionOptions(command: Command): Command {
     .option('--allow-http', 'allow sending the token over plain http:// to a non-loopback host')
     .option('--oauth-client-id <id>', 'OAuth: a client id registered with the authorization server (secret in env FENBS_MCP_OAUTH_CLIENT_SECRET)')
     .option('--oauth-client-secret-file <path>', 'OAuth: read the client secret from this file')
+    .option('--oauth-issuer <url>', 'OAuth: use only this authorization server; refuse any other the server names (env FENBS_MCP_OAUTH_ISSUER)')
     .option('--oauth-client-metadata-url <url>', 'OAuth: an https URL of a Client ID Metadata Document, used as client id where supported')
     .option('--oauth-callback-port <port>', 'OAuth: loopback port for the sign-in callback (default: a free port)')
     .option('--oauth-login-timeout <ms>', 'OAuth: how long a sign-in in the browser may take, in ms (default 300000 = 5 min)')

@@ -18,7 +18,7 @@ import { createOAuthHttp, oauthUrlProblem, RefusedOAuthUrlError } from '../src/o
 import { OAuthCredential, refreshAt, cachedState, SIGN_IN_QUIET_MS } from '../src/oauth/oauth-credential.js';
 import { LOGIN_TIMEOUT_MS, parseOAuthSettings } from '../src/oauth/settings.js';
 import { readPrivateFile } from '../src/oauth/private-file.js';
-import { cacheDirectory, MAX_CACHE_FILE_BYTES, MAX_TOKEN_CHARS, TokenStore } from '../src/oauth/token-store.js';
+import { cacheDirectory, MAX_CACHE_FILE_BYTES, MAX_CLIENT_BINDINGS, MAX_TOKEN_CHARS, TokenStore } from '../src/oauth/token-store.js';
 import { createDispatcher } from '../src/remote.js';
 import { Agent, type Dispatcher } from '../src/undici-parts.js';
 import { startOAuthSetup } from './helpers/oauth-servers.js';
@@ -329,6 +329,23 @@ describe('token cache', () => {
   });
 });
 
+describe('client bindings in the token cache', () => {
+  it('keeps the newest binding of each client, at most MAX_CLIENT_BINDINGS, and drops a damaged one', () => {
+    const home = tempDir();
+    const server = 'https://a.example/mcp';
+    const store = new TokenStore(home, new URL(server));
+    for (let n = 0; n < MAX_CLIENT_BINDINGS + 4; n++) store.bindClient({ clientId: `client-${n}`, issuer: 'https://as.example' });
+    store.bindClient({ clientId: 'client-10', issuer: 'https://moved.example' });
+    const kept = store.read().clientBindings!;
+    expect(kept).toHaveLength(MAX_CLIENT_BINDINGS);
+    expect(kept[0]).toEqual({ clientId: 'client-4', issuer: 'https://as.example' });
+    expect(kept.at(-1)).toEqual({ clientId: 'client-10', issuer: 'https://moved.example' });
+    expect(kept.filter((binding) => binding.clientId === 'client-10')).toHaveLength(1);
+    store.write({ server, issuers: {}, clientBindings: [{ clientId: 'ok', issuer: 'https://as.example' }, { clientId: '', issuer: 'https://as.example' }, { clientId: 'x', issuer: 'not a url' }, 'junk' as never] });
+    expect(store.read().clientBindings).toEqual([{ clientId: 'ok', issuer: 'https://as.example' }]);
+  });
+});
+
 describe('cross-process lock', () => {
   it('takes over a lock whose holder is a process that no longer exists', async () => {
     const path = join(tempDir(), 'x.lock');
@@ -420,6 +437,15 @@ describe('browser opener', () => {
       ['not a url', /not a URL/],
     ];
     for (const [url, reason] of refused) expect(openableUrlProblem(url), url).toMatch(reason);
+  });
+
+  it('opens plain http only to a loopback address or localhost itself, never to a *.localhost name the resolver may send elsewhere', () => {
+    for (const url of ['http://127.0.0.1/authorize', 'http://127.8.9.10:8080/authorize', 'http://[::1]/authorize', 'http://localhost/authorize', 'http://localhost:3000/authorize']) expect(openableUrlProblem(url), url).toBeUndefined();
+    for (const url of ['http://evil.localhost/authorize', 'http://127.0.0.1.localhost/authorize', 'http://localhost./authorize', 'http://[::ffff:127.0.0.1]/authorize', 'http://0.0.0.0/authorize']) {
+      expect(openableUrlProblem(url), url).toMatch(/http: to a host other than this machine/);
+    }
+    // Over https the name is the certificate's to vouch for, whatever it resolves to.
+    expect(openableUrlProblem('https://evil.localhost/authorize')).toBeUndefined();
   });
 
   it('refuses, starting nothing, a URL that may not be opened, whoever hands it over', () => {
@@ -532,6 +558,20 @@ describe('the one rule for OAuth requests', () => {
     await expect(discoverWith({ authorization_endpoint: 42 })).rejects.toMatchObject({ message: expect.stringMatching(/its authorization_endpoint 42 will not be opened in a browser: it is not a URL$/) });
   });
 
+  it('makes no plain http request to a *.localhost name, which the resolver may send off the machine, and makes one to a loopback address or localhost itself', async () => {
+    const { port, hosts } = await anyHost(() => ({ ok: true }));
+    for (const host of ['evil.localhost', '127.0.0.1.localhost']) {
+      const refusal = createOAuthHttp(everyNameOnLoopback(), false).fetch(`http://${host}:${port}/authorize`, {});
+      await expect(refusal, host).rejects.toBeInstanceOf(RefusedOAuthUrlError);
+      await expect(refusal, host).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/: plain http:\/\/ to a host other than this machine/) });
+    }
+    expect(hosts).toEqual([]);
+    expect(oauthUrlProblem(new URL('http://evil.localhost/token'), true)).toBeUndefined();
+    expect(oauthUrlProblem(new URL('http://[::1]:9/token'), false)).toBeUndefined();
+    for (const host of ['127.0.0.1', 'localhost']) expect((await createOAuthHttp(everyNameOnLoopback(), false).fetch(`http://${host}:${port}/authorize`, {})).status, host).toBe(200);
+    expect(hosts).toEqual(['127.0.0.1', 'localhost']);
+  });
+
   it('follows no redirect on an OAuth request: a 3xx to http or another scheme comes back as it is', async () => {
     const { port, hosts } = await anyHost(() => ({ reached: true }));
     const origin = await serve((req, res) => res.writeHead(req.url === '/a' ? 302 : 307, { location: req.url === '/a' ? `http://elsewhere.example:${port}/stolen` : 'file:///etc/passwd' }).end());
@@ -592,6 +632,15 @@ describe('OAuth options', () => {
     expect(() => parseOAuthSettings({}, { FENBS_MCP_OAUTH_CLIENT_SECRET: 's3' }, read(''))).toThrow(UsageError);
     expect(() => parseOAuthSettings({ oauthClientId: 'id', oauthClientSecretFile: '/f' }, {}, read(' '))).toThrow(/is empty/);
   });
+  it('takes the one authorization server to use from --oauth-issuer, else FENBS_MCP_OAUTH_ISSUER, and refuses one that is no issuer URL', () => {
+    expect(parseOAuthSettings({ oauthIssuer: 'https://auth.example/tenant' }, { FENBS_MCP_OAUTH_ISSUER: 'https://other.example' }, read('')).issuer?.href).toBe('https://auth.example/tenant');
+    expect(parseOAuthSettings({}, { FENBS_MCP_OAUTH_ISSUER: ' http://127.0.0.1:9000 ' }, read('')).issuer?.href).toBe('http://127.0.0.1:9000/');
+    expect(parseOAuthSettings({}, { FENBS_MCP_OAUTH_ISSUER: ' ' }, read('')).issuer).toBeUndefined();
+    for (const issuer of ['auth.example', 'file:///etc/passwd', 'https://auth.example/?tenant=a', 'https://auth.example/#a', 'https://user@auth.example/']) {
+      expect(() => parseOAuthSettings({ oauthIssuer: issuer }, {}, read('')), issuer).toThrow(expect.objectContaining({ name: 'UsageError', message: `--oauth-issuer must be the authorization server's issuer: an https:// URL (http:// for one on this machine) without a query, fragment or user name, got "${issuer}"`, fix: 'fenbs-mcp --oauth-issuer https://auth.example.com' }));
+    }
+    expect(() => parseOAuthSettings({}, { FENBS_MCP_OAUTH_ISSUER: 'nope' }, read(''))).toThrow(/^FENBS_MCP_OAUTH_ISSUER must be/);
+  });
   it('refuses a metadata-document URL that is not https with a path, and ports or timeouts out of range', () => {
     expect(() => parseOAuthSettings({ oauthClientMetadataUrl: 'http://a.example/c.json' }, {}, read(''))).toThrow(/https/);
     expect(parseOAuthSettings({ oauthClientMetadataUrl: 'https://a.example/c.json', oauthCallbackPort: '8765', oauthLoginTimeout: '1000' }, {}, read(''))).toMatchObject({ callbackPort: 8765, loginTimeoutMs: 1000 });
@@ -602,7 +651,7 @@ describe('OAuth options', () => {
 describe('client id order', () => {
   const deps = (settings: object): FlowDeps => ({
     http: createOAuthHttp(dispatcher(), false),
-    settings: { clientId: undefined, clientSecret: undefined, clientMetadataUrl: undefined, callbackPort: undefined, loginTimeoutMs: 1000, ...settings },
+    settings: { clientId: undefined, clientSecret: undefined, issuer: undefined, clientMetadataUrl: undefined, callbackPort: undefined, loginTimeoutMs: 1000, ...settings },
     registerSecret: () => undefined,
     showUrl: () => undefined,
     openBrowser: () => undefined,
@@ -725,6 +774,134 @@ describe('a server whose authorization server changes between calls', () => {
     expect(a.received.length).toBe(aBefore);
   });
 
+  /** An MCP server whose protected-resource metadata names `current()`'s origin, and a credential for it whose user signs in at whichever page opens. */
+  async function bridgeOf(current: () => { origin: string }, settings: Parameters<typeof parseOAuthSettings>[0], env: Record<string, string> = {}, home = tempDir()) {
+    const mcp = await serve((req, res, origin) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ resource: `${origin}/mcp`, authorization_servers: [current().origin] })));
+    const opened: string[] = [];
+    const clock = { now: Date.now() };
+    const credentialAt = (cacheHome: string, own = settings) => {
+      const credential = new OAuthCredential({
+        url: new URL(`${mcp}/mcp`),
+        allowHttp: false,
+        settings: parseOAuthSettings(own, env, () => ''),
+        logger: silent,
+        env: { FENBS_MCP_HOME: cacheHome },
+        registerSecret: () => undefined,
+        dispatcher: dispatcher(),
+        writeStderr: () => undefined,
+        now: () => clock.now,
+        openBrowser: (url) => {
+          const auth = new URL(url);
+          opened.push(auth.origin);
+          const callback = new URL(auth.searchParams.get('redirect_uri')!);
+          callback.search = new URLSearchParams({ state: auth.searchParams.get('state')!, code: `code-for-${auth.origin}`, iss: auth.origin }).toString();
+          void fetch(callback).then((r) => r.text());
+        },
+      });
+      cleanups.push(() => credential.close());
+      const challenge = `Bearer resource_metadata="${mcp}/.well-known/oauth-protected-resource/mcp"`;
+      const renew = () => credential.renew({ status: 401, wwwAuthenticate: challenge, sent: credential.authorization() }, AbortSignal.timeout(10_000));
+      return { credential, renew, token: () => credential.authorization()?.slice('Bearer '.length) };
+    };
+    return { home, opened, clock, credentialAt, ...credentialAt(home) };
+  }
+  /** What a server received, as method and path: no body, no header. */
+  const requestsTo = (server: { received: string[] }) => server.received.map((r) => r.split(' ').slice(0, 2).join(' '));
+  const PRE_REGISTERED = { oauthClientId: 'prex' };
+  const WITH_SECRET = { FENBS_MCP_OAUTH_CLIENT_SECRET: 'sekrit' };
+
+  it('sends a pre-registered client and its secret to no other authorization server than the one it was first used with, in this bridge or the next, until logout', async () => {
+    const [a, b] = [await namedAs('a'), await namedAs('b')];
+    let current = a;
+    const bridge = await bridgeOf(() => current, PRE_REGISTERED, WITH_SECRET);
+    expect(await bridge.renew()).toBe(true);
+    expect(bridge.token()).toBe('at-a-1');
+    // The code exchange at A went with the client's id and secret (client_secret_basic).
+    expect(a.received.find((r) => r.startsWith('POST /token'))).toContain(`Basic ${Buffer.from('prex:sekrit').toString('base64')}`);
+    // Bound to A, it goes on refreshing there.
+    expect(await bridge.renew()).toBe(true);
+    expect(bridge.token()).toBe('at-a-2');
+    current = b;
+    // Past the quiet period, so nothing but the binding holds a sign-in at B back.
+    bridge.clock.now += SIGN_IN_QUIET_MS;
+    const refusal = {
+      code: 'AUTH_REQUIRED',
+      message: `refused to send the secret of the pre-registered client prex to the authorization server ${b.origin}: the server now names it, but this client was first used with ${a.origin}`,
+      context: { hint: expect.stringMatching(/fenbs-mcp logout and sign in again, or pass --oauth-issuer/) },
+    };
+    await expect(bridge.renew()).rejects.toMatchObject(refusal);
+    // Another bridge on the machine reads the binding from the cache.
+    await expect(bridge.credentialAt(bridge.home).renew()).rejects.toMatchObject(refusal);
+    // B was asked for its metadata only: no token request, no registration, no sign-in page.
+    expect(new Set(requestsTo(b))).toEqual(new Set(['GET /.well-known/oauth-authorization-server']));
+    expect(b.received.filter((r) => r.includes('prex') || r.includes('sekrit') || r.includes('client_secret') || r.includes('Basic'))).toEqual([]);
+    expect(bridge.opened).toEqual([a.origin]);
+    // The user says the server really moved: logout, then the sign-in goes to B.
+    expect(await bridge.credential.logout(AbortSignal.timeout(5000))).toBe(true);
+    const next = bridge.credentialAt(bridge.home);
+    expect(await next.renew()).toBe(true);
+    expect(next.token()).toBe('at-b-1');
+    expect(bridge.opened).toEqual([a.origin, b.origin]);
+  });
+
+  it('holds the binding in the bridge when the cache cannot be written', async () => {
+    const [a, b] = [await namedAs('a'), await namedAs('b')];
+    let current = a;
+    const bridge = await bridgeOf(() => current, PRE_REGISTERED, WITH_SECRET);
+    // A folder where the cache file goes: it reads as empty and every write fails.
+    mkdirSync(bridge.credential.store.file, { recursive: true });
+    expect(await bridge.renew()).toBe(true);
+    current = b;
+    bridge.clock.now += SIGN_IN_QUIET_MS;
+    await expect(bridge.renew()).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/^refused to send the secret of the pre-registered client prex/) });
+    expect(new Set(requestsTo(b))).toEqual(new Set(['GET /.well-known/oauth-authorization-server']));
+  });
+
+  it('binds a pre-registered client a cache from before bindings already holds to the authorization server of that entry', async () => {
+    const [a, b] = [await namedAs('a'), await namedAs('b')];
+    const bridge = await bridgeOf(() => b, PRE_REGISTERED, WITH_SECRET);
+    bridge.credential.store.write({ ...bridge.credential.store.read(), issuers: { [a.origin]: { resource: 'http://127.0.0.1/mcp', client: { kind: 'pre-registered', clientId: 'prex' } } } });
+    await expect(bridge.renew()).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/^refused to send the secret of the pre-registered client prex/) });
+    expect(new Set(requestsTo(b))).toEqual(new Set(['GET /.well-known/oauth-authorization-server']));
+  });
+
+  it('lets a pre-registered client without a secret follow the server to another authorization server: its id is no secret', async () => {
+    const [a, b] = [await namedAs('a'), await namedAs('b')];
+    let current = a;
+    const bridge = await bridgeOf(() => current, PRE_REGISTERED);
+    expect(await bridge.renew()).toBe(true);
+    current = b;
+    bridge.clock.now += SIGN_IN_QUIET_MS;
+    expect(await bridge.renew()).toBe(true);
+    expect(bridge.token()).toBe('at-b-1');
+    // Public: client_id in the body, nothing in an Authorization header.
+    expect(b.received.find((r) => r.startsWith('POST /token'))).toMatch(/^POST \/token {2}.*client_id=prex/);
+  });
+
+  it('with --oauth-issuer, makes no request to another authorization server the server names, and refreshes no token kept from one', async () => {
+    const [a, b] = [await namedAs('a'), await namedAs('b')];
+    let current = b;
+    // Signed in at B before --oauth-issuer was given; its tokens are in the cache.
+    const bridge = await bridgeOf(() => current, {});
+    expect(await bridge.renew()).toBe(true);
+    const before = b.received.length;
+    const pinned = bridge.credentialAt(bridge.home, { oauthIssuer: a.origin });
+    // Past its refresh point: the refresh ahead of expiry in the background is refused, then the renewal's discovery.
+    bridge.clock.now += 3600_000;
+    expect(pinned.token()).toBe('at-b-1');
+    await expect(pinned.renew()).rejects.toMatchObject({
+      code: 'AUTH_REQUIRED',
+      message: `refused the authorization server ${b.origin}/: --oauth-issuer names ${a.origin}/, and no request goes to another`,
+      context: { hint: expect.stringMatching(/pass it with --oauth-issuer/) },
+    });
+    expect(b.received.length).toBe(before);
+    expect(a.received).toEqual([]);
+    // The server names A: the sign-in goes there.
+    current = a;
+    expect(await pinned.renew()).toBe(true);
+    expect(pinned.token()).toBe('at-a-1');
+  });
+
   it('refuses an authorization response whose iss names another server even where the metadata does not promise iss (RFC 9207 §2.4)', async () => {
     const server = await namedAs('c');
     const o = server.origin;
@@ -733,7 +910,7 @@ describe('a server whose authorization server changes between calls', () => {
     const discovered = { as, resource: new URL(`${server.origin}/mcp`), scopesSupported: undefined };
     const deps = (iss: string | undefined): FlowDeps => ({
       http: createOAuthHttp(dispatcher(), false),
-      settings: { clientId: undefined, clientSecret: undefined, clientMetadataUrl: undefined, callbackPort: undefined, loginTimeoutMs: 10_000 },
+      settings: { clientId: undefined, clientSecret: undefined, issuer: undefined, clientMetadataUrl: undefined, callbackPort: undefined, loginTimeoutMs: 10_000 },
       registerSecret: () => undefined,
       showUrl: () => undefined,
       now: Date.now,
@@ -899,7 +1076,7 @@ describe('sign-in steps against a scripted authorization server', () => {
     return {
       secrets,
       http: createOAuthHttp(dispatcher(), false),
-      settings: { clientId: undefined, clientSecret: undefined, clientMetadataUrl: undefined, callbackPort: undefined, loginTimeoutMs: 10_000, ...settings },
+      settings: { clientId: undefined, clientSecret: undefined, issuer: undefined, clientMetadataUrl: undefined, callbackPort: undefined, loginTimeoutMs: 10_000, ...settings },
       registerSecret: (s) => secrets.push(s),
       showUrl: () => undefined,
       now: () => 0,

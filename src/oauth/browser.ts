@@ -1,7 +1,7 @@
 // Opens the sign-in page: `$BROWSER <url>` when set, else the system opener; only an https (or loopback http) URL, never waits for it.
 
 import { spawn } from 'node:child_process';
-import { isLoopbackHost } from '../config.js';
+import { isServerLoopbackHost } from '../config.js';
 import { BridgeError } from '../errors.js';
 import { maskUrl } from '../secrets.js';
 import { toTerminalLine } from '../terminal-text.js';
@@ -37,8 +37,8 @@ export const UNOPENABLE_HINT = 'the authorization server names a sign-in page th
  * Why `text` may not be handed to the system opener, or undefined when it may: the one rule for
  * every browser the bridge opens. The OS opener runs whatever a URL's scheme is registered to
  * (`file:`, `ms-msdt:`, `FileProtocolHandler`'s programs: CVE-2025-6514), so only `https:` passes,
- * and `http:` to this machine for a local development server (MCP authorization §Communication
- * Security; --allow-http never widens this). A user name in it is refused (`https://bank@evil/`
+ * and `http:` to a host that is surely this machine (isServerLoopbackHost) for a local development
+ * server (MCP authorization §Communication Security; --allow-http never widens this). A user name in it is refused (`https://bank@evil/`
  * shows one host and opens another), and so is text that WHATWG URL would write differently:
  * the opener must read exactly what was checked.
  */
@@ -46,7 +46,7 @@ export function openableUrlProblem(text: string): string | undefined {
   if (!URL.canParse(text)) return 'it is not a URL';
   const url = new URL(text);
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return `its scheme is ${url.protocol}, and only https: is opened`;
-  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) return 'its scheme is http: to a host other than this machine, and only https: is opened';
+  if (url.protocol === 'http:' && !isServerLoopbackHost(url.hostname)) return 'its scheme is http: to a host other than this machine, and only https: is opened';
   if (url.username !== '' || url.password !== '') return 'it carries a user name or password before its host';
   if (url.href !== text || !OPENABLE_HOST.test(url.hostname) || !OPENABLE_TEXT.test(text)) return 'it is not written the way a browser would read it';
   return undefined;

@@ -207,13 +207,30 @@ export async function fetchAuthorizationServer(http: OAuthHttp, issuer: URL, sig
   throw discoveryFailure(`no authorization server metadata found for ${issuer.href} (${reasons.join('; ')})`, 'the authorization server must publish RFC 8414 or OpenID Connect discovery metadata');
 }
 
-/** The whole discovery: challenge → resource metadata → the first listed authorization server's metadata. */
-export async function discover(http: OAuthHttp, server: URL, challenge: BearerChallenge, signal: AbortSignal): Promise<Discovered> {
+/**
+ * The refusal of an authorization server other than the one `--oauth-issuer` names, or undefined.
+ * Issuers compare as oauth4webapi compares them to their metadata (the parsed URL, RFC 8414 §3.3).
+ */
+export function otherIssuerRefusal(named: URL, configured: URL | undefined): BridgeError | undefined {
+  if (configured === undefined || named.href === configured.href) return undefined;
+  return discoveryFailure(
+    `refused the authorization server ${toTerminalLine(maskUrl(named))}: --oauth-issuer names ${toTerminalLine(configured.href)}, and no request goes to another`,
+    'if the server really moved to that authorization server, pass it with --oauth-issuer (or FENBS_MCP_OAUTH_ISSUER); otherwise the server is misconfigured or something is impersonating it',
+  );
+}
+
+/**
+ * The whole discovery: challenge → resource metadata → the first listed authorization server's
+ * metadata; with `issuer` (--oauth-issuer), a server naming another is refused before any request to it.
+ */
+export async function discover(http: OAuthHttp, server: URL, challenge: BearerChallenge, signal: AbortSignal, issuer?: URL): Promise<Discovered> {
   const metadata = await findResourceMetadata(http, server, challenge, signal);
   const issuerText = metadata.authorization_servers?.[0];
   if (issuerText === undefined || !URL.canParse(issuerText)) {
     throw discoveryFailure('the protected-resource metadata lists no authorization server', 'the server must list its authorization server in authorization_servers (RFC 9728 §2)');
   }
+  const refused = otherIssuerRefusal(new URL(issuerText), issuer);
+  if (refused !== undefined) throw refused;
   const as = await fetchAuthorizationServer(http, new URL(issuerText), signal);
   if (as.authorization_endpoint === undefined || as.token_endpoint === undefined) {
     throw discoveryFailure(`the authorization server ${as.issuer} lists no authorization or token endpoint`, 'the authorization server metadata is incomplete; contact its operator');

@@ -2,7 +2,7 @@
 
 import { allowInsecureRequests, customFetch } from 'oauth4webapi';
 import type { Dispatcher } from '../undici-parts.js';
-import { isLoopbackHost } from '../config.js';
+import { isServerLoopbackHost } from '../config.js';
 import { BridgeError } from '../errors.js';
 import { maskUrl } from '../secrets.js';
 import { toTerminalLine } from '../terminal-text.js';
@@ -22,14 +22,15 @@ export class RefusedOAuthUrlError extends BridgeError {}
  * Why the bridge will not send an OAuth request to `url`, or undefined when it may: the one rule
  * for every request it makes itself (protected-resource and authorization-server metadata,
  * registration, token, revocation). Every authorization server endpoint is https (MCP
- * authorization §Communication Security, OAuth 2.1 §1.5); plain http is allowed to a loopback host
- * (RFC 8252 §8.3: the traffic stays on this machine, a local development server) and elsewhere only
- * with --allow-http, the user's own statement that the network between is trusted.
+ * authorization §Communication Security, OAuth 2.1 §1.5); plain http is allowed to a host that is
+ * surely this machine (isServerLoopbackHost, RFC 8252 §8.3: the traffic stays here, a local
+ * development server) and elsewhere only with --allow-http, the user's own statement that the
+ * network between is trusted.
  */
 export function oauthUrlProblem(url: URL, allowHttp: boolean): string | undefined {
   if (url.protocol === 'https:') return undefined;
   if (url.protocol !== 'http:') return `its scheme is ${url.protocol}: OAuth requests go over https only`;
-  if (isLoopbackHost(url.hostname) || allowHttp) return undefined;
+  if (isServerLoopbackHost(url.hostname) || allowHttp) return undefined;
   return 'plain http:// to a host other than this machine: OAuth requests go over https (or http to loopback) unless --allow-http says the network is trusted';
 }
 

@@ -9,12 +9,12 @@ import { maskUrl } from '../secrets.js';
 import { toTerminalLine } from '../terminal-text.js';
 import type { Dispatcher } from '../undici-parts.js';
 import { openBrowser } from './browser.js';
-import { discover, fetchAuthorizationServer, NO_CHALLENGE, NoResourceMetadataError, parseBearerChallenge, reasonOf, type BearerChallenge, type Discovered } from './discovery.js';
+import { discover, fetchAuthorizationServer, NO_CHALLENGE, NoResourceMetadataError, otherIssuerRefusal, parseBearerChallenge, reasonOf, type BearerChallenge, type Discovered } from './discovery.js';
 import { LockTimeoutError, withFileLock } from './file-lock.js';
 import { refreshTokens, SignInError, signIn, TokenRequestError, type FlowDeps, type SignInResult } from './flow.js';
 import { createOAuthHttp } from './http.js';
 import type { OAuthSettings } from './settings.js';
-import { cacheDirectory, TokenStore, type IssuerEntry, type SignInOutcome, type SignInRecord, type StoredClient, type StoredTokens } from './token-store.js';
+import { cacheDirectory, TokenStore, type CacheContents, type ClientBinding, type IssuerEntry, type SignInOutcome, type SignInRecord, type StoredClient, type StoredTokens } from './token-store.js';
 
 /** Refresh this long before expiry at most (a quarter of a short lifetime at least, so a 60 s token is not refreshed on every request). */
 export const REFRESH_AHEAD_MS = 60_000;
@@ -119,6 +119,8 @@ export class OAuthCredential implements Credential {
   #renewal: Renewal | undefined;
   /** The last interactive sign-in this bridge knows of (its own, or read from the cache): kept when the cache cannot be written. */
   #lastSignIn: SignInRecord | undefined;
+  /** The binding of the pre-registered client the cache could not keep: it holds in this bridge instead. */
+  #binding: ClientBinding | undefined;
   /** What the last piece of work did, for `login`'s report. */
   #lastAction: 'cached' | 'refreshed' | 'signed-in' = 'cached';
 
@@ -200,6 +202,7 @@ export class OAuthCredential implements Credential {
   /** Forgets this server's client registrations and tokens (`fenbs-mcp logout`). */
   async logout(signal: AbortSignal): Promise<boolean> {
     this.#current = undefined;
+    this.#binding = undefined;
     this.store.ensureDirectory();
     return this.#locked(signal, () => Promise.resolve(this.store.remove()));
   }
@@ -239,11 +242,14 @@ export class OAuthCredential implements Credential {
       // A refresh needs only the authorization server: its metadata is fetched by the issuer kept in the cache.
       const entry = this.store.read().issuers[this.#current.issuer];
       if (entry !== undefined) {
+        // Tokens kept from before --oauth-issuer was given are refreshed nowhere else either.
+        const refused = otherIssuerRefusal(new URL(this.#current.issuer), this.#o.settings.issuer);
+        if (refused !== undefined) throw refused;
         const as = await fetchAuthorizationServer(this.#flow.http, new URL(this.#current.issuer), signal);
         return { as, resource: new URL(entry.resource), scopesSupported: undefined };
       }
     }
-    this.#discovered = await discover(this.#flow.http, this.#o.url, bearer ?? NO_CHALLENGE, signal);
+    this.#discovered = await discover(this.#flow.http, this.#o.url, bearer ?? NO_CHALLENGE, signal, this.#o.settings.issuer);
     return this.#discovered;
   }
 
@@ -253,6 +259,33 @@ export class OAuthCredential implements Credential {
     const { clientId, clientSecret } = this.#o.settings;
     if (clientId !== undefined) return stored?.kind === 'pre-registered' && stored.clientId === clientId ? { ...stored, clientSecret } : undefined;
     return stored?.kind === 'pre-registered' ? undefined : stored;
+  }
+
+  /**
+   * Binds a pre-registered client with a secret to the first authorization server it is used with
+   * for this MCP server, and refuses it to any other: the server chooses the authorization server
+   * (RFC 9728 authorization_servers), so a hostile or compromised one could otherwise name its own
+   * and receive the client secret at its token endpoint (RFC 6749 §2.3.1). Called under the lock,
+   * before the client is used. A public client's id is no secret (RFC 6749 §2.1), and its tokens are
+   * already kept per issuer, so it is not bound; --oauth-issuer, when given, pins every client
+   * before discovery instead.
+   */
+  #bindClient(contents: CacheContents, issuer: string): void {
+    const { clientId, clientSecret, issuer: configured } = this.#o.settings;
+    if (clientId === undefined || clientSecret === undefined || configured !== undefined) return;
+    const kept = contents.clientBindings?.find((binding) => binding.clientId === clientId);
+    const recorded = kept ?? this.#binding;
+    // A cache from before bindings were recorded: the issuers whose entry holds this client.
+    const used = recorded !== undefined ? [recorded.issuer] : Object.keys(contents.issuers).filter((known) => contents.issuers[known]?.client?.kind === 'pre-registered' && contents.issuers[known].client.clientId === clientId);
+    if (used.length > 0 && !used.some((known) => new URL(known).href === new URL(issuer).href)) {
+      throw new BridgeError('AUTH_REQUIRED', `refused to send the secret of the pre-registered client ${toTerminalLine(clientId)} to the authorization server ${toTerminalLine(issuer)}: the server now names it, but this client was first used with ${toTerminalLine(used[0]!)}`, {
+        hint: 'if the server really moved to another authorization server, run fenbs-mcp logout and sign in again, or pass --oauth-issuer naming the one to use; otherwise the server is misconfigured or something is impersonating it',
+      });
+    }
+    if (kept !== undefined) return;
+    // Only while the cache cannot hold it: a logout elsewhere then frees this bridge too.
+    const binding = { clientId, issuer };
+    this.#binding = this.#save(() => this.store.bindClient(binding)) ? undefined : binding;
   }
 
   #locked<T>(signal: AbortSignal, task: () => Promise<T>): Promise<T> {
@@ -266,11 +299,13 @@ export class OAuthCredential implements Credential {
   }
 
   /** Writes the cache; a failure (a full disk) is told, and this bridge goes on with what it holds in memory. */
-  #save(write: () => void): void {
+  #save(write: () => void): boolean {
     try {
       write();
+      return true;
     } catch (error) {
       this.#o.logger.warn({ err: reasonOf(error), file: this.store.file }, 'the OAuth token cache could not be written; this bridge keeps its token in memory');
+      return false;
     }
   }
 
@@ -365,6 +400,7 @@ export class OAuthCredential implements Credential {
           this.#lastAction = 'cached';
           return true;
         }
+        this.#bindClient(contents, issuer);
         let client = this.#clientFor(entry);
         if (mode !== 'step-up' && cached?.refreshToken !== undefined && client !== undefined) {
           try {

@@ -6,6 +6,8 @@ import { UsageError } from '../config.js';
 export const LOGIN_TIMEOUT_MS = 5 * 60_000;
 /** Where a pre-registered client's secret may come from besides a file: never argv. */
 export const CLIENT_SECRET_ENV = 'FENBS_MCP_OAUTH_CLIENT_SECRET';
+/** The environment's spelling of `--oauth-issuer`. */
+export const ISSUER_ENV = 'FENBS_MCP_OAUTH_ISSUER';
 /** A client secret file holds one secret; anything larger is the wrong file. */
 export const MAX_CLIENT_SECRET_FILE_BYTES = 64 * 1024;
 const MAX_PORT = 65_535;
@@ -16,6 +18,8 @@ export interface OAuthSettings {
   readonly clientId: string | undefined;
   /** Its secret, from `FENBS_MCP_OAUTH_CLIENT_SECRET` or `--oauth-client-secret-file`; never from argv. */
   readonly clientSecret: string | undefined;
+  /** The one authorization server to use (`--oauth-issuer`): discovery refuses any other. */
+  readonly issuer: URL | undefined;
   /** A Client ID Metadata Document URL, used as client_id where the server supports it. */
   readonly clientMetadataUrl: URL | undefined;
   /** The loopback callback port; undefined = a free one. */
@@ -27,6 +31,7 @@ export interface OAuthRawOptions {
   oauthClientId?: string | undefined;
   oauthClientSecretFile?: string | undefined;
   oauthClientMetadataUrl?: string | undefined;
+  oauthIssuer?: string | undefined;
   oauthCallbackPort?: string | undefined;
   oauthLoginTimeout?: string | undefined;
 }
@@ -51,6 +56,18 @@ export function parseOAuthSettings(options: OAuthRawOptions, env: Readonly<Recor
   if (clientSecret !== undefined && clientId === undefined) {
     throw new UsageError('a client secret is set but no --oauth-client-id: the secret belongs to a pre-registered client', 'fenbs-mcp --oauth-client-id <id>');
   }
+  const issuerText = options.oauthIssuer ?? (env[ISSUER_ENV]?.trim() || undefined);
+  const issuerOption = options.oauthIssuer === undefined ? ISSUER_ENV : '--oauth-issuer';
+  let issuer: URL | undefined;
+  if (issuerText !== undefined) {
+    // RFC 8414 §2: an issuer identifier is a URL with no query or fragment; http is for a local
+    // authorization server, and the OAuth URL rule still applies to every request made to it.
+    const url = URL.canParse(issuerText.trim()) ? new URL(issuerText.trim()) : undefined;
+    if ((url?.protocol !== 'https:' && url?.protocol !== 'http:') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+      throw new UsageError(`${issuerOption} must be the authorization server's issuer: an https:// URL (http:// for one on this machine) without a query, fragment or user name, got "${issuerText}"`, 'fenbs-mcp --oauth-issuer https://auth.example.com');
+    }
+    issuer = url;
+  }
   let clientMetadataUrl: URL | undefined;
   if (options.oauthClientMetadataUrl !== undefined) {
     // draft-ietf-oauth-client-id-metadata-document §3: an https URL with a path.
@@ -63,6 +80,7 @@ export function parseOAuthSettings(options: OAuthRawOptions, env: Readonly<Recor
   return Object.freeze({
     clientId,
     clientSecret,
+    issuer,
     clientMetadataUrl,
     callbackPort: options.oauthCallbackPort === undefined ? undefined : wholeNumber(options.oauthCallbackPort, '--oauth-callback-port', 1, MAX_PORT),
     loginTimeoutMs: options.oauthLoginTimeout === undefined ? LOGIN_TIMEOUT_MS : wholeNumber(options.oauthLoginTimeout, '--oauth-login-timeout', 1, MAX_LOGIN_TIMEOUT_MS),

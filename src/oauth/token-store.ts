@@ -15,6 +15,8 @@ export const MAX_CACHE_FILE_BYTES = 256 * 1024;
  * block 16 KB), and this keeps a cache file with its tokens far below MAX_CACHE_FILE_BYTES.
  */
 export const MAX_TOKEN_CHARS = 16 * 1024;
+/** Pre-registered clients bound to an authorization server, kept per cache file; the oldest binding goes first. */
+export const MAX_CLIENT_BINDINGS = 16;
 const FORMAT_VERSION = 1;
 
 /** How the client id was obtained; decides what happens when the authorization server forgets it. */
@@ -59,12 +61,20 @@ export interface SignInRecord {
   stepUp: boolean;
 }
 
+/** The authorization server a pre-registered confidential client was first used with, for this MCP server. */
+export interface ClientBinding {
+  clientId: string;
+  issuer: string;
+}
+
 export interface CacheContents {
   server: string;
   /** The authorization server last used for this MCP server; its tokens are sent at start. */
   issuer?: string | undefined;
   issuers: Record<string, IssuerEntry>;
   lastSignIn?: SignInRecord | undefined;
+  /** Where each pre-registered client with a secret may send it (at most MAX_CLIENT_BINDINGS). */
+  clientBindings?: ClientBinding[] | undefined;
 }
 
 /**
@@ -103,6 +113,10 @@ function isTokens(value: unknown): value is StoredTokens {
   return isRecord(value) && isString(value.accessToken) && optionalString(value.refreshToken) && optionalNumber(value.expiresAt) && isNumber(value.obtainedAt) && optionalString(value.scope);
 }
 
+function isClientBinding(value: unknown): value is ClientBinding {
+  return isRecord(value) && isString(value.clientId) && isUrl(value.issuer);
+}
+
 function isSignInRecord(value: unknown): value is SignInRecord {
   return isRecord(value) && isNumber(value.at) && SIGN_IN_OUTCOMES.includes(value.outcome as string) && typeof value.stepUp === 'boolean';
 }
@@ -138,6 +152,7 @@ function toContents(value: unknown, server: string, warn: (message: string) => v
     issuer: isString(value.issuer) && issuers[value.issuer] !== undefined ? value.issuer : undefined,
     issuers,
     lastSignIn: isSignInRecord(value.lastSignIn) ? value.lastSignIn : undefined,
+    clientBindings: Array.isArray(value.clientBindings) ? value.clientBindings.filter(isClientBinding).slice(-MAX_CLIENT_BINDINGS) : undefined,
   };
 }
 
@@ -237,6 +252,13 @@ export class TokenStore {
     const entry = change(contents.issuers[issuer] ?? { resource });
     this.write({ ...contents, issuer, issuers: { ...contents.issuers, [issuer]: entry }, ...(lastSignIn === undefined ? {} : { lastSignIn }) });
     return entry;
+  }
+
+  /** Binds a pre-registered client to an authorization server (replacing its earlier binding), for every bridge of this server to read. */
+  bindClient(binding: ClientBinding): void {
+    const contents = this.read();
+    const others = (contents.clientBindings ?? []).filter((kept) => kept.clientId !== binding.clientId);
+    this.write({ ...contents, clientBindings: [...others, binding].slice(-MAX_CLIENT_BINDINGS) });
   }
 
   /** Records the last interactive sign-in, for every bridge of this server to read. */

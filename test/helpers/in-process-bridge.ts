@@ -25,7 +25,7 @@ export interface InProcessBridge extends BridgeHandle {
 }
 
 /** Long options that take a value, as the CLI spells them; `-H` is `--header`. */
-const VALUE_OPTIONS = new Set(['url', 'token-env', 'token-file', 'token-command', 'header', 'request-timeout', 'connect-timeout', 'stream-idle-timeout', 'max-line-bytes', 'max-message-bytes', 'ca-file', 'log-level', 'log-file', 'protocol', 'allow-tools', 'deny-tools', 'oauth-client-id', 'oauth-client-secret-file', 'oauth-client-metadata-url', 'oauth-callback-port', 'oauth-login-timeout']);
+const VALUE_OPTIONS = new Set(['url', 'token-env', 'token-file', 'token-command', 'header', 'request-timeout', 'connect-timeout', 'stream-idle-timeout', 'max-line-bytes', 'max-message-bytes', 'ca-file', 'log-level', 'log-file', 'protocol', 'allow-tools', 'deny-tools', 'oauth-client-id', 'oauth-client-secret-file', 'oauth-client-metadata-url', 'oauth-issuer', 'oauth-callback-port', 'oauth-login-timeout']);
 
 
 /** The CLI's argv (the subset the bridge takes) as the options commander would hand over. */
