@@ -32,7 +32,7 @@ export const MAX_CA_FILE_BYTES = 16 * 1024 * 1024;
 export const SHUTDOWN_GRACE_MS = 800;
 
 /** The proxy variables undici's EnvHttpProxyAgent reads, in either case. */
-const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const;
+export const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const;
 
 export const LOG_FORMATS = ['json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];

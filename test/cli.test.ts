@@ -256,10 +256,9 @@ describe('the bridge command', () => {
     return { path, lines: () => readFileSync(path, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as { level: number; msg: string; proxy?: string }) };
   };
 
-  it('logs its start to --log-file, warns once when no token is set, and never logs the proxy password', async () => {
+  it('logs its start to --log-file naming the proxy --url goes through by its origin alone, and warns once when no token is set', async () => {
     const log = logFile();
     vi.stubEnv('HTTPS_PROXY', 'http://proxy-user:proxy-pass-5678@127.0.0.1:9');
-    vi.stubEnv('NO_PROXY', '*');
     try {
       expect(await withStdin('', '--url', 'https://127.0.0.1:9/mcp', '--token-env', 'FENBS_CLI_TEST_UNSET_TOKEN', '--log-level', 'info', '--log-file', log.path)).toBe(EXIT.OK);
     } finally {
@@ -268,8 +267,45 @@ describe('the bridge command', () => {
     const lines = log.lines();
     expect(lines.find((line) => line.msg === 'fenbs-mcp started')).toMatchObject({ proxy: 'http://127.0.0.1:9' });
     expect(lines.filter((line) => /no token/i.test(line.msg))).toEqual([expect.objectContaining({ level: 40, msg: expect.stringContaining('FENBS_CLI_TEST_UNSET_TOKEN') })]);
-    expect(readFileSync(log.path, 'utf8')).not.toContain('proxy-pass-5678');
+    expect(readFileSync(log.path, 'utf8')).not.toMatch(/proxy-pass-5678|proxy-user/);
     expect(output.stdout).toBe('');
+  });
+
+  it.each([
+    ['a NO_PROXY entry for its host', { HTTPS_PROXY: 'http://proxy-user:proxy-pass-5678@127.0.0.1:9', NO_PROXY: '127.0.0.1' }],
+    ['NO_PROXY=*', { HTTPS_PROXY: 'http://proxy-user:proxy-pass-5678@127.0.0.1:9', NO_PROXY: '*' }],
+  ])('names no proxy in its start line when --url goes direct by %s, and never logs the proxy password', async (_case, variables) => {
+    const log = logFile();
+    for (const [name, value] of Object.entries(variables)) vi.stubEnv(name, value);
+    try {
+      expect(await withStdin('', '--url', 'https://127.0.0.1:9/mcp', '--log-level', 'info', '--log-file', log.path)).toBe(EXIT.OK);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    const started = log.lines().find((line) => line.msg === 'fenbs-mcp started');
+    expect(started).toBeDefined();
+    expect(started).not.toHaveProperty('proxy');
+    expect(readFileSync(log.path, 'utf8')).not.toContain('proxy-pass-5678');
+  });
+
+  it('masks the password of every proxy the environment names, also one --url does not go through, where the server echoes it', async () => {
+    const server = await startMcpServer({
+      route: ({ res, message }) => {
+        if (message?.method !== 'tools/call') return false;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: 'seen https-proxy-pass-2468 and http-proxy-pass-1357' }] } }));
+        return true;
+      },
+    });
+    vi.stubEnv('HTTPS_PROXY', 'http://u:https-proxy-pass-2468@127.0.0.1:9');
+    vi.stubEnv('HTTP_PROXY', 'http://u:http-proxy-pass-1357@127.0.0.1:9');
+    vi.stubEnv('NO_PROXY', '127.0.0.1');
+    try {
+      expect(await withStdin(`${JSON.stringify({ jsonrpc: '2.0', id: 'echo', method: 'tools/call', params: { name: 'echo', arguments: {} } })}\n`, '--url', server.url.href, '--log-level', 'silent')).toBe(EXIT.OK);
+    } finally {
+      vi.unstubAllEnvs();
+      await server.close();
+    }
+    expect(replies()).toEqual([{ jsonrpc: '2.0', id: 'echo', result: { content: [{ type: 'text', text: 'seen [REDACTED] and [REDACTED]' }] } }]);
   });
 
   it('warns that the token travels unencrypted with --allow-http to another host', async () => {
