@@ -230,7 +230,7 @@ const CREDENTIAL_NAME = /key|token|secret|pass|auth|sig|session|credential/i;
  */
 function redactorFor(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>): Redactor {
   const named = [...config.url.searchParams, ...config.extraHeaders].filter(([name]) => CREDENTIAL_NAME.test(name)).map(([, value]) => value);
-  return createRedactor([config.token, ...PROXY_VARIABLES.map((name) => proxyPassword(env[name])), ...named, ...config.headerSecrets]);
+  return createRedactor([config.token, ...PROXY_VARIABLES.map((name) => proxyPassword(env[name])), ...named, ...config.headerSecrets.map((secret) => secret.value)]);
 }
 
 export interface CliOptions extends RawOptions {

@@ -319,15 +319,19 @@ describe('the bridge command', () => {
     expect(log.lines()).toEqual([expect.objectContaining({ level: 40, msg: expect.stringMatching(/--allow-http.*unencrypted/) })]);
   });
 
-  it('warns that a token shorter than MIN_MASKABLE_SECRET_CHARS cannot be masked on stdout', async () => {
+  it.each([
+    ['a token', 'FENBS_TOKEN', [], /^the credential from env FENBS_TOKEN is shorter than 8 characters.*cannot be masked/],
+    ['a -H value from the environment', 'FENBS_CLI_TEST_KEY', ['-H', 'X-Api-Key: ${FENBS_CLI_TEST_KEY}', '--token-env', 'FENBS_CLI_TEST_UNSET_TOKEN'], /^the -H X-Api-Key value from \$FENBS_CLI_TEST_KEY is shorter than 8 characters.*cannot be masked/],
+  ])('warns that %s shorter than MIN_MASKABLE_SECRET_CHARS cannot be masked on stdout, never showing it', async (_source, variable, args, warning) => {
     const log = logFile();
-    vi.stubEnv('FENBS_TOKEN', 'zq7x9'); // 5 characters: masked in logs, too short to mask on stdout
+    vi.stubEnv(variable, 'zq7x9'); // 5 characters: masked in logs, too short to mask on stdout
     try {
-      expect(await withStdin('', '--url', 'https://127.0.0.1:9/mcp', '--log-level', 'warn', '--log-file', log.path)).toBe(EXIT.OK);
+      expect(await withStdin('', '--url', 'https://127.0.0.1:9/mcp', ...args, '--log-level', 'warn', '--log-file', log.path)).toBe(EXIT.OK);
     } finally {
       vi.unstubAllEnvs();
     }
-    expect(log.lines()).toEqual([expect.objectContaining({ level: 40, msg: expect.stringMatching(/shorter than 8 characters.*cannot be masked/) })]);
+    expect(log.lines().filter((line) => !/^no token/.test(line.msg))).toEqual([expect.objectContaining({ level: 40, msg: expect.stringMatching(warning) })]);
+    expect(readFileSync(log.path, 'utf8')).not.toContain('zq7x9');
   });
 
   it('masks a --token-command token and -H secrets in --log-file, on stderr and on stdout, where the server echoes them', async () => {
