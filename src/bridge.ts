@@ -10,7 +10,7 @@ import { EraTranslator } from './era-translator.js';
 import { BridgeError } from './errors.js';
 import { Forwarder } from './forwarder.js';
 import { InFlight } from './in-flight.js';
-import { checkLine, errorReply, progressTokenOf, type JsonObject } from './json-rpc.js';
+import { checkLine, errorReply, progressTokenOf, toLoggedId, type JsonObject } from './json-rpc.js';
 import { checkLargeLine, wholeMessage } from './large-line.js';
 import { LegacySession } from './legacy-session.js';
 import { ModernEra } from './modern-era.js';
@@ -140,7 +140,7 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     }
     if (checked.kind === 'request') {
       // Guarded: the argument object would be built for every message even with debug off.
-      if (debug) logger.debug({ method: checked.method, id: checked.id }, 'request');
+      if (debug) logger.debug({ method: checked.method, id: toLoggedId(checked.id) }, 'request');
       const progressToken = progressTokenOf(checked.message);
       if (progressToken !== undefined) writer.expectProgress(checked.id, progressToken);
       track(translator?.request(checked) ?? forwarder.forwardRequest(checked));

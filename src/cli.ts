@@ -3,10 +3,10 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { runBridge, type BridgeExit } from './bridge.js';
-import { createConfig, DEFAULT_URL, FileTooLargeError, UsageError, type BridgeConfig, type RawOptions } from './config.js';
+import { createConfig, DEFAULT_URL, FileTooLargeError, PROXY_VARIABLES, UsageError, type BridgeConfig, type RawOptions } from './config.js';
 import { createLogger, LogFileError, type BridgeLog } from './logger.js';
 import { onlyOwnOptions } from './own-options.js';
-import { proxyFromEnv, redactUserinfo } from './remote.js';
+import { proxyFor, redactUserinfo } from './remote.js';
 import { addShellCommands, SHELL_COMMANDS } from './shell/command-line.js';
 import { CLEAR_LINE } from './shell/progress.js';
 import type { ShellCommand } from './shell/commands.js';
@@ -224,13 +224,14 @@ function readBoundedTextFile(path: string, maxBytes: number): string {
 const CREDENTIAL_NAME = /key|token|secret|pass|auth|sig|session|credential/i;
 
 /**
- * The redactor for everything this run writes: the token, the proxy password, and the values of
- * --url query parameters and -H headers named like credentials, which a server may echo back.
+ * The redactor for everything this run writes: the token, the password of every proxy the
+ * environment names (OAuth requests go to other hosts than --url, so NO_PROXY may send them
+ * through a proxy --url bypasses), and the values of --url query parameters and -H headers named
+ * like credentials, which a server may echo back.
  */
-function redactorFor(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>): { redact: Redactor; proxy: string | undefined } {
-  const proxy = proxyFromEnv(env, config.url.protocol);
+function redactorFor(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>): Redactor {
   const named = [...config.url.searchParams, ...config.extraHeaders].filter(([name]) => CREDENTIAL_NAME.test(name)).map(([, value]) => value);
-  return { redact: createRedactor([config.token, proxyPassword(proxy), ...named, ...config.headerSecrets]), proxy };
+  return createRedactor([config.token, ...PROXY_VARIABLES.map((name) => proxyPassword(env[name])), ...named, ...config.headerSecrets.map((secret) => secret.value)]);
 }
 
 export interface CliOptions extends RawOptions {
@@ -313,7 +314,7 @@ async function doctorCommand(options: CliOptions): Promise<number> {
   const prepared = await prepare(options, report);
   if (typeof prepared === 'number') return prepared;
   const { reportDoctor } = await import('./doctor.js');
-  const { redact } = redactorFor(prepared.config, prepared.env);
+  const redact = redactorFor(prepared.config, prepared.env);
   const log = await openLog(prepared, redact, (message) => report(message, 'fenbs-mcp doctor --log-file ~/fenbs-mcp.log (a path you can write to)'));
   if (typeof log === 'number') return log;
   try {
@@ -336,7 +337,7 @@ async function doctorCommand(options: CliOptions): Promise<number> {
 async function accountCommand(command: 'login' | 'logout', options: CliOptions): Promise<number> {
   const prepared = await prepare(options);
   if (typeof prepared === 'number') return prepared;
-  const { redact } = redactorFor(prepared.config, prepared.env);
+  const redact = redactorFor(prepared.config, prepared.env);
   const log = await openLog(prepared, redact, (message) => usage(message));
   if (typeof log === 'number') return log;
   const controller = new AbortController();
@@ -361,7 +362,9 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
   if (typeof prepared === 'number') return prepared;
   const { config, env, demo } = prepared;
 
-  const { redact, proxy } = redactorFor(config, env);
+  const redact = redactorFor(config, env);
+  // The proxy the bridge's requests to --url take, by the dispatcher's own rule, named by its origin alone.
+  const proxy = proxyFor(config.url, env);
   let log: BridgeLog;
   try {
     log = createLogger({ level: config.logLevel, file: config.logFile, redact, formatStderr: await stderrFormatter(config) });
@@ -373,7 +376,7 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
   const { logger } = log;
 
   logger.info(
-    { url: maskUrl(config.url), version, node: process.versions.node, credentials: config.credential.kind === 'none' ? 'OAuth sign-in if the server asks for it' : config.credential.kind === 'command' ? 'token from --token-command' : config.token === undefined ? config.credential.source : `token from ${config.tokenSource}`, proxy: proxy === undefined || proxy === '' ? undefined : redactUserinfo(proxy), demo: demo !== undefined || undefined },
+    { url: maskUrl(config.url), version, node: process.versions.node, credentials: config.credential.kind === 'none' ? 'OAuth sign-in if the server asks for it' : config.credential.kind === 'command' ? 'token from --token-command' : config.token === undefined ? config.credential.source : `token from ${config.tokenSource}`, proxy: proxy === undefined ? undefined : redactUserinfo(proxy), demo: demo !== undefined || undefined },
     'fenbs-mcp started',
   );
   if (config.credential.kind === 'none') {
@@ -428,7 +431,7 @@ async function shellCommand(command: ShellCommand, options: CliOptions, version:
   const prepared = await prepare({ ...options, logFormat: options.logFormat ?? 'pretty' });
   if (typeof prepared === 'number') return prepared;
   const { config, env, demo } = prepared;
-  const { redact } = redactorFor(config, env);
+  const redact = redactorFor(config, env);
   const format = await stderrFormatter(config);
   // On a terminal a log line first erases the progress bar it would run into; the next report redraws the bar.
   const formatStderr = process.stderr.isTTY === true ? (line: string) => `${CLEAR_LINE}${format === undefined ? line : format(line)}` : format;

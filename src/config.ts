@@ -32,7 +32,7 @@ export const MAX_CA_FILE_BYTES = 16 * 1024 * 1024;
 export const SHUTDOWN_GRACE_MS = 800;
 
 /** The proxy variables undici's EnvHttpProxyAgent reads, in either case. */
-const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const;
+export const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const;
 
 export const LOG_FORMATS = ['json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
@@ -65,7 +65,7 @@ export interface BridgeConfig {
   /** -H headers other than an Authorization that became `credential`. */
   readonly extraHeaders: readonly (readonly [string, string])[];
   /** Values -H took from the environment: secrets, masked in every output. */
-  readonly headerSecrets: readonly string[];
+  readonly headerSecrets: readonly HeaderSecret[];
   readonly requestTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly streamIdleTimeoutMs: number;
@@ -205,6 +205,15 @@ export function tokenProblem(token: string): string | undefined {
   if (token === '') return 'nothing (it is empty)';
   if (/[ \t]/.test(token)) return 'a space or a tab';
   return fieldValueProblem(token);
+}
+
+/** A value one -H option took from the environment, with where it came from for messages that never show it. */
+export interface HeaderSecret {
+  /** The -H header name, as written. */
+  readonly header: string;
+  /** The variable it came from, without `$`. */
+  readonly variable: string;
+  readonly value: string;
 }
 
 /** One -H option, its `${VAR}` references expanded. */
@@ -514,7 +523,7 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     tokenSource,
     credential: Object.freeze(credential),
     extraHeaders: Object.freeze(headers.filter((header) => header !== authorizationHeader).map((header) => Object.freeze([header.name, header.value] as const))),
-    headerSecrets: Object.freeze(headers.flatMap((header) => header.secrets)),
+    headerSecrets: Object.freeze(headers.flatMap(({ name, secrets, variables }) => secrets.map((value, index) => Object.freeze({ header: name, variable: variables[index]!, value })))),
     requestTimeoutMs: parseTimeout(options.requestTimeout, REQUEST_TIMEOUT_MS, '--request-timeout', true),
     connectTimeoutMs: parseTimeout(options.connectTimeout, CONNECT_TIMEOUT_MS, '--connect-timeout', false),
     streamIdleTimeoutMs: parseTimeout(options.streamIdleTimeout, STREAM_IDLE_TIMEOUT_MS, '--stream-idle-timeout', true),

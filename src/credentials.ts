@@ -3,7 +3,7 @@
 import type { BridgeConfig } from './config.js';
 import type { Credential } from './credential.js';
 import type { Logger } from './logger.js';
-import { MIN_MASKABLE_SECRET_CHARS, type Redactor } from './secrets.js';
+import { registerSecret, type Redactor } from './secrets.js';
 import type { Dispatcher } from './undici-parts.js';
 
 export interface CredentialDeps {
@@ -48,6 +48,15 @@ export function fixedCredential(config: BridgeConfig): Credential {
   return spec.kind === 'static' ? staticCredential(spec.source, spec.authorization) : noCredential();
 }
 
+/** The secrets a config holds at start, each once, with where it came from for a warning that must not show it. */
+function startSecrets(config: BridgeConfig): Map<string, string> {
+  const secrets = new Map<string, string>();
+  const spec = config.credential;
+  if (spec.kind === 'static') secrets.set(spec.authorization.slice(spec.authorization.lastIndexOf(' ') + 1), `the credential from ${spec.source}`);
+  for (const { header, variable, value } of config.headerSecrets) if (!secrets.has(value)) secrets.set(value, `the -H ${header} value from $${variable}`);
+  return secrets;
+}
+
 /**
  * The credential for this run, in the order the config chose: env token, --token-file,
  * --token-command, -H Authorization from the environment; else none. Runs --token-command once
@@ -56,14 +65,12 @@ export function fixedCredential(config: BridgeConfig): Credential {
 export async function createCredential(config: BridgeConfig, deps: CredentialDeps): Promise<Credential> {
   const spec = config.credential;
   for (const ignored of spec.ignored) deps.logger.warn(`${ignored} is set but not used: ${spec.source} comes first`);
+  // Every secret known at start, registered (and warned about when too short) in one place; a
+  // value that is both the credential and a -H secret (-H Authorization) is named once.
+  for (const [secret, source] of startSecrets(config)) registerSecret(deps.redact, deps.logger, secret, source);
   switch (spec.kind) {
-    case 'static': {
-      const secret = spec.authorization.slice(spec.authorization.lastIndexOf(' ') + 1);
-      if (!deps.redact.add(secret)) {
-        deps.logger.warn(`the credential from ${spec.source} is shorter than ${MIN_MASKABLE_SECRET_CHARS} characters: too short to tell apart from ordinary text, so it cannot be masked in server replies on stdout`);
-      }
+    case 'static':
       return staticCredential(spec.source, spec.authorization);
-    }
     case 'command': {
       // Loaded here: only a --token-command run needs child_process and its start-up cost.
       const { TokenCommandCredential } = await import('./token-command.js');

@@ -17,7 +17,7 @@ import type { HttpExchange } from './remote.js';
 import { createDispatcher, proxyFor, redactUserinfo, trustedCas } from './remote.js';
 import { createRedactor, maskUrl, type Redactor } from './secrets.js';
 import type { Logger } from './logger.js';
-import { toTerminalLine } from './terminal-text.js';
+import { MAX_MESSAGE_CHARS, shorten, toTerminalLine } from './terminal-text.js';
 import { TokenCommandCredential } from './token-command.js';
 import { cachedOAuthCredential, oauthCacheCheck } from './oauth/doctor-check.js';
 
@@ -448,13 +448,15 @@ const CLEAR_LINE = '\r\x1b[2K';
 /**
  * One check's line with ✓ or ✗, and the hint under a failure. A detail quotes what the server sent
  * (its serverInfo name and version, a WWW-Authenticate header, a JSON-RPC error, a certificate's
- * names), so each field is shown on one line with every control character visible (CWE-150).
+ * names), so each field is shown on one line with every control character visible (CWE-150), and
+ * the detail and hint are cut at MAX_MESSAGE_CHARS: a server's error message may be megabytes.
+ * The check comes masked (redactCheck), so it is masked, then cut, then escaped.
  */
 export function formatCheck(check: Check): string {
   const name = toTerminalLine(check.name);
   const width = Math.max(CHECK_NAME_CHARS, name.length);
-  const line = `${check.ok ? '✓' : '✗'} ${name.padEnd(width)}  ${toTerminalLine(check.detail)}\n`;
-  return check.ok || check.hint === undefined ? line : `${line}  ${' '.repeat(width)}  hint: ${toTerminalLine(check.hint)}\n`;
+  const line = `${check.ok ? '✓' : '✗'} ${name.padEnd(width)}  ${toTerminalLine(shorten(check.detail, MAX_MESSAGE_CHARS))}\n`;
+  return check.ok || check.hint === undefined ? line : `${line}  ${' '.repeat(width)}  hint: ${toTerminalLine(shorten(check.hint, MAX_MESSAGE_CHARS))}\n`;
 }
 
 function formatVerdict(report: DoctorReport): string {

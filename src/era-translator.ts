@@ -4,7 +4,7 @@ import type * as Crypto from 'node:crypto';
 import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BridgeError, isBridgeError } from './errors.js';
-import { bridgeErrorReply, errorReply, idKey, isJsonObject, modernVersionOf, type IncomingMessage, type JsonObject, type JsonRpcId } from './json-rpc.js';
+import { bridgeErrorReply, errorReply, idKey, isJsonObject, modernVersionOf, toLoggedId, type IncomingMessage, type JsonObject, type JsonRpcId } from './json-rpc.js';
 import type { Logger } from './logger.js';
 import {
   inputRequiredOf,
@@ -148,7 +148,7 @@ export class EraTranslator {
         return Promise.resolve();
       }
       if (this.#state !== 'translating') return undefined;
-      this.#d.logger.warn({ id: incoming.id }, 'the client answered a request the bridge did not send; dropped');
+      this.#d.logger.warn({ id: toLoggedId(incoming.id) }, 'the client answered a request the bridge did not send; dropped');
       return Promise.resolve();
     }
     if (this.#state !== 'translating' || modernVersionOf(incoming.message) !== undefined) return undefined;
@@ -326,7 +326,7 @@ export class EraTranslator {
     } catch (error) {
       if (!t.cancelled) {
         const failure = isBridgeError(error) ? error : new BridgeError('INTERNAL', (error as Error).message);
-        this.#d.logger.warn({ method: t.method, id: t.id, code: failure.code }, failure.message);
+        this.#d.logger.warn({ method: t.method, id: toLoggedId(t.id), code: failure.code }, failure.message);
         await this.#answer(t, bridgeErrorReply(t.id, failure));
       }
     } finally {
@@ -444,7 +444,7 @@ export class EraTranslator {
     t.cancelled = true;
     if (t.current !== undefined) this.#d.cancel(t.current);
     void this.#abandon(t, new BridgeError('INTERNAL', 'the client cancelled the request'));
-    this.#d.logger.debug({ id: t.id }, 'translated request cancelled by the client');
+    this.#d.logger.debug({ id: toLoggedId(t.id) }, 'translated request cancelled by the client');
   }
 
   /**

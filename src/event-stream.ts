@@ -3,6 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fieldValueProblem } from './config.js';
 import { BridgeError } from './errors.js';
+import { toLoggedId } from './json-rpc.js';
 import type { AbortSource, PendingRequest } from './in-flight.js';
 import type { Logger } from './logger.js';
 import type { HttpExchange } from './remote.js';
@@ -92,7 +93,7 @@ export async function followRequestStream(options: FollowOptions): Promise<void>
             if (item.eventId !== undefined) lastEventId = resumableEventId(item.eventId);
             if (item.message === undefined) {
               // Priming events and comments are not progress; only messages are.
-              if (item.unparsed === true) logger.warn({ id: pending.id, data: excerptOf(item.data ?? '') }, 'an event in the stream is not JSON; skipped');
+              if (item.unparsed === true) logger.warn({ id: toLoggedId(pending.id), data: excerptOf(item.data ?? '') }, 'an event in the stream is not JSON; skipped');
               return Promise.resolve('continue');
             }
             messages++;
@@ -109,7 +110,7 @@ export async function followRequestStream(options: FollowOptions): Promise<void>
       // aborts and other failures stay failures.
       if (signal.aborted || failure.code !== 'REMOTE_CONNECTION_LOST' || !options.resumable || lastEventId === undefined) throw failure;
       broken = failure;
-      logger.debug({ id: pending.id, lastEventId, cause: failure.context.cause }, 'event stream broke; resuming');
+      logger.debug({ id: toLoggedId(pending.id), lastEventId, cause: failure.context.cause }, 'event stream broke; resuming');
     }
     // The stream ended (or broke) before the response. A 2025-11-25 server may close the connection
     // on purpose after events with ids: resume with GET + Last-Event-ID after `retry` ms. 2026-07-28
@@ -130,7 +131,7 @@ export async function followRequestStream(options: FollowOptions): Promise<void>
     }
     await sleep(backoff.next(retryMs), undefined, { signal: pending.signal });
     exchange = await options.resume(lastEventId, pending.signal);
-    logger.debug({ id: pending.id, lastEventId, status: exchange.status }, 'resuming a cut event stream');
+    logger.debug({ id: toLoggedId(pending.id), lastEventId, status: exchange.status }, 'resuming a cut event stream');
   }
 }
 

@@ -9,7 +9,7 @@ import { BridgeError, isBridgeError } from './errors.js';
 import { followRequestStream, withStatus } from './event-stream.js';
 import { Aborts, CANCELLED, untilAborted, type AbortSource, type InFlight, type PendingRequest } from './in-flight.js';
 import { DeadlineList } from './deadlines.js';
-import { classifyServerMessage, errorReply, isJsonObject, isSingleLine, modernVersionOf, type IncomingMessage, type JsonObject, type RequestBody } from './json-rpc.js';
+import { classifyServerMessage, errorReply, isJsonObject, isSingleLine, modernVersionOf, toLoggedId, type IncomingMessage, type JsonObject, type RequestBody } from './json-rpc.js';
 import type { LegacySession } from './legacy-session.js';
 import type { Logger } from './logger.js';
 import { HEADER_MISMATCH, type ModernEra } from './modern-era.js';
@@ -91,7 +91,7 @@ export class Forwarder {
     }
     const hidden = this.#d.toolFilter?.refusal(method, message);
     if (hidden !== undefined) {
-      logger.info({ id, tool: hidden.context.tool, filter: hidden.context.filter }, 'tools/call to a filtered tool answered by the bridge');
+      logger.info({ id: toLoggedId(id), tool: hidden.context.tool, filter: hidden.context.filter }, 'tools/call to a filtered tool answered by the bridge');
       await pending.fail(hidden);
       return;
     }
@@ -113,7 +113,7 @@ export class Forwarder {
       if (!pending.done) {
         const failure = this.#failureOf(error, pending.aborts);
         status = failure.context.status;
-        logger.warn({ method, id, code: failure.code, status: failure.context.status, hint: failure.context.hint }, failure.message);
+        logger.warn({ method, id: toLoggedId(id), code: failure.code, status: failure.context.status, hint: failure.context.hint }, failure.message);
         await pending.fail(failure);
       }
     } finally {
@@ -121,7 +121,7 @@ export class Forwarder {
       // somehow has no reply by now gets one.
       if (!pending.done) await pending.fail(new BridgeError('INTERNAL', `the bridge finished ${method} without an answer`));
       if (isInitialize) legacy.endInitialize();
-      if (debug) logger.debug({ method, id, status, cancelled: pending.cancelled || undefined, ms: Math.round(performance.now() - started) }, 'request done');
+      if (debug) logger.debug({ method, id: toLoggedId(id), status, cancelled: pending.cancelled || undefined, ms: Math.round(performance.now() - started) }, 'request done');
     }
   }
 
@@ -135,12 +135,12 @@ export class Forwarder {
       const target = typeof requestId === 'string' || typeof requestId === 'number' ? inFlight.get(requestId) : undefined;
       if (target !== undefined) {
         inFlight.cancel(target.id);
-        logger.debug({ id: target.id, era: target.era }, 'request cancelled by the client');
+        logger.debug({ id: toLoggedId(target.id), era: target.era }, 'request cancelled by the client');
         // 2026-07-28: closing the stream IS the cancellation; the notification is not sent over HTTP
         // (transports §Cancellation). 2025: cancellation is explicit, so it is posted.
         if (target.era === 'modern') return;
       } else if (modernVersionOf(incoming.message) !== undefined || !legacy.established) {
-        logger.debug({ requestId }, 'cancel for a request that is not outstanding; nothing to do');
+        logger.debug({ requestId: toLoggedId(requestId) }, 'cancel for a request that is not outstanding; nothing to do');
         return;
       }
     }
@@ -239,7 +239,7 @@ export class Forwarder {
       const beforeDeadline = pending.deadlineAt === undefined || performance.now() + (waitMs ?? 0) < pending.deadlineAt;
       if ((reply.status === 429 || reply.status === 503) && waitMs !== undefined && rateLimitRetries < RATE_LIMIT_RETRIES && waitMs <= MAX_RETRY_AFTER_MS && beforeDeadline) {
         rateLimitRetries++;
-        this.#d.logger.info({ id: pending.id, status: reply.status, waitMs }, 'server asked to retry later; waiting');
+        this.#d.logger.info({ id: toLoggedId(pending.id), status: reply.status, waitMs }, 'server asked to retry later; waiting');
         await sleep(waitMs, undefined, { signal: pending.signal });
         continue;
       }
@@ -258,7 +258,7 @@ export class Forwarder {
         // Clients probe with server/discover before falling back to initialize; a 2025 server
         // refuses it with a 4xx. That is expected, not worth a warning, and an error that is not a
         // 2026 one makes the client fall back at once (2026-07-28 transports §Backward Compatibility).
-        this.#d.logger.debug({ id: pending.id, status: reply.status }, 'server/discover refused: a 2025-era server');
+        this.#d.logger.debug({ id: toLoggedId(pending.id), status: reply.status }, 'server/discover refused: a 2025-era server');
         await pending.fail(
           new BridgeError('METHOD_NOT_FOUND', 'Method not found: the server does not offer server/discover (it speaks a 2025 protocol revision: use initialize)', {
             status: reply.status,
@@ -298,7 +298,7 @@ export class Forwarder {
         const failure = this.#failureOf(error, pending.aborts);
         const delay = NEVER_SENT_RETRY_DELAYS_MS[attempt];
         if (failure.context.neverSent !== true || delay === undefined) throw failure;
-        this.#d.logger.debug({ id: pending.id, delay, code: failure.code }, 'connection failed before sending; retrying');
+        this.#d.logger.debug({ id: toLoggedId(pending.id), delay, code: failure.code }, 'connection failed before sending; retrying');
         await sleep(delay, undefined, { signal: pending.signal });
       }
     }
@@ -374,7 +374,7 @@ export class Forwarder {
       await this.#d.router.deliver(pending, routed.message, era, exchange, asSent ? line : undefined);
       return;
     }
-    this.#d.logger.warn({ id: pending.id, got: isJsonObject(value) ? value.id : undefined }, 'the JSON reply is not the response to this request; dropped');
+    this.#d.logger.warn({ id: toLoggedId(pending.id), got: toLoggedId(isJsonObject(value) ? value.id : undefined) }, 'the JSON reply is not the response to this request; dropped');
     throw bad('the server replied with a message that is not the response to this request');
   }
 
@@ -382,14 +382,14 @@ export class Forwarder {
   async #refreshTools(pending: PendingRequest, call: JsonObject): Promise<boolean> {
     try {
       await this.#d.modern.refreshTools(call, pending.signal);
-      this.#d.logger.info({ id: pending.id }, 'HeaderMismatch (-32020): tools/list refreshed; retrying once');
+      this.#d.logger.info({ id: toLoggedId(pending.id) }, 'HeaderMismatch (-32020): tools/list refreshed; retrying once');
       return true;
     } catch (error) {
       // A cancel or deadline stops here; any other failure of the bridge's own tools/list must
       // not replace the server's answer: the -32020 is forwarded so the client can recover.
       if (pending.signal.aborted) throw error;
       const failure = this.#failureOf(error, pending.signal);
-      this.#d.logger.warn({ id: pending.id, code: failure.code, status: failure.context.status }, `refreshing tools/list after a -32020 failed (${failure.message}); the -32020 is forwarded`);
+      this.#d.logger.warn({ id: toLoggedId(pending.id), code: failure.code, status: failure.context.status }, `refreshing tools/list after a -32020 failed (${failure.message}); the -32020 is forwarded`);
       return false;
     }
   }

@@ -46,6 +46,27 @@ export function idKey(id: JsonRpcId): string {
   return typeof id === 'number' ? `n:${id}` : `s:${id}`;
 }
 
+/** Longest string id a log line shows whole, in characters; a longer one is shown as an excerpt. */
+export const MAX_LOGGED_ID_CHARS = 64;
+
+/**
+ * An id (a client's, a server's, or what stood where one should be) as a log line shows it: a
+ * number, null or a string of at most MAX_LOGGED_ID_CHARS as it is; a longer string as its first
+ * MAX_LOGGED_ID_CHARS characters (no surrogate pair split), `…` and its length, since an id may be
+ * a string of megabytes and each log line is built and masked whole; anything else by its type.
+ * Only logs use it: a reply always carries the id exactly as it came.
+ */
+export function toLoggedId(id: unknown): unknown {
+  if (typeof id === 'string') {
+    if (id.length <= MAX_LOGGED_ID_CHARS) return id;
+    const high = id.charCodeAt(MAX_LOGGED_ID_CHARS - 1);
+    const end = high >= 0xd800 && high <= 0xdbff ? MAX_LOGGED_ID_CHARS - 1 : MAX_LOGGED_ID_CHARS;
+    return `${id.slice(0, end)}… (${id.length} characters)`;
+  }
+  if (id === undefined || id === null || typeof id === 'number' || typeof id === 'boolean') return id;
+  return Array.isArray(id) ? '(an array)' : '(an object)';
+}
+
 export function errorReply(id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonObject {
   const error: JsonObject = { code, message };
   if (data !== undefined) error.data = data;

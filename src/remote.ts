@@ -55,15 +55,6 @@ function proxySettings(env: RemoteOptions['env']): { httpProxy: string; httpsPro
   };
 }
 
-/**
- * The proxy for https:// or http:// URLs, NO_PROXY aside; undefined when there is none. An empty
- * HTTPS proxy falls back to the HTTP one, as EnvHttpProxyAgent's does.
- */
-export function proxyFromEnv(env: RemoteOptions['env'], protocol: string): string | undefined {
-  const { httpProxy, httpsProxy } = proxySettings(env);
-  return (protocol === 'https:' ? httpsProxy || httpProxy : httpProxy) || undefined;
-}
-
 const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };
 
 /**
@@ -78,9 +69,10 @@ const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };
  * host matches only in brackets (`[::1]`).
  */
 export function proxyFor(url: URL, env: RemoteOptions['env']): string | undefined {
-  const proxy = proxyFromEnv(env, url.protocol);
-  if (proxy === undefined) return undefined;
-  const { noProxy } = proxySettings(env);
+  const { httpProxy, httpsProxy, noProxy } = proxySettings(env);
+  // An empty HTTPS proxy falls back to the HTTP one, as EnvHttpProxyAgent's does.
+  const proxy = url.protocol === 'https:' ? httpsProxy || httpProxy : httpProxy;
+  if (proxy === '') return undefined;
   if (noProxy === '*') return undefined;
   // url.host, not url.hostname: an IPv6 address keeps its brackets.
   const hostname = url.host.replace(/:\d*$/, '').toLowerCase();

@@ -3,7 +3,7 @@
 import type { EraProtocol } from './era.js';
 import { BridgeError } from './errors.js';
 import type { InFlight, PendingRequest } from './in-flight.js';
-import { classifyServerMessage, type JsonObject } from './json-rpc.js';
+import { classifyServerMessage, toLoggedId, type JsonObject } from './json-rpc.js';
 import type { Logger } from './logger.js';
 import type { HttpExchange } from './remote.js';
 import type { ToolFilter } from './tool-filter.js';
@@ -55,7 +55,7 @@ export class Router {
         }
         return;
       }
-      this.#options.logger.warn({ id: routed.id }, 'the server sent a response for no outstanding request; dropped');
+      this.#options.logger.warn({ id: toLoggedId(routed.id) }, 'the server sent a response for no outstanding request; dropped');
       return;
     }
     // Requests and notifications for a request that is finished or cancelled are not written:

@@ -1,5 +1,7 @@
 // Knows the secret values of this run and blanks them out of any text before it leaves the process.
 
+import type { Logger } from './logger.js';
+
 const MASK = '[REDACTED]';
 /** What stands for a user name, password, query value or fragment in a URL shown in a message. */
 const URL_PART_MASK = '***';
@@ -10,6 +12,17 @@ const URL_PART_MASK = '***';
  * while hiding nothing (the token is guessable anyway). The CLI warns at start instead.
  */
 export const MIN_MASKABLE_SECRET_CHARS = 8;
+
+/**
+ * Registers a secret of the run with its redactor and, when it is too short to be masked on
+ * stdout, warns, naming where it came from (`source`) and never the value: the one warning for
+ * every source, a token from the environment, a file or a command, or a -H value.
+ */
+export function registerSecret(redact: Redactor, logger: Pick<Logger, 'warn'>, secret: string, source: string): void {
+  if (!redact.add(secret)) {
+    logger.warn(`${source} is shorter than ${MIN_MASKABLE_SECRET_CHARS} characters: too short to tell apart from ordinary text, so it cannot be masked in server replies on stdout`);
+  }
+}
 /** Below this, a secret is not masked even in log text: masking "a" would shred every line. */
 const MIN_LOG_SECRET_CHARS = 4;
 

@@ -40,3 +40,30 @@ export function toTerminalText(text: string): string {
   UNSAFE_IN_TEXT.lastIndex = 0;
   return UNSAFE_IN_TEXT.test(lines) ? lines.replace(UNSAFE_IN_TEXT, visible) : lines;
 }
+
+/**
+ * Longest server text one line shows on a terminal, in characters before escapes: a shell
+ * command's line on stderr, a doctor check's detail or hint. A JSON-RPC error message, a schema's
+ * property names or a WWW-Authenticate header come from the server, and may be megabytes.
+ */
+export const MAX_MESSAGE_CHARS = 4096;
+
+/**
+ * `text` cut to at most `maxChars` code points, the last one `…` when anything was cut. Counted by
+ * code point, so no surrogate pair is split; the loop stops one past the limit, whatever the length.
+ * Cut after masking (a secret cut in half is no longer recognised) and before escaping (an escape
+ * is never cut in half, and adds at most a few characters per character kept).
+ */
+export function shorten(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  let count = 0;
+  let kept = 0;
+  let end = 0;
+  for (const char of text) {
+    if (count === maxChars) return `${text.slice(0, kept)}…`;
+    count++;
+    end += char.length;
+    if (count === maxChars - 1) kept = end;
+  }
+  return text;
+}

@@ -6,7 +6,7 @@ import type { Credential, CredentialChallenge } from './credential.js';
 import { BridgeError } from './errors.js';
 import { untilAborted } from './in-flight.js';
 import type { Logger } from './logger.js';
-import { createRedactor, MIN_MASKABLE_SECRET_CHARS, type Redactor } from './secrets.js';
+import { createRedactor, MIN_MASKABLE_SECRET_CHARS, registerSecret, type Redactor } from './secrets.js';
 import { toTerminalLine } from './terminal-text.js';
 
 /** A password manager may wait for the user to unlock it; longer than this, the command is hung. */
@@ -288,9 +288,7 @@ export class TokenCommandCredential implements Credential {
     }
     this.lastFailure = undefined;
     // Registered before it is first sent, so no log line or server echo can show it.
-    if (!this.#deps.redact.add(token)) {
-      this.#deps.logger.warn(`the token from --token-command is shorter than ${MIN_MASKABLE_SECRET_CHARS} characters: too short to tell apart from ordinary text, so it cannot be masked in server replies on stdout`);
-    }
+    registerSecret(this.#deps.redact, this.#deps.logger, token, 'the token from --token-command');
     const next = `Bearer ${token}`;
     const changed = next !== this.#authorization;
     this.#authorization = next;

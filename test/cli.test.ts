@@ -256,10 +256,9 @@ describe('the bridge command', () => {
     return { path, lines: () => readFileSync(path, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as { level: number; msg: string; proxy?: string }) };
   };
 
-  it('logs its start to --log-file, warns once when no token is set, and never logs the proxy password', async () => {
+  it('logs its start to --log-file naming the proxy --url goes through by its origin alone, and warns once when no token is set', async () => {
     const log = logFile();
     vi.stubEnv('HTTPS_PROXY', 'http://proxy-user:proxy-pass-5678@127.0.0.1:9');
-    vi.stubEnv('NO_PROXY', '*');
     try {
       expect(await withStdin('', '--url', 'https://127.0.0.1:9/mcp', '--token-env', 'FENBS_CLI_TEST_UNSET_TOKEN', '--log-level', 'info', '--log-file', log.path)).toBe(EXIT.OK);
     } finally {
@@ -268,8 +267,45 @@ describe('the bridge command', () => {
     const lines = log.lines();
     expect(lines.find((line) => line.msg === 'fenbs-mcp started')).toMatchObject({ proxy: 'http://127.0.0.1:9' });
     expect(lines.filter((line) => /no token/i.test(line.msg))).toEqual([expect.objectContaining({ level: 40, msg: expect.stringContaining('FENBS_CLI_TEST_UNSET_TOKEN') })]);
-    expect(readFileSync(log.path, 'utf8')).not.toContain('proxy-pass-5678');
+    expect(readFileSync(log.path, 'utf8')).not.toMatch(/proxy-pass-5678|proxy-user/);
     expect(output.stdout).toBe('');
+  });
+
+  it.each([
+    ['a NO_PROXY entry for its host', { HTTPS_PROXY: 'http://proxy-user:proxy-pass-5678@127.0.0.1:9', NO_PROXY: '127.0.0.1' }],
+    ['NO_PROXY=*', { HTTPS_PROXY: 'http://proxy-user:proxy-pass-5678@127.0.0.1:9', NO_PROXY: '*' }],
+  ])('names no proxy in its start line when --url goes direct by %s, and never logs the proxy password', async (_case, variables) => {
+    const log = logFile();
+    for (const [name, value] of Object.entries(variables)) vi.stubEnv(name, value);
+    try {
+      expect(await withStdin('', '--url', 'https://127.0.0.1:9/mcp', '--log-level', 'info', '--log-file', log.path)).toBe(EXIT.OK);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    const started = log.lines().find((line) => line.msg === 'fenbs-mcp started');
+    expect(started).toBeDefined();
+    expect(started).not.toHaveProperty('proxy');
+    expect(readFileSync(log.path, 'utf8')).not.toContain('proxy-pass-5678');
+  });
+
+  it('masks the password of every proxy the environment names, also one --url does not go through, where the server echoes it', async () => {
+    const server = await startMcpServer({
+      route: ({ res, message }) => {
+        if (message?.method !== 'tools/call') return false;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: 'seen https-proxy-pass-2468 and http-proxy-pass-1357' }] } }));
+        return true;
+      },
+    });
+    vi.stubEnv('HTTPS_PROXY', 'http://u:https-proxy-pass-2468@127.0.0.1:9');
+    vi.stubEnv('HTTP_PROXY', 'http://u:http-proxy-pass-1357@127.0.0.1:9');
+    vi.stubEnv('NO_PROXY', '127.0.0.1');
+    try {
+      expect(await withStdin(`${JSON.stringify({ jsonrpc: '2.0', id: 'echo', method: 'tools/call', params: { name: 'echo', arguments: {} } })}\n`, '--url', server.url.href, '--log-level', 'silent')).toBe(EXIT.OK);
+    } finally {
+      vi.unstubAllEnvs();
+      await server.close();
+    }
+    expect(replies()).toEqual([{ jsonrpc: '2.0', id: 'echo', result: { content: [{ type: 'text', text: 'seen [REDACTED] and [REDACTED]' }] } }]);
   });
 
   it('warns that the token travels unencrypted with --allow-http to another host', async () => {
@@ -283,15 +319,19 @@ describe('the bridge command', () => {
     expect(log.lines()).toEqual([expect.objectContaining({ level: 40, msg: expect.stringMatching(/--allow-http.*unencrypted/) })]);
   });
 
-  it('warns that a token shorter than MIN_MASKABLE_SECRET_CHARS cannot be masked on stdout', async () => {
+  it.each([
+    ['a token', 'FENBS_TOKEN', [], /^the credential from env FENBS_TOKEN is shorter than 8 characters.*cannot be masked/],
+    ['a -H value from the environment', 'FENBS_CLI_TEST_KEY', ['-H', 'X-Api-Key: ${FENBS_CLI_TEST_KEY}', '--token-env', 'FENBS_CLI_TEST_UNSET_TOKEN'], /^the -H X-Api-Key value from \$FENBS_CLI_TEST_KEY is shorter than 8 characters.*cannot be masked/],
+  ])('warns that %s shorter than MIN_MASKABLE_SECRET_CHARS cannot be masked on stdout, never showing it', async (_source, variable, args, warning) => {
     const log = logFile();
-    vi.stubEnv('FENBS_TOKEN', 'zq7x9'); // 5 characters: masked in logs, too short to mask on stdout
+    vi.stubEnv(variable, 'zq7x9'); // 5 characters: masked in logs, too short to mask on stdout
     try {
-      expect(await withStdin('', '--url', 'https://127.0.0.1:9/mcp', '--log-level', 'warn', '--log-file', log.path)).toBe(EXIT.OK);
+      expect(await withStdin('', '--url', 'https://127.0.0.1:9/mcp', ...args, '--log-level', 'warn', '--log-file', log.path)).toBe(EXIT.OK);
     } finally {
       vi.unstubAllEnvs();
     }
-    expect(log.lines()).toEqual([expect.objectContaining({ level: 40, msg: expect.stringMatching(/shorter than 8 characters.*cannot be masked/) })]);
+    expect(log.lines().filter((line) => !/^no token/.test(line.msg))).toEqual([expect.objectContaining({ level: 40, msg: expect.stringMatching(warning) })]);
+    expect(readFileSync(log.path, 'utf8')).not.toContain('zq7x9');
   });
 
   it('masks a --token-command token and -H secrets in --log-file, on stderr and on stdout, where the server echoes them', async () => {

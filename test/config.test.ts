@@ -68,14 +68,14 @@ describe('createConfig', () => {
       ['X-Api-Key', 'key-from-env'],
       ['X-Team', 'platform'],
     ]);
-    expect(config.headerSecrets).toEqual(['key-from-env']);
+    expect(config.headerSecrets).toEqual([{ header: 'X-Api-Key', variable: 'MY_KEY', value: 'key-from-env' }]);
   });
 
   it('takes -H Authorization from the environment as the credential, out of the extra headers', () => {
     const config = make({ header: ['Authorization: token ${GH_TOKEN}'] }, { GH_TOKEN: 'gh-value' });
     expect(config.credential).toEqual({ kind: 'static', source: '-H Authorization from $GH_TOKEN', authorization: 'token gh-value', ignored: [] });
     expect(config.extraHeaders).toEqual([]);
-    expect(config.headerSecrets).toEqual(['gh-value']);
+    expect(config.headerSecrets).toEqual([{ header: 'Authorization', variable: 'GH_TOKEN', value: 'gh-value' }]);
   });
 
   it('refuses to send a credential or a -H secret from the environment over plain http to a remote host', () => {

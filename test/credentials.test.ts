@@ -57,6 +57,24 @@ describe('createCredential', () => {
     await createCredential(configOf({}, { FENBS_TOKEN: 'short' }), { env, logger, redact: createRedactor([]) });
     expect(lines.map((line) => line.msg)).toEqual([expect.stringMatching(/^the credential from env FENBS_TOKEN is shorter than 8 characters/)]);
   });
+
+  it('warns that a -H value from the environment shorter than 8 characters cannot be masked on stdout, naming the header and not the value', async () => {
+    const { lines, logger } = recording();
+    const redact = createRedactor([]);
+    await createCredential(configOf({ header: ['X-Api-Key: ${SHORT_KEY}', 'X-Team: ${TEAM_KEY}'] }, { SHORT_KEY: 'k7q2', TEAM_KEY: 'long-enough-team-key' }), { env, logger, redact });
+    expect(lines.map((line) => line.msg)).toEqual([
+      'the -H X-Api-Key value from $SHORT_KEY is shorter than 8 characters: too short to tell apart from ordinary text, so it cannot be masked in server replies on stdout',
+    ]);
+    expect(JSON.stringify(lines)).not.toContain('k7q2');
+    // Registered all the same: the logs mask a secret of 4 characters or more.
+    expect(redact('sent k7q2 and long-enough-team-key')).toBe('sent [REDACTED] and [REDACTED]');
+  });
+
+  it('warns once about a short -H Authorization from the environment, which is both the credential and a -H value', async () => {
+    const { lines, logger } = recording();
+    await createCredential(configOf({ header: ['Authorization: Bearer ${SHORT_TOKEN}'] }, { SHORT_TOKEN: 'tok5x' }), { env, logger, redact: createRedactor([]) });
+    expect(lines.map((line) => line.msg)).toEqual([expect.stringMatching(/^the credential from -H Authorization from \$SHORT_TOKEN is shorter than 8 characters/)]);
+  });
 });
 
 describe('fixedCredential', () => {

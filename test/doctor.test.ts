@@ -6,7 +6,7 @@ import { createConfig } from '../src/config.js';
 import { startDemoServer } from '../src/demo-server.js';
 import { formatReport, redactReport, reportDoctor, runDoctor, type DoctorProgress, type DoctorReport } from '../src/doctor.js';
 import { createRedactor } from '../src/secrets.js';
-import { toTerminalLine } from '../src/terminal-text.js';
+import { MAX_MESSAGE_CHARS, toTerminalLine } from '../src/terminal-text.js';
 import { startFaultServer } from './helpers/fault-server.js';
 import { startSdkV1Server } from './helpers/sdk-v1-server.js';
 import { startSdkV2Server } from './helpers/sdk-v2-server.js';
@@ -435,6 +435,31 @@ describe('reportDoctor against a server whose strings carry terminal controls', 
     expect(stdout).toMatch(/server echo \S+; capabilities none/);
     expect(stdout).not.toContain(secret);
     expect(stdout).not.toContain(toTerminalLine(secret));
+  });
+
+  describe('cuts a megabyte JSON-RPC error message at MAX_MESSAGE_CHARS in the text report; --json keeps it whole', () => {
+    const PREFIX = 'tools/list failed: {"code":-32000,"message":"';
+    const SECRET = 'straddling-secret-13579';
+    const CUT = MAX_MESSAGE_CHARS - 1; // code points kept before the …
+    const serveError = (message: string) =>
+      serve({ route: ({ res, message: request }) => request?.method === 'tools/list' && (sendJson(res, 200, { jsonrpc: '2.0', id: request.id, error: { code: -32000, message } }), true) });
+    const toolsLine = (stdout: string) => stdout.split('\n').find((line) => line.startsWith('✗ tools'))!;
+
+    it('masks a secret across the cut before cutting, so no piece of it shows', async () => {
+      const message = `${'x'.repeat(CUT - PREFIX.length - 4)}${SECRET}${'y'.repeat(1 << 20)}`;
+      const server = await serveError(message);
+      const { stdout } = await report(server.url, false, [SECRET]);
+      expect(toolsLine(stdout)).toBe(`✗ tools     ${PREFIX}${'x'.repeat(CUT - PREFIX.length - 4)}[RED…`);
+      expect(stdout).not.toContain(SECRET.slice(0, 4));
+      const json = await report(server.url, true, [SECRET]);
+      expect(json.result.checks.find((c) => c.name === 'tools')!.detail).toBe(`tools/list failed: ${JSON.stringify({ code: -32000, message: message.replace(SECRET, '[REDACTED]') })}`);
+    });
+
+    it('cuts before escaping, so each control kept is shown by its whole escape', async () => {
+      const server = await serveError('\x9b'.repeat(1 << 20));
+      const { stdout } = await report(server.url, false);
+      expect(toolsLine(stdout)).toBe(`✗ tools     ${PREFIX}${'\\x9b'.repeat(CUT - PREFIX.length)}…`);
+    });
   });
 
   it('shows a WWW-Authenticate header with C1 controls (bytes 0x80-0x9f, allowed in a field value) escaped', async () => {

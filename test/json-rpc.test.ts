@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { setFlagsFromString } from 'node:v8';
 import { runInThisContext } from 'node:vm';
-import { checkLine, classifyServerMessage, idKey, modernVersionOf } from '../src/json-rpc.js';
+import { checkLine, classifyServerMessage, idKey, MAX_LOGGED_ID_CHARS, modernVersionOf, toLoggedId } from '../src/json-rpc.js';
 
 describe('checkLine', () => {
   it.each([
@@ -93,6 +93,23 @@ describe('classifyServerMessage', () => {
 describe('idKey', () => {
   it('tells the number 1 from the string "1"', () => {
     expect(idKey(1)).not.toBe(idKey('1'));
+  });
+});
+
+describe('toLoggedId', () => {
+  it('keeps a number, null and a string of up to MAX_LOGGED_ID_CHARS as they are', () => {
+    const longest = 'i'.repeat(MAX_LOGGED_ID_CHARS);
+    expect([7, null, undefined, 'abc', longest].map(toLoggedId)).toEqual([7, null, undefined, 'abc', longest]);
+  });
+
+  it('shows a longer string as its first MAX_LOGGED_ID_CHARS characters, … and its length, without splitting a surrogate pair', () => {
+    expect(toLoggedId('i'.repeat(MAX_LOGGED_ID_CHARS + 1))).toBe(`${'i'.repeat(MAX_LOGGED_ID_CHARS)}… (${MAX_LOGGED_ID_CHARS + 1} characters)`);
+    const astral = `${'i'.repeat(MAX_LOGGED_ID_CHARS - 1)}😀tail`;
+    expect(toLoggedId(astral)).toBe(`${'i'.repeat(MAX_LOGGED_ID_CHARS - 1)}… (${astral.length} characters)`);
+  });
+
+  it('shows an object or an array that stands where an id should be by its kind alone', () => {
+    expect([{ big: 'x'.repeat(1000) }, ['x'], true].map(toLoggedId)).toEqual(['(an object)', '(an array)', true]);
   });
 });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import { InFlight } from '../src/in-flight.js';
-import type { JsonObject } from '../src/json-rpc.js';
+import { MAX_LOGGED_ID_CHARS, type JsonObject } from '../src/json-rpc.js';
 import { Router } from '../src/router.js';
 import type { EraProtocol } from '../src/era.js';
 
@@ -60,6 +60,14 @@ describe('Router.route', () => {
     await flushLog();
     expect(written).toHaveLength(1); // only the settle above
     expect(lines.filter((line) => line.msg.includes('no outstanding request')).map((line) => line.id)).toEqual(['ghost', 9, 'ghost']);
+  });
+
+  it('logs a megabyte id of a response for no outstanding request as its first MAX_LOGGED_ID_CHARS characters and its length', async () => {
+    const { router, lines, flushLog } = setUp();
+    const id = `${'g'.repeat(MAX_LOGGED_ID_CHARS)}${'h'.repeat(1 << 20)}`;
+    await router.route({ jsonrpc: '2.0', id, result: {} }, undefined);
+    await flushLog();
+    expect(lines.map((line) => line.id)).toEqual([`${'g'.repeat(MAX_LOGGED_ID_CHARS)}… (${id.length} characters)`]);
   });
 
   it('skips and logs what is not a JSON-RPC message', async () => {

@@ -1,7 +1,7 @@
 // Text a server chose is shown on a terminal, never obeyed by it.
 
 import { describe, expect, it } from 'vitest';
-import { toTerminalLine, toTerminalText } from '../src/terminal-text.js';
+import { shorten, toTerminalLine, toTerminalText } from '../src/terminal-text.js';
 
 /** True when `text` holds a character a terminal would act on; only line feed and tab when `keep` says so. */
 function holdsControl(text: string, keep = ''): boolean {
@@ -59,5 +59,15 @@ describe('toTerminalText', () => {
   it('shows every other control as a visible escape, a lone CR included', () => {
     for (const text of HOSTILE) expect(holdsControl(toTerminalText(text), '\n\t')).toBe(false);
     expect(toTerminalText('safe\rhidden\n\x1b[2J')).toBe('safe\\x0dhidden\n\\x1b[2J');
+  });
+});
+
+describe('shorten', () => {
+  it('keeps text within the limit, cuts longer text to the limit with …, and never splits a surrogate pair', () => {
+    expect(shorten('abc', 3)).toBe('abc');
+    expect(shorten('abcd', 3)).toBe('ab…');
+    // Four code points in eight code units: within a limit of four.
+    expect(shorten('😀😀😀😀', 4)).toBe('😀😀😀😀');
+    expect(shorten('😀😀😀😀😀', 4)).toBe('😀😀😀…');
   });
 });

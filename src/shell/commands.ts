@@ -2,11 +2,11 @@
 
 import type { Writable } from 'node:stream';
 import { isJsonObject, type JsonObject } from '../json-rpc.js';
-import { toTerminalLine } from '../terminal-text.js';
+import { MAX_MESSAGE_CHARS, shorten, toTerminalLine } from '../terminal-text.js';
 import { ArgumentError, buildArguments, parseArgsObject, parseAssignments, type Assignment } from './arguments.js';
 import { Interrupted, RpcError, ShellClient, type ClientOptions } from './client.js';
 import { createProgressView, type ProgressTarget } from './progress.js';
-import { renderCallResult, renderPromptResult, renderPrompts, renderReadResult, renderResources, renderTools, MAX_NAME_CHARS, shorten } from './render.js';
+import { renderCallResult, renderPromptResult, renderPrompts, renderReadResult, renderResources, renderTools, MAX_NAME_CHARS } from './render.js';
 import { checkArguments } from './schema-check.js';
 
 /** Exit codes of shell commands: the numbers of EXIT in cli.ts. */
@@ -24,11 +24,6 @@ export const SHELL_EXIT = {
 
 /** Pages of a list followed through `nextCursor` before the command stops and says so. */
 export const MAX_LIST_PAGES = 100;
-/**
- * Longest line a command writes to stderr, in characters before escapes: a JSON-RPC error message,
- * a schema's property names or the list of tool names come from the server, and may be megabytes.
- */
-export const MAX_MESSAGE_CHARS = 4096;
 
 export type ShellCommand =
   | { kind: 'tools' }

@@ -1,9 +1,8 @@
 // Shows a call's progress: a bar (or a spinner) on a terminal, plain log lines otherwise.
 
 import type { Logger } from '../logger.js';
-import { toTerminalLine } from '../terminal-text.js';
+import { shorten, toTerminalLine } from '../terminal-text.js';
 import type { Progress } from './client.js';
-import { shorten } from './render.js';
 
 /** Cells in the bar, in characters. */
 export const BAR_WIDTH_CHARS = 24;

@@ -1,7 +1,7 @@
 // What shell commands print for people: one line per tool, resource or prompt; a result's text, other content summarized.
 
 import { isJsonObject, type JsonObject } from '../json-rpc.js';
-import { toTerminalLine, toTerminalText } from '../terminal-text.js';
+import { shorten, toTerminalLine, toTerminalText } from '../terminal-text.js';
 
 /** Longest name column before the descriptions stop lining up, in characters. */
 export const MAX_NAME_COLUMN_CHARS = 32;
@@ -13,24 +13,6 @@ export const MAX_NAME_CHARS = 256;
 export const MAX_DETAIL_CHARS = 512;
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
-
-/**
- * `text` cut to at most `maxChars` code points, the last one `…` when anything was cut. Counted by
- * code point, so no surrogate pair is split; the loop stops one past the limit, whatever the length.
- */
-export function shorten(text: string, maxChars: number): string {
-  if (text.length <= maxChars) return text;
-  let count = 0;
-  let kept = 0;
-  let end = 0;
-  for (const char of text) {
-    if (count === maxChars) return `${text.slice(0, kept)}…`;
-    count++;
-    end += char.length;
-    if (count === maxChars - 1) kept = end;
-  }
-  return text;
-}
 
 /**
  * A server's string as one line of at most `maxChars` characters before escapes, every control

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ONE_LINE_HINT } from '../../src/json-rpc.js';
-import { MAX_MESSAGE_CHARS } from '../../src/shell/commands.js';
+import { MAX_MESSAGE_CHARS } from '../../src/terminal-text.js';
 import { CLEAR_LINE } from '../../src/shell/progress.js';
 import { MAX_NAME_CHARS } from '../../src/shell/render.js';
 import { toTerminalLine } from '../../src/terminal-text.js';

@@ -56,7 +56,7 @@ export function toRawOptions(args: readonly string[]): RawOptions {
 export function startInProcessBridge(args: string[], env: Record<string, string | undefined> = {}): InProcessBridge {
   const fullEnv = { FENBS_MCP_LOG_LEVEL: 'warn', ...env };
   const config = createConfig({ options: toRawOptions(args), env: fullEnv, readTextFile: (path) => readFileSync(path, 'utf8') });
-  const redact = createRedactor([config.token, ...config.headerSecrets]);
+  const redact = createRedactor([config.token, ...config.headerSecrets.map((secret) => secret.value)]);
   let log = '';
   const logStream = new PassThrough();
   logStream.setEncoding('utf8');

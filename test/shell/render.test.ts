@@ -14,7 +14,6 @@ import {
   renderReadResult,
   renderResources,
   renderTools,
-  shorten,
 } from '../../src/shell/render.js';
 
 describe('firstSentence', () => {
@@ -120,15 +119,5 @@ describe('server text in what is printed', () => {
     expect(third).toBe('short');
     const prompts = renderPrompts([{ name: 'p', arguments: Array.from({ length: 100_000 }, (_, index) => ({ name: `argument${index}` })) }]);
     expect([...prompts]).toHaveLength('p  '.length + MAX_DETAIL_CHARS);
-  });
-});
-
-describe('shorten', () => {
-  it('keeps text within the limit, cuts longer text to the limit with …, and never splits a surrogate pair', () => {
-    expect(shorten('abc', 3)).toBe('abc');
-    expect(shorten('abcd', 3)).toBe('ab…');
-    // Four code points in eight code units: within a limit of four.
-    expect(shorten('😀😀😀😀', 4)).toBe('😀😀😀😀');
-    expect(shorten('😀😀😀😀😀', 4)).toBe('😀😀😀…');
   });
 });

@@ -113,6 +113,22 @@ export function defineFailuresSuite(mode: BridgeMode): void {
       });
     }
 
+    it('logs a 1 MiB request id as an excerpt and its length when the server fails the request, and answers under the whole id', async () => {
+      const server = await faultServer();
+      server.next('tools/call', () => ({ kind: 'status', status: 500, contentType: 'text/plain', body: 'database on fire' }));
+      const bridge = await initializedBridge(server.url);
+      const id = `long-${'i'.repeat(1 << 20)}`;
+      bridge.send(call(id));
+      const reply = await bridge.reply(id);
+      expect(reply.id).toBe(id);
+      expect(reply.error.data.bridgeCode).toBe('REMOTE_HTTP_STATUS');
+      bridge.end();
+      await expectCleanEnd(bridge, 'input-ended');
+      const logged = bridge.stderr().split('\n').filter((line) => line.includes('long-iii'));
+      expect(logged).toEqual([expect.stringContaining(`… (${id.length} characters)`)]);
+      expect(logged[0]!.length).toBeLessThan(1024);
+    });
+
     it('passes on the progress the stream carried before it ended early', async () => {
       const server = await faultServer();
       server.next('tools/call', (r) => ({ kind: 'sse', steps: [sseEvent(progressOf(r.id))] }));
