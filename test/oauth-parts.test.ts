@@ -723,57 +723,6 @@ describe('a server whose authorization server changes between calls', () => {
     return { name, origin, received };
   }
 
-  it('keeps tokens and registrations with the issuer that issued them: nothing of one authorization server reaches the next the metadata names', async () => {
-    const [a, b] = [await namedAs('a'), await namedAs('b')];
-    let current = a;
-    const mcp = await serve((req, res, origin) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ resource: `${origin}/mcp`, authorization_servers: [current.origin] })));
-    const opened: string[] = [];
-    let now = Date.now();
-    const credential = new OAuthCredential({
-      url: new URL(`${mcp}/mcp`),
-      allowHttp: false,
-      settings: parseOAuthSettings({}, {}, () => ''),
-      logger: silent,
-      env: { FENBS_MCP_HOME: tempDir() },
-      registerSecret: () => undefined,
-      dispatcher: dispatcher(),
-      writeStderr: () => undefined,
-      now: () => now,
-      // The user signs in at whichever server the sign-in page belongs to; its callback carries its iss.
-      openBrowser: (url) => {
-        const auth = new URL(url);
-        opened.push(auth.origin);
-        const callback = new URL(auth.searchParams.get('redirect_uri')!);
-        callback.search = new URLSearchParams({ state: auth.searchParams.get('state')!, code: `code-for-${auth.origin}`, iss: auth.origin }).toString();
-        void fetch(callback).then((r) => r.text());
-      },
-    });
-    cleanups.push(() => credential.close());
-    const challenge = `Bearer resource_metadata="${mcp}/.well-known/oauth-protected-resource/mcp"`;
-    // Each 401 answers the Authorization header the request went with.
-    const renew = () => credential.renew({ status: 401, wwwAuthenticate: challenge, sent: credential.authorization() }, AbortSignal.timeout(10_000));
-    const token = () => credential.authorization()?.slice('Bearer '.length);
-
-    expect(await renew()).toBe(true);
-    expect(token()).toBe('at-a-1');
-    const aBefore = a.received.length;
-    current = b;
-    // A sign-in at B soon after the one at A would be held by the quiet period; this one comes later.
-    now += SIGN_IN_QUIET_MS;
-    expect(await renew()).toBe(true);
-    expect(token()).toBe('at-b-1');
-    // B registered its own client and signed in anew; A's refresh token, access token, client and code never went there.
-    expect(opened).toEqual([a.origin, b.origin]);
-    expect(b.received.some((r) => r.startsWith('POST /register'))).toBe(true);
-    for (const secret of ['rt-a', 'at-a-1', 'client-a', encodeURIComponent(`code-for-${a.origin}`)]) expect(b.received.filter((r) => r.includes(secret)), secret).toEqual([]);
-    // B's token is refused: refreshed at B with B's client, nothing sent to A.
-    expect(await renew()).toBe(true);
-    expect(token()).toBe('at-b-2');
-    const refresh = new URLSearchParams(b.received.at(-1)!.replace(/^POST \/token {2}/, ''));
-    expect([refresh.get('grant_type'), refresh.get('refresh_token'), refresh.get('client_id')]).toEqual(['refresh_token', 'rt-b', 'client-b']);
-    expect(a.received.length).toBe(aBefore);
-  });
-
   /** An MCP server whose protected-resource metadata names `current()`'s origin, and a credential for it whose user signs in at whichever page opens. */
   async function bridgeOf(current: () => { origin: string }, settings: Parameters<typeof parseOAuthSettings>[0], env: Record<string, string> = {}, home = tempDir()) {
     const mcp = await serve((req, res, origin) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ resource: `${origin}/mcp`, authorization_servers: [current().origin] })));
@@ -805,6 +754,33 @@ describe('a server whose authorization server changes between calls', () => {
     };
     return { home, opened, clock, credentialAt, ...credentialAt(home) };
   }
+
+  it('keeps tokens and registrations with the issuer that issued them: nothing of one authorization server reaches the next the metadata names', async () => {
+    const [a, b] = [await namedAs('a'), await namedAs('b')];
+    let current = a;
+    // The user signs in at whichever server the sign-in page belongs to; its callback carries its iss.
+    const { opened, clock, renew, token } = await bridgeOf(() => current, {});
+
+    expect(await renew()).toBe(true);
+    expect(token()).toBe('at-a-1');
+    const aBefore = a.received.length;
+    current = b;
+    // A sign-in at B soon after the one at A would be held by the quiet period; this one comes later.
+    clock.now += SIGN_IN_QUIET_MS;
+    expect(await renew()).toBe(true);
+    expect(token()).toBe('at-b-1');
+    // B registered its own client and signed in anew; A's refresh token, access token, client and code never went there.
+    expect(opened).toEqual([a.origin, b.origin]);
+    expect(b.received.some((r) => r.startsWith('POST /register'))).toBe(true);
+    for (const secret of ['rt-a', 'at-a-1', 'client-a', encodeURIComponent(`code-for-${a.origin}`)]) expect(b.received.filter((r) => r.includes(secret)), secret).toEqual([]);
+    // B's token is refused: refreshed at B with B's client, nothing sent to A.
+    expect(await renew()).toBe(true);
+    expect(token()).toBe('at-b-2');
+    const refresh = new URLSearchParams(b.received.at(-1)!.replace(/^POST \/token {2}/, ''));
+    expect([refresh.get('grant_type'), refresh.get('refresh_token'), refresh.get('client_id')]).toEqual(['refresh_token', 'rt-b', 'client-b']);
+    expect(a.received.length).toBe(aBefore);
+  });
+
   /** What a server received, as method and path: no body, no header. */
   const requestsTo = (server: { received: string[] }) => server.received.map((r) => r.split(' ').slice(0, 2).join(' '));
   const PRE_REGISTERED = { oauthClientId: 'prex' };
