@@ -316,6 +316,9 @@ function maskJsonStrings(text: string, mask: (decoded: string) => string): strin
   let copied = 0;
   let depth = 0;
   let idValueAt = -1;
+  // The next backslash at or after the literal being read: found again only once passed, so a
+  // line of many short literals and one late backslash is searched once, not once per literal.
+  let backslash = -2;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
     if (code === 0x7b || code === 0x5b) depth++; // { [
@@ -323,8 +326,8 @@ function maskJsonStrings(text: string, mask: (decoded: string) => string): strin
     else if (code === QUOTE) {
       const end = endOfString(text, i);
       if (i !== idValueAt) {
+        if (backslash !== -1 && backslash < i) backslash = text.indexOf('\\', i);
         // A literal without a backslash is its own decoding.
-        const backslash = text.indexOf('\\', i);
         const decoded = backslash === -1 || backslash >= end ? text.slice(i + 1, end - 1) : (JSON.parse(text.slice(i, end)) as string);
         const masked = mask(decoded);
         if (masked !== decoded) {

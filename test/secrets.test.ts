@@ -212,6 +212,21 @@ describe('createRedactor: every JSON spelling of a secret', () => {
   });
 });
 
+describe('createRedactor: a line built to make masking slow', () => {
+  it('masks a line of 400,000 short strings and one late escape in one pass, not one search per string', () => {
+    const secret = 'sk-many-strings-secret';
+    const items = Array.from({ length: 400_000 }, (_, i) => `"k${i}"`).join(',');
+    const line = `{"jsonrpc":"2.0","id":1,"result":{"s":"${secret}","a":[${items}],"z":"tail\\n"}}`;
+    const started = performance.now();
+    const masked = createRedactor([secret]).maskMessageLine(line) as string;
+    // A bound on how long the event loop is blocked, not a speed figure: a search from each string
+    // to the late backslash took about 10 s here; one pass takes a fraction of a second.
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(masked).not.toContain(secret);
+    expect(masked.endsWith('"z":"tail\\n"}}')).toBe(true);
+  });
+});
+
 describe('maskUrl', () => {
   it('masks user info and query values, keeps the rest', () => {
     expect(maskUrl('https://user:pw@example.com/mcp?api_key=abc123&team=x#frag')).toBe('https://***:***@example.com/mcp?api_key=***&team=***#***');
