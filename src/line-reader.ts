@@ -249,7 +249,8 @@ function takeLine(pieces: Buffer[], totalBytes: number): LineEvent | undefined {
   // Only the joined copy is kept: the chunks it came from can be collected while it is decoded.
   pieces.length = 0;
   const length = bytes[bytes.length - 1] === CR ? bytes.length - 1 : bytes.length;
-  const start = length >= UTF8_BOM.length && UTF8_BOM.equals(bytes.subarray(0, UTF8_BOM.length)) ? UTF8_BOM.length : 0;
+  // Compared byte by byte: this runs for every line, and a subarray per line is garbage for nothing.
+  const start = length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? UTF8_BOM.length : 0;
   const content = bytes.subarray(start, length);
   if (!isUtf8(content)) return { kind: 'not-utf8', bytes: content.length, id: readableId([content]) };
   const text = content.toString('utf8');
