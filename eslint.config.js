@@ -33,7 +33,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/cli.ts'],
+    files: ['src/cli/**/*.ts'],
     rules: { 'n/no-process-exit': 'off' },
   },
   {

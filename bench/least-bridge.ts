@@ -3,7 +3,7 @@
 // Not a product: no checks, no errors as JSON-RPC, the session header only. It is built by scripts/build.js's
 // buildBundle (bench/least-bridge-build.js) and started by a copy of bin/fenbs-mcp.js, so that its start differs
 // from fenbs-mcp's only in what the bundle does before the first answer.
-import { Agent } from '../src/undici-parts.js';
+import { Agent } from '../src/http/undici-parts.js';
 
 // The bridge's own pool size (remote.ts's MAX_CONNECTIONS), so that the agent is made alike.
 const CONNECTIONS = 128;

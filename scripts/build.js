@@ -52,7 +52,7 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
   // own staging folder, so packing never empties the dist/ that running tests start).
   // FENBS_BUILD_UNMINIFIED=1 keeps names and lines, for CPU profiles one can read (bench/profile/).
   const outdir = process.argv[2] ?? 'dist';
-  const metafile = await buildBundle({ entryPoint: 'src/cli.ts', outdir, minify: process.env.FENBS_BUILD_UNMINIFIED !== '1' });
+  const metafile = await buildBundle({ entryPoint: 'src/cli/main.ts', outdir, minify: process.env.FENBS_BUILD_UNMINIFIED !== '1' });
   writeLicences(metafile, outdir);
 }
 

@@ -115,7 +115,7 @@ function lazyllhttp () {`,
   },
   {
     // pino transports (a worker thread per transport) are not used by the bridge: its logger
-    // writes through its own SonicBoom sinks (src/logger.ts).
+    // writes through its own SonicBoom sinks (src/logging/logger.ts).
     file: /pino[\\/]lib[\\/]tools\.js$/,
     from: "const transport = require('./transport')",
     to: "const transport = (...args) => require('./transport')(...args)",

@@ -1,27 +1,27 @@
 // runBridge: the whole pipeline, stdin lines → checks → POSTs → replies → stdout, and its shutdown.
 
 import type { Readable, Writable } from 'node:stream';
-import type { Dispatcher } from './undici-parts.js';
-import type { BridgeConfig } from './config.js';
-import type { Credential } from './credential.js';
-import { createCredential } from './credentials.js';
-import { Endpoint } from './endpoint.js';
-import { EraTranslator } from './era-translator.js';
-import { BridgeError } from './errors.js';
-import { Forwarder } from './forwarder.js';
-import { InFlight } from './in-flight.js';
-import { checkLine, errorReply, progressTokenOf, toLoggedId, type JsonObject } from './json-rpc.js';
-import { checkLargeLine, wholeMessage } from './large-line.js';
-import { LegacySession } from './legacy-session.js';
-import { ModernEra } from './modern-era.js';
-import { Router } from './router.js';
-import { pumpLines, takePieces, type LineEvent } from './line-reader.js';
-import type { Logger } from './logger.js';
-import { createDispatcher } from './remote.js';
-import type { Redactor } from './secrets.js';
-import { createMessageWriter } from './stdout-writer.js';
-import { ToolFilter } from './tool-filter.js';
-import { ToolHeaderRegistry } from './tool-headers.js';
+import type { Dispatcher } from './http/undici-parts.js';
+import type { BridgeConfig } from './config/config.js';
+import type { Credential } from './core/credential.js';
+import { createCredential } from './credentials/create-credential.js';
+import { Endpoint } from './http/endpoint.js';
+import { EraTranslator } from './eras/era-translator.js';
+import { BridgeError } from './core/errors.js';
+import { Forwarder } from './pipeline/forwarder.js';
+import { InFlight } from './pipeline/in-flight.js';
+import { checkLine, errorReply, progressTokenOf, toLoggedId, type JsonObject } from './core/json-rpc.js';
+import { checkLargeLine, wholeMessage } from './stdio/large-line.js';
+import { LegacySession } from './eras/legacy-session.js';
+import { ModernEra } from './eras/modern-era.js';
+import { Router } from './pipeline/router.js';
+import { pumpLines, takePieces, type LineEvent } from './stdio/line-reader.js';
+import type { Logger } from './logging/logger.js';
+import { createDispatcher } from './http/remote.js';
+import type { Redactor } from './logging/redactor.js';
+import { createMessageWriter } from './stdio/stdout-writer.js';
+import { ToolFilter } from './pipeline/tool-filter.js';
+import { ToolHeaderRegistry } from './eras/tool-headers.js';
 
 /** Messages posted and not yet finished before the bridge stops reading stdin for a while. */
 export const MAX_MESSAGES_IN_FLIGHT = 4096;

@@ -2,8 +2,8 @@
 
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_HEALS_WITHOUT_PROGRESS } from '../src/legacy-session.js';
-import { RATE_LIMIT_RETRIES } from '../src/forwarder.js';
+import { MAX_HEALS_WITHOUT_PROGRESS } from '../src/eras/legacy-session.js';
+import { RATE_LIMIT_RETRIES } from '../src/pipeline/forwarder.js';
 import { result, sendJson, startMcpServer } from './helpers/hardening-servers.js';
 import { openSession, startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
 

@@ -2,7 +2,7 @@
 
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LARGE_EVENT_BYTES } from '../src/sse-reader.js';
+import { LARGE_EVENT_BYTES } from '../src/http/sse-reader.js';
 import { result, startMcpServer, type McpServer, type RouteContext } from './helpers/hardening-servers.js';
 import { openSession, startInProcessBridge, waitForLog, type InProcessBridge } from './helpers/in-process-bridge.js';
 

@@ -5,7 +5,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
-import { LARGE_LINE_BYTES } from '../src/line-reader.js';
+import { LARGE_LINE_BYTES } from '../src/stdio/line-reader.js';
 
 interface Posted {
   headers: IncomingHttpHeaders;

@@ -3,7 +3,7 @@
 import { gzipSync } from 'node:zlib';
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LARGE_REPLY_BYTES } from '../src/reply-reader.js';
+import { LARGE_REPLY_BYTES } from '../src/http/reply-reader.js';
 import { result, sendJson, startMcpServer, type McpServer } from './helpers/hardening-servers.js';
 import { openSession, startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
 import { initializeRequest } from './helpers/spawn-bridge.js';

@@ -2,8 +2,8 @@
 
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startDemoServer } from '../src/demo-server.js';
-import { NOT_INITIALIZED_HINT } from '../src/status-errors.js';
+import { startDemoServer } from '../src/demo/demo-server.js';
+import { NOT_INITIALIZED_HINT } from '../src/http/status-errors.js';
 import { startMcpServer } from './helpers/hardening-servers.js';
 import { startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
 import { initializedNotification, initializeRequest } from './helpers/spawn-bridge.js';

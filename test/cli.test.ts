@@ -5,7 +5,7 @@ import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { EXIT } from '../src/cli.js';
+import { EXIT } from '../src/cli/main.js';
 import { captureCliOutput, runCli } from './helpers/captured-cli.js';
 import { freePort, startMcpServer } from './helpers/hardening-servers.js';
 

@@ -1,7 +1,7 @@
 // --protocol: translation between eras is on unless the user turns it off.
 
 import { describe, expect, it } from 'vitest';
-import { createConfig, UsageError, type RawOptions } from '../src/config.js';
+import { createConfig, UsageError, type RawOptions } from '../src/config/config.js';
 
 const make = (options: RawOptions) =>
   createConfig({

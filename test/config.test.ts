@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
-import { createDispatcher, sendHttp } from '../src/remote.js';
+import { createDispatcher, sendHttp } from '../src/http/remote.js';
 import { createTestCertificates } from './helpers/hardening-servers.js';
 import {
   createConfig,
@@ -17,7 +17,7 @@ import {
   UsageError,
   UNSENDABLE_HEADERS,
   type RawOptions,
-} from '../src/config.js';
+} from '../src/config/config.js';
 
 const noFile = () => {
   throw new Error('ENOENT: no such file');

@@ -3,7 +3,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { CookieJar, MAX_COOKIE_BYTES, MAX_COOKIE_LIFETIME_MS, MAX_COOKIES, MAX_MASKED_COOKIE_VALUES } from '../src/cookie-jar.js';
+import { CookieJar, MAX_COOKIE_BYTES, MAX_COOKIE_LIFETIME_MS, MAX_COOKIES, MAX_MASKED_COOKIE_VALUES } from '../src/http/cookie-jar.js';
 import { useRouteServer } from './helpers/route-server.js';
 
 const ORIGIN = 'http://127.0.0.1:8080';

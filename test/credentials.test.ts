@@ -2,9 +2,9 @@
 
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createConfig, type RawOptions } from '../src/config.js';
-import { createCredential, fixedCredential } from '../src/credentials.js';
-import { createRedactor } from '../src/secrets.js';
+import { createConfig, type RawOptions } from '../src/config/config.js';
+import { createCredential, fixedCredential } from '../src/credentials/create-credential.js';
+import { createRedactor } from '../src/logging/redactor.js';
 
 const env = { PATH: process.env.PATH };
 const configOf = (options: RawOptions, variables: Record<string, string> = {}) => createConfig({ options: { url: 'https://mcp.example/mcp', ...options }, env: { ...env, ...variables }, readTextFile: () => 'file-token-value\n' });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DeadlineList } from '../src/deadlines.js';
+import { DeadlineList } from '../src/core/deadlines.js';
 
 describe('DeadlineList', () => {
   beforeEach(() => vi.useFakeTimers());

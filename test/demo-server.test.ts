@@ -4,8 +4,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_BODY_BYTES, RESOURCES_PAGE_SIZE, startDemoServer } from '../src/demo-server.js';
-import type { DemoServer } from '../src/demo-server.js';
+import { MAX_BODY_BYTES, RESOURCES_PAGE_SIZE, startDemoServer } from '../src/demo/demo-server.js';
+import type { DemoServer } from '../src/demo/demo-server.js';
 
 const ACCEPT_BOTH = 'application/json, text/event-stream';
 const INITIALIZE = {

@@ -2,11 +2,11 @@
 
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createConfig } from '../src/config.js';
-import { startDemoServer } from '../src/demo-server.js';
-import { formatReport, redactReport, reportDoctor, runDoctor, type DoctorProgress, type DoctorReport } from '../src/doctor.js';
-import { createRedactor } from '../src/secrets.js';
-import { MAX_MESSAGE_CHARS, toTerminalLine } from '../src/terminal-text.js';
+import { createConfig } from '../src/config/config.js';
+import { startDemoServer } from '../src/demo/demo-server.js';
+import { formatReport, redactReport, reportDoctor, runDoctor, type DoctorProgress, type DoctorReport } from '../src/doctor/doctor.js';
+import { createRedactor } from '../src/logging/redactor.js';
+import { MAX_MESSAGE_CHARS, toTerminalLine } from '../src/core/terminal-text.js';
 import { startFaultServer } from './helpers/fault-server.js';
 import { startSdkV1Server } from './helpers/sdk-v1-server.js';
 import { startSdkV2Server } from './helpers/sdk-v2-server.js';

@@ -4,8 +4,8 @@ import { EventEmitter, once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LISTEN_REOPEN_DELAYS_MS, MAX_INPUT_ROUNDS } from '../src/era-translator.js';
-import { LARGE_LINE_BYTES } from '../src/line-reader.js';
+import { LISTEN_REOPEN_DELAYS_MS, MAX_INPUT_ROUNDS } from '../src/eras/era-translator.js';
+import { LARGE_LINE_BYTES } from '../src/stdio/line-reader.js';
 import { startInProcessBridge, waitForLog, type InProcessBridge } from './helpers/in-process-bridge.js';
 import { CONFIRM_STATE, CONFIRM_TOOL, startSdkV2Server, type SdkV2Server } from './helpers/sdk-v2-server.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BRIDGE_ERRORS, BridgeError, toErrorData } from '../src/errors.js';
+import { BRIDGE_ERRORS, BridgeError, toErrorData } from '../src/core/errors.js';
 
 describe('the bridge error table', () => {
   const entries = Object.entries(BRIDGE_ERRORS);

@@ -1,7 +1,7 @@
 // In-process: ${VAR} in -H values, expanded from the environment, and which Authorization values may come from it.
 
 import { describe, expect, it } from 'vitest';
-import { bearerTokenOf, expandHeaderValue, isAuthorizationFromReference } from '../src/header-secrets.js';
+import { bearerTokenOf, expandHeaderValue, isAuthorizationFromReference } from '../src/config/header-references.js';
 
 describe('expandHeaderValue', () => {
   it('replaces each ${NAME} by its value from the environment and reports the values as secrets', () => {

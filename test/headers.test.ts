@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { decodeHeaderValue, encodeHeaderValue, mcpNameFor } from '../src/headers.js';
+import { decodeHeaderValue, encodeHeaderValue, mcpNameFor } from '../src/eras/header-encoding.js';
 
 const b64 = (text: string): string => `=?base64?${Buffer.from(text, 'utf8').toString('base64')}?=`;
 

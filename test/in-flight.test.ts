@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { BridgeError } from '../src/errors.js';
-import { CANCELLED, InFlight, untilAborted } from '../src/in-flight.js';
-import type { JsonObject } from '../src/json-rpc.js';
+import { BridgeError } from '../src/core/errors.js';
+import { CANCELLED, InFlight, untilAborted } from '../src/pipeline/in-flight.js';
+import type { JsonObject } from '../src/core/json-rpc.js';
 
 describe('InFlight', () => {
   let written: JsonObject[];

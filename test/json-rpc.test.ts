@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { setFlagsFromString } from 'node:v8';
 import { runInThisContext } from 'node:vm';
-import { checkLine, classifyServerMessage, idKey, MAX_LOGGED_ID_CHARS, modernVersionOf, toLoggedId } from '../src/json-rpc.js';
+import { checkLine, classifyServerMessage, idKey, MAX_LOGGED_ID_CHARS, modernVersionOf, toLoggedId } from '../src/core/json-rpc.js';
 
 describe('checkLine', () => {
   it.each([

@@ -2,7 +2,7 @@
 
 import { isUtf8 } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { JsonScanner, MAX_SMALL_MEMBER_BYTES, scanJson, type JsonScan } from '../src/json-scan.js';
+import { JsonScanner, MAX_SMALL_MEMBER_BYTES, scanJson, type JsonScan } from '../src/core/json-scan.js';
 
 /** A small seeded generator (mulberry32): failures can be replayed. */
 function randomFrom(seed: number): () => number {

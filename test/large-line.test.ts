@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { checkLine, type CheckedLine } from '../src/json-rpc.js';
-import { checkLargeLine, MAX_ABRIDGED_DEPTH, OmittedValue, readableId, wholeMessage, type LargeLineCheck } from '../src/large-line.js';
-import { LARGE_LINE_BYTES } from '../src/line-reader.js';
+import { checkLine, type CheckedLine } from '../src/core/json-rpc.js';
+import { checkLargeLine, MAX_ABRIDGED_DEPTH, OmittedValue, readableId, wholeMessage, type LargeLineCheck } from '../src/stdio/large-line.js';
+import { LARGE_LINE_BYTES } from '../src/stdio/line-reader.js';
 
 /** A string value long enough to make any line it is in a large one. */
 const BIG = 'y'.repeat(LARGE_LINE_BYTES);

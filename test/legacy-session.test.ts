@@ -1,15 +1,15 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createConfig } from '../src/config.js';
-import { Endpoint } from '../src/endpoint.js';
-import type { JsonObject } from '../src/json-rpc.js';
-import { RECONNECT_DELAY_MIN_MS } from '../src/event-stream.js';
-import { HEAL_PAUSE_MS, LegacySession, MAX_HEALS_WITHOUT_PROGRESS, saysSessionUnknown } from '../src/legacy-session.js';
-import { createDispatcher, type HttpExchange } from '../src/remote.js';
-import type { Reply } from '../src/reply-reader.js';
-import { BodyQueue } from '../src/response-body.js';
-import type { Dispatcher } from '../src/undici-parts.js';
+import { createConfig } from '../src/config/config.js';
+import { Endpoint } from '../src/http/endpoint.js';
+import type { JsonObject } from '../src/core/json-rpc.js';
+import { RECONNECT_DELAY_MIN_MS } from '../src/pipeline/stream-follower.js';
+import { HEAL_PAUSE_MS, LegacySession, MAX_HEALS_WITHOUT_PROGRESS, saysSessionUnknown } from '../src/eras/legacy-session.js';
+import { createDispatcher, type HttpExchange } from '../src/http/remote.js';
+import type { Reply } from '../src/http/reply-reader.js';
+import { BodyQueue } from '../src/http/body-queue.js';
+import type { Dispatcher } from '../src/http/undici-parts.js';
 import { startFaultServer, type FaultServer } from './helpers/fault-server.js';
 
 const INITIALIZE_PARAMS = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'unit', version: '1' } };

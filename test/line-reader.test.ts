@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { LARGE_LINE_BYTES, pumpLines, takePieces, type LineEvent } from '../src/line-reader.js';
+import { LARGE_LINE_BYTES, pumpLines, takePieces, type LineEvent } from '../src/stdio/line-reader.js';
 
 async function collect(chunks: (string | Buffer)[], maxLineBytes = 1024): Promise<LineEvent[]> {
   const events: LineEvent[] = [];

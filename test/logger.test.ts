@@ -4,8 +4,8 @@ import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createLogger, LogFileError, MAX_LOG_BUFFER_BYTES } from '../src/logger.js';
-import { createRedactor } from '../src/secrets.js';
+import { createLogger, LogFileError, MAX_LOG_BUFFER_BYTES } from '../src/logging/logger.js';
+import { createRedactor } from '../src/logging/redactor.js';
 
 const redact = createRedactor(['logger-secret-123']);
 const tempFile = (name: string) => join(mkdtempSync(join(tmpdir(), 'fenbs-logger-')), name);

@@ -1,14 +1,14 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createConfig } from '../src/config.js';
-import { Endpoint } from '../src/endpoint.js';
-import { MODERN_VERSION_META_KEY, type JsonObject } from '../src/json-rpc.js';
-import { MAX_TOOL_LIST_PAGES, ModernEra } from '../src/modern-era.js';
-import { createDispatcher } from '../src/remote.js';
-import { ToolHeaderRegistry } from '../src/tool-headers.js';
+import { createConfig } from '../src/config/config.js';
+import { Endpoint } from '../src/http/endpoint.js';
+import { MODERN_VERSION_META_KEY, type JsonObject } from '../src/core/json-rpc.js';
+import { MAX_TOOL_LIST_PAGES, ModernEra } from '../src/eras/modern-era.js';
+import { createDispatcher } from '../src/http/remote.js';
+import { ToolHeaderRegistry } from '../src/eras/tool-headers.js';
 import { sseEvent, startFaultServer, type FaultServer } from './helpers/fault-server.js';
-import type { Dispatcher } from '../src/undici-parts.js';
+import type { Dispatcher } from '../src/http/undici-parts.js';
 
 const VERSION = '2026-07-28';
 const annotatedTool = (name: string, header: string) => ({

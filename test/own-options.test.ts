@@ -1,7 +1,7 @@
-// Tests of src/own-options.ts: which command lines hold only a program's own options.
+// Tests of src/cli/own-options.ts: which command lines hold only a program's own options.
 import { Command, Option } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { onlyOwnOptions } from '../src/own-options.js';
+import { onlyOwnOptions } from '../src/cli/own-options.js';
 
 /** A program with options of each kind the CLI's own program has, and one subcommand. */
 function program(): Command {

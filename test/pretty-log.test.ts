@@ -1,8 +1,8 @@
 // Readable log lines show what a server sent; a terminal never obeys it.
 
 import { describe, expect, it } from 'vitest';
-import { createPrettyFormatter, toTerminalLog } from '../src/pretty-log.js';
-import { toTerminalLine } from '../src/terminal-text.js';
+import { createPrettyFormatter, toTerminalLog } from '../src/logging/pretty-log.js';
+import { toTerminalLine } from '../src/core/terminal-text.js';
 
 const HOSTILE = '\x1b]0;PWNED\x07\x1b]52;c;cHduZWQ=\x07\x1b]8;;https://evil.example/\x1b\\\x1b[2J\x07\x9b2J\u202Eok\rhidden\nforged';
 /** What a terminal would act on, line feeds included: a log line is one line. */

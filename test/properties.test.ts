@@ -4,8 +4,8 @@ import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkLine } from '../src/json-rpc.js';
-import { pumpLines, type LineEvent } from '../src/line-reader.js';
+import { checkLine } from '../src/core/json-rpc.js';
+import { pumpLines, type LineEvent } from '../src/stdio/line-reader.js';
 import { startMcpServer, stdoutProblems, waitForLineCount, type McpServer } from './helpers/hardening-servers.js';
 import { spawnBridge, type BridgeProcess } from './helpers/spawn-bridge.js';
 

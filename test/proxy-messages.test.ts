@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { proxyFor } from '../src/remote.js';
+import { proxyFor } from '../src/http/remote.js';
 import { freePort, startMcpServer } from './helpers/hardening-servers.js';
 import { startInProcessBridge } from './helpers/in-process-bridge.js';
 import { initializeRequest } from './helpers/spawn-bridge.js';

@@ -1,9 +1,9 @@
 // Redirects: a 307/308 to the same origin is followed and remembered; every other redirect is refused, and nothing leaves the origin.
 
 import { describe, expect, it } from 'vitest';
-import { MAX_REDIRECT_HOPS, sameOriginTarget } from '../src/redirects.js';
-import { runDoctor } from '../src/doctor.js';
-import { createConfig } from '../src/config.js';
+import { MAX_REDIRECT_HOPS, sameOriginTarget } from '../src/http/redirects.js';
+import { runDoctor } from '../src/doctor/doctor.js';
+import { createConfig } from '../src/config/config.js';
 import { openSession, serversForFile, type McpServer, type Route } from './helpers/hardening-servers.js';
 import { startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
 

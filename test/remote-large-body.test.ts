@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { EnvHttpProxyAgent } from '../src/undici-parts.js';
-import { LARGE_BODY_CHARS, sendHttp, utf8Slices } from '../src/remote.js';
+import { EnvHttpProxyAgent } from '../src/http/undici-parts.js';
+import { LARGE_BODY_CHARS, sendHttp, utf8Slices } from '../src/http/remote.js';
 
 describe('a large request body', () => {
   it('is encoded slice by slice into exactly the bytes of the whole text, a surrogate pair never split', () => {

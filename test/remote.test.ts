@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type LookupFunction } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BridgeError } from '../src/errors.js';
-import { createDispatcher, proxyFor, redactUserinfo, sendHttp, toBridgeError } from '../src/remote.js';
+import { BridgeError } from '../src/core/errors.js';
+import { createDispatcher, proxyFor, redactUserinfo, sendHttp, toBridgeError } from '../src/http/remote.js';
 
 const url = new URL('https://mcp.example:8443/mcp');
 const failure = (code: string, message = 'boom') => Object.assign(new Error(message), { code });

@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import type { HttpExchange } from '../src/remote.js';
+import type { HttpExchange } from '../src/http/remote.js';
 import {
   ARRIVED_REPLY_MAX_BYTES,
   arrivedJsonLine,
@@ -17,7 +17,7 @@ import {
   retryAfterMs,
   singleLineBytes,
   type StreamItem,
-} from '../src/reply-reader.js';
+} from '../src/http/reply-reader.js';
 import { useRouteServer, type Handler } from './helpers/route-server.js';
 
 const routes = useRouteServer();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BODY_QUEUE_HIGH_WATER_BYTES, BodyQueue, BodyReleasedError } from '../src/response-body.js';
-import type { Dispatcher } from '../src/undici-parts.js';
+import { BODY_QUEUE_HIGH_WATER_BYTES, BodyQueue, BodyReleasedError } from '../src/http/body-queue.js';
+import type { Dispatcher } from '../src/http/undici-parts.js';
 
 /** Stands in for undici's dispatch controller: a plain record of what the queue asked of it. */
 class RecordingController implements Dispatcher.DispatchController {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { Writable } from 'node:stream';
-import { InFlight } from '../src/in-flight.js';
-import { MAX_LOGGED_ID_CHARS, type JsonObject } from '../src/json-rpc.js';
-import { Router } from '../src/router.js';
-import type { EraProtocol } from '../src/era.js';
+import { InFlight } from '../src/pipeline/in-flight.js';
+import { MAX_LOGGED_ID_CHARS, type JsonObject } from '../src/core/json-rpc.js';
+import { Router } from '../src/pipeline/router.js';
+import type { EraProtocol } from '../src/eras/era.js';
 
 /** A logger whose lines the test reads back. */
 function recordingLogger() {

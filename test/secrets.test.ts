@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRedactor, maskUrl, MIN_MASKABLE_SECRET_CHARS } from '../src/secrets.js';
+import { createRedactor, maskUrl, MIN_MASKABLE_SECRET_CHARS } from '../src/logging/redactor.js';
 import { startMcpServer } from './helpers/hardening-servers.js';
 import { startInProcessBridge } from './helpers/in-process-bridge.js';
 import { initializeRequest } from './helpers/spawn-bridge.js';

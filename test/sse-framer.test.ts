@@ -2,7 +2,7 @@
 
 import { createParser } from 'eventsource-parser';
 import { describe, expect, it } from 'vitest';
-import { LARGE_EVENT_BYTES, SseFramer, type SseEvent, type SseReadOptions } from '../src/sse-reader.js';
+import { LARGE_EVENT_BYTES, SseFramer, type SseEvent, type SseReadOptions } from '../src/http/sse-reader.js';
 
 /** A threshold small enough that every split point of a stream holding a large event can be tried. */
 const LARGE = 16;

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { readSseEvents, type SseEvent } from '../src/sse-reader.js';
+import { readSseEvents, type SseEvent } from '../src/http/sse-reader.js';
 
 async function events(chunks: (string | Uint8Array)[], maxEventChars = 1 << 20, onRetry?: (ms: number) => void): Promise<SseEvent[]> {
   const out: SseEvent[] = [];

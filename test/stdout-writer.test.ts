@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createRedactor } from '../src/secrets.js';
-import { COPIED_LINE_MAX_BYTES, createMessageWriter, MAX_TRACKED_PROGRESS_TOKENS } from '../src/stdout-writer.js';
+import { createRedactor } from '../src/logging/redactor.js';
+import { COPIED_LINE_MAX_BYTES, createMessageWriter, MAX_TRACKED_PROGRESS_TOKENS } from '../src/stdio/stdout-writer.js';
 
 /** A reader that takes nothing until `release()` is called: the client that stops reading stdout. */
 function stalledOutput(highWaterMark: number) {

@@ -1,7 +1,7 @@
 // Text a server chose is shown on a terminal, never obeyed by it.
 
 import { describe, expect, it } from 'vitest';
-import { shorten, toTerminalLine, toTerminalText } from '../src/terminal-text.js';
+import { shorten, toTerminalLine, toTerminalText } from '../src/core/terminal-text.js';
 
 /** True when `text` holds a character a terminal would act on; only line feed and tab when `keep` says so. */
 function holdsControl(text: string, keep = ''): boolean {

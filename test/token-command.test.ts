@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createRedactor } from '../src/secrets.js';
-import { MAX_TOKEN_COMMAND_OUTPUT_BYTES, runTokenCommand, TOKEN_COMMAND_TIMEOUT_MS, TokenCommandCredential } from '../src/token-command.js';
+import { createRedactor } from '../src/logging/redactor.js';
+import { MAX_TOKEN_COMMAND_OUTPUT_BYTES, runTokenCommand, TOKEN_COMMAND_TIMEOUT_MS, TokenCommandCredential } from '../src/credentials/token-command.js';
 import { isRunning, pidIn, waitUntilGone } from './helpers/processes.js';
 
 const env = { PATH: process.env.PATH };

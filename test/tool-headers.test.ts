@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { ToolHeaderRegistry } from '../src/tool-headers.js';
+import { ToolHeaderRegistry } from '../src/eras/tool-headers.js';
 
 const objectSchema = (properties: Record<string, unknown>): Record<string, unknown> => ({ type: 'object', properties });
 const toolWith = (name: string, inputSchema: unknown): Record<string, unknown> => ({ name, inputSchema });

@@ -1,7 +1,7 @@
 // The pure conversions between 2025-era messages and their 2026-07-28 form.
 
 import { describe, expect, it } from 'vitest';
-import { inputRequiredOf, isInitializeRefusal, listenFilterFor, speaksOnlyModern, toClientProfile, toInitializeResult, toModernParams, toRetryParams, whyClientCannotAnswer } from '../src/translate-messages.js';
+import { inputRequiredOf, isInitializeRefusal, listenFilterFor, speaksOnlyModern, toClientProfile, toInitializeResult, toModernParams, toRetryParams, whyClientCannotAnswer } from '../src/eras/translate-messages.js';
 
 const profile = toClientProfile({ protocolVersion: '2025-11-25', capabilities: { sampling: {} }, clientInfo: { name: 'c', version: '1' } });
 

@@ -1,10 +1,10 @@
-// undici's internal layout that src/undici-parts.ts relies on: fails with a message saying what moved.
+// undici's internal layout that src/http/undici-parts.ts relies on: fails with a message saying what moved.
 
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Agent, EnvHttpProxyAgent } from '../src/undici-parts.js';
+import { Agent, EnvHttpProxyAgent } from '../src/http/undici-parts.js';
 
 const require = createRequire(import.meta.url);
 /** The installed undici package directory (its package.json is exported, its lib/ is not). */
@@ -13,7 +13,7 @@ const DEEP_PATHS = ['lib/dispatcher/dispatcher.js', 'lib/api/index.js', 'lib/dis
 /** The Dispatcher methods the bridge calls; undici's index puts them on the prototype, undici-parts.ts does it here. */
 const API_METHODS = ['request', 'stream', 'pipeline', 'upgrade', 'connect'];
 
-const UPGRADE = 'undici upgrade: re-check src/undici-parts.ts (see the note there) before changing the pinned version';
+const UPGRADE = 'undici upgrade: re-check src/http/undici-parts.ts (see the note there) before changing the pinned version';
 
 describe("undici's layout the bridge imports from", () => {
   it('is the exact undici version package.json pins', () => {

@@ -1,6 +1,6 @@
 // Tool and prompt arguments from the command line: `key=value`, `key:=json`, `--args '<json>'` or `--args -`.
 
-import { isJsonObject, type JsonObject } from '../json-rpc.js';
+import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
 import { acceptsValue } from './schema-check.js';
 
 /** Largest `--args -` read from stdin, in bytes: arguments, not a data transfer. */

@@ -2,9 +2,9 @@
 
 import { PassThrough } from 'node:stream';
 import { runBridge, type BridgeExit, type BridgeOptions } from '../bridge.js';
-import { BRIDGE_ERRORS } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { errorReply, isJsonObject, MODERN_VERSION_META_KEY, type JsonObject, type JsonRpcId } from '../json-rpc.js';
+import { BRIDGE_ERRORS } from '../core/errors.js';
+import type { Logger } from '../logging/logger.js';
+import { errorReply, isJsonObject, MODERN_VERSION_META_KEY, type JsonObject, type JsonRpcId } from '../core/json-rpc.js';
 
 /** The revision the client asks for with `server/discover` (2026-07-28 basic §Request `_meta`). */
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';

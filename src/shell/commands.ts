@@ -1,8 +1,8 @@
 // The shell commands (tools, call, resources, read, prompts, prompt): connect, ask, print, and the exit code.
 
 import type { Writable } from 'node:stream';
-import { isJsonObject, type JsonObject } from '../json-rpc.js';
-import { MAX_MESSAGE_CHARS, shorten, toTerminalLine } from '../terminal-text.js';
+import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
+import { MAX_MESSAGE_CHARS, shorten, toTerminalLine } from '../core/terminal-text.js';
 import { ArgumentError, buildArguments, parseArgsObject, parseAssignments, type Assignment } from './arguments.js';
 import { Interrupted, RpcError, ShellClient, type ClientOptions } from './client.js';
 import { createProgressView, type ProgressTarget } from './progress.js';

@@ -1,7 +1,7 @@
 // Shows a call's progress: a bar (or a spinner) on a terminal, plain log lines otherwise.
 
-import type { Logger } from '../logger.js';
-import { shorten, toTerminalLine } from '../terminal-text.js';
+import type { Logger } from '../logging/logger.js';
+import { shorten, toTerminalLine } from '../core/terminal-text.js';
 import type { Progress } from './client.js';
 
 /** Cells in the bar, in characters. */

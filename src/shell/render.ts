@@ -1,7 +1,7 @@
 // What shell commands print for people: one line per tool, resource or prompt; a result's text, other content summarized.
 
-import { isJsonObject, type JsonObject } from '../json-rpc.js';
-import { shorten, toTerminalLine, toTerminalText } from '../terminal-text.js';
+import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
+import { shorten, toTerminalLine, toTerminalText } from '../core/terminal-text.js';
 
 /** Longest name column before the descriptions stop lining up, in characters. */
 export const MAX_NAME_COLUMN_CHARS = 32;

@@ -1,6 +1,6 @@
 // Checks arguments against a tool's inputSchema (required, type, enum, nested properties and items) before anything is sent.
 
-import { isJsonObject, type JsonObject } from '../json-rpc.js';
+import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
 
 /** Nesting followed into `properties` and `items`; deeper values are left to the server. */
 export const MAX_SCHEMA_DEPTH = 16;

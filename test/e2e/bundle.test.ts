@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_URL } from '../../src/config.js';
-import { startDemoServer, type DemoServer } from '../../src/demo-server.js';
+import { DEFAULT_URL } from '../../src/config/config.js';
+import { startDemoServer, type DemoServer } from '../../src/demo/demo-server.js';
 import { initializedNotification, initializeRequest, spawnLineProcess } from '../helpers/spawn-bridge.js';
 
 const run = promisify(execFile);

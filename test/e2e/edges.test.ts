@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it, vi } from 'vitest';
-import { MAX_LOGGED_ID_CHARS } from '../../src/json-rpc.js';
+import { MAX_LOGGED_ID_CHARS } from '../../src/core/json-rpc.js';
 import { result, sendJson, serversForFile, stdoutProblems } from '../helpers/hardening-servers.js';
 import { BIN, collectLines, initializeRequest, spawnBridge, type BridgeProcess } from '../helpers/spawn-bridge.js';
 

@@ -8,11 +8,11 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ONE_LINE_HINT } from '../../src/json-rpc.js';
-import { MAX_MESSAGE_CHARS } from '../../src/terminal-text.js';
+import { ONE_LINE_HINT } from '../../src/core/json-rpc.js';
+import { MAX_MESSAGE_CHARS } from '../../src/core/terminal-text.js';
 import { CLEAR_LINE } from '../../src/shell/progress.js';
 import { MAX_NAME_CHARS } from '../../src/shell/render.js';
-import { toTerminalLine } from '../../src/terminal-text.js';
+import { toTerminalLine } from '../../src/core/terminal-text.js';
 import { BIN } from '../helpers/spawn-bridge.js';
 import { startScriptedMcpServer, type ScriptedMcpServer } from '../helpers/scripted-mcp-server.js';
 

@@ -1,7 +1,7 @@
 // In-process CLI runs: main as bin/ calls it, with what it writes to the process's own streams captured.
 
 import { afterEach, beforeEach, vi } from 'vitest';
-import { main } from '../../src/cli.js';
+import { main } from '../../src/cli/main.js';
 
 /** Runs main as bin/ does, with `args` after the node binary and the script. */
 export const runCli = (...args: string[]): Promise<number> => main(['node', 'fenbs-mcp', ...args]);

@@ -4,8 +4,8 @@ import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { pino } from 'pino';
 import { runBridge, type BridgeExit } from '../../src/bridge.js';
-import { createConfig, type BridgeConfig, type RawOptions } from '../../src/config.js';
-import { createRedactor, type Redactor } from '../../src/secrets.js';
+import { createConfig, type BridgeConfig, type RawOptions } from '../../src/config/config.js';
+import { createRedactor, type Redactor } from '../../src/logging/redactor.js';
 import type { McpServer } from './hardening-servers.js';
 import { collectLines, initializedNotification, initializeRequest, type BridgeHandle } from './spawn-bridge.js';
 

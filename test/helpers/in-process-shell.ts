@@ -3,8 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { PassThrough, type Writable } from 'node:stream';
 import { pino } from 'pino';
-import { createConfig } from '../../src/config.js';
-import { createRedactor } from '../../src/secrets.js';
+import { createConfig } from '../../src/config/config.js';
+import { createRedactor } from '../../src/logging/redactor.js';
 import { runShellCommand, type ShellCommand } from '../../src/shell/commands.js';
 import { toRawOptions } from './in-process-bridge.js';
 

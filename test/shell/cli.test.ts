@@ -1,7 +1,7 @@
 // In-process: the shell subcommands on the command line: help, options, suggestions, usage errors.
 
 import { describe, expect, it } from 'vitest';
-import { EXIT } from '../../src/cli.js';
+import { EXIT } from '../../src/cli/main.js';
 import { captureCliOutput, runCli } from '../helpers/captured-cli.js';
 import { SHELL_COMMANDS } from '../../src/shell/command-line.js';
 

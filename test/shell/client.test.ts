@@ -4,9 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createConfig } from '../../src/config.js';
-import { startDemoServer, type DemoServer } from '../../src/demo-server.js';
-import { createRedactor } from '../../src/secrets.js';
+import { createConfig } from '../../src/config/config.js';
+import { startDemoServer, type DemoServer } from '../../src/demo/demo-server.js';
+import { createRedactor } from '../../src/logging/redactor.js';
 import { Interrupted, ShellClient } from '../../src/shell/client.js';
 
 describe('ShellClient', () => {

@@ -1,7 +1,7 @@
 // What shell commands print for people.
 
 import { describe, expect, it } from 'vitest';
-import { toTerminalLine, toTerminalText } from '../../src/terminal-text.js';
+import { toTerminalLine, toTerminalText } from '../../src/core/terminal-text.js';
 import {
   firstSentence,
   MAX_DETAIL_CHARS,

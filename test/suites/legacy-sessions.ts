@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RECONNECT_DELAY_MIN_MS } from '../../src/event-stream.js';
+import { RECONNECT_DELAY_MIN_MS } from '../../src/pipeline/stream-follower.js';
 import { requestsOf, startV1Server, type V1Server } from '../helpers/sdk-v1-full-server.js';
 import { expectCleanEnd, type BridgeMode, type RunningBridge } from '../helpers/bridge-mode.js';
 import { initializedNotification } from '../helpers/spawn-bridge.js';

@@ -1,0 +1,532 @@
+// The command line: commander program, environment, signals and exit codes. Only this file touches `process`.
+
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { runBridge, type BridgeExit } from '../bridge.js';
+import { createConfig, DEFAULT_URL, FileTooLargeError, PROXY_VARIABLES, UsageError, type BridgeConfig, type RawOptions } from '../config/config.js';
+import { createLogger, LogFileError, type BridgeLog } from '../logging/logger.js';
+import { onlyOwnOptions } from './own-options.js';
+import { proxyFor, redactUserinfo } from '../http/remote.js';
+import { addShellCommands, SHELL_COMMANDS } from '../shell/command-line.js';
+import { CLEAR_LINE } from '../shell/progress.js';
+import type { ShellCommand } from '../shell/commands.js';
+import { createRedactor, maskUrl, type Redactor } from '../logging/redactor.js';
+import { toTerminalLine, toTerminalText } from '../core/terminal-text.js';
+
+/** Exit codes; documented in the README's table. */
+export const EXIT = {
+  OK: 0,
+  FAILURE: 1,
+  USAGE: 2,
+  /** doctor: a check failed, so the bridge cannot work with these settings. */
+  DOCTOR_FAILED: 3,
+  /** Shell commands (tools, call…): the server could not be reached or answered unusably, what doctor checks. */
+  UNREACHABLE: 3,
+  /** Stopped by Ctrl-C (SIGINT): 128 + 2, what shells expect of a program they interrupted. */
+  INTERRUPTED: 130,
+} as const;
+
+/** The subcommands, for suggestions when a word on the command line is none of them. */
+const COMMANDS = ['doctor', 'login', 'logout', 'help', ...SHELL_COMMANDS] as const;
+
+/** SIGTERM/SIGINT/SIGHUP end the process within a second: a client that sent one waits for the exit. */
+const SIGNAL_EXIT_DEADLINE_MS = 900;
+/** A shell command interrupted by Ctrl-C has this long to tell the server (a cancellation, a DELETE) before it exits anyway. */
+const CANCEL_EXIT_DEADLINE_MS = 3_000;
+
+const EXAMPLES = `
+Examples:
+  # In a desktop client's config (Claude Desktop, Cursor, VS Code…): the token stays in "env"
+  {
+    "mcpServers": {
+      "fenbs": { "command": "npx", "args": ["-y", "fenbs-mcp"], "env": { "FENBS_TOKEN": "<your token>" } }
+    }
+  }
+
+  # Without writing JSON-RPC: list the tools, call one with key=value arguments (--json for scripts)
+  fenbs-mcp tools --demo
+  fenbs-mcp call tasks_get ref=T-1 --demo
+
+  # In a shell pipeline
+  printf '%s\\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \\
+    | FENBS_TOKEN=... fenbs-mcp
+
+  # Another server, an extra header, a longer deadline
+  fenbs-mcp --url https://example.com/mcp -H "X-Team: platform" --request-timeout 3600000
+
+  # A token a command prints (run again after a 401), or a header secret kept in the environment
+  fenbs-mcp --url https://example.com/mcp --token-command 'op read op://Private/example/token'
+  EXAMPLE_KEY=... fenbs-mcp --url https://example.com/mcp -H 'X-Api-Key: \${EXAMPLE_KEY}'
+
+  # See it work with no account: an embedded demo server
+  fenbs-mcp --demo < examples/session.jsonl
+
+Environment:
+  FENBS_TOKEN            bearer token (or the variable named by --token-env); comes before
+                         --token-file, --token-command and -H 'Authorization: Bearer \${VAR}'
+  FENBS_MCP_URL          endpoint when --url is not given (default ${DEFAULT_URL})
+  FENBS_MCP_LOG_LEVEL    log level when --log-level is not given
+  HTTPS_PROXY, HTTP_PROXY, NO_PROXY   proxy settings (either case), honoured by default
+  NODE_EXTRA_CA_CERTS    extra trusted CAs (PEM file); see also --ca-file
+`;
+
+// The bundle runs from dist/, this source from src/cli/: the package's package.json is one folder
+// above the first and two above the second; the nearer one that is ours wins.
+const PACKAGE_JSON_PATHS = ['../package.json', '../../package.json'];
+
+function packageVersion(): string {
+  for (const path of PACKAGE_JSON_PATHS) {
+    const url = new URL(path, import.meta.url);
+    if (!existsSync(url)) continue;
+    const parsed = JSON.parse(readFileSync(url, 'utf8')) as { name?: string; version: string };
+    if (parsed.name === 'fenbs-mcp') return parsed.version;
+  }
+  throw new Error('fenbs-mcp: package.json not found beside the code');
+}
+
+/** Gathers a repeatable option's values in order. */
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/** The options that say where and how to connect; shared by the bridge and `doctor`. */
+function addConnectionOptions(command: Command): Command {
+  return command
+    .option('--url <url>', `MCP endpoint (env FENBS_MCP_URL, default ${DEFAULT_URL})`)
+    .option('--token-env <name>', 'environment variable that holds the bearer token', 'FENBS_TOKEN')
+    .option('--token-file <path>', 'read the bearer token from this file instead')
+    .option('--token-command <cmd>', 'run this shell command for the bearer token (its trimmed stdout); run again after a 401')
+    .option('-H, --header <header>', 'extra request header "Name: value" (repeatable); ${VAR} takes a value from the environment', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--request-timeout <ms>', 'deadline per request in ms, 0 = none (default 1800000 = 30 min)')
+    .option('--connect-timeout <ms>', 'TCP/TLS connect timeout in ms (default 10000)')
+    .option('--stream-idle-timeout <ms>', 'give up an event stream silent this long, in ms, 0 = never (default 0)')
+    .option('--max-line-bytes <n>', 'largest stdin line accepted, in bytes (default 67108864 = 64 MiB)')
+    .option('--max-message-bytes <n>', 'largest reply message accepted, in bytes (default 67108864 = 64 MiB)')
+    .option('--ca-file <pem>', 'also trust the CA certificates in this PEM file')
+    .option('--allow-http', 'allow sending the token over plain http:// to a non-loopback host')
+    .option('--oauth-client-id <id>', 'OAuth: a client id registered with the authorization server (secret in env FENBS_MCP_OAUTH_CLIENT_SECRET)')
+    .option('--oauth-client-secret-file <path>', 'OAuth: read the client secret from this file')
+    .option('--oauth-issuer <url>', 'OAuth: use only this authorization server; refuse any other the server names (env FENBS_MCP_OAUTH_ISSUER)')
+    .option('--oauth-client-metadata-url <url>', 'OAuth: an https URL of a Client ID Metadata Document, used as client id where supported')
+    .option('--oauth-callback-port <port>', 'OAuth: loopback port for the sign-in callback (default: a free port)')
+    .option('--oauth-login-timeout <ms>', 'OAuth: how long a sign-in in the browser may take, in ms (default 300000 = 5 min)')
+    .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (env FENBS_MCP_LOG_LEVEL, default info)'))
+    .option('--log-format <format>', 'json or pretty: how stderr shows the logs (default: pretty on a terminal, json otherwise)')
+    .option('--log-file <path>', 'also append the logs to this file (always JSON)')
+    .option('--protocol <mode>', 'auto: translate a 2025-era client for a 2026-07-28-only server; passthrough: never translate (default auto)')
+    .option('--allow-tools <patterns>', 'show only tools whose names match these comma-separated globs (* and ?; repeatable)', collect)
+    .option('--deny-tools <patterns>', 'hide tools whose names match these comma-separated globs (* and ?; repeatable); wins over --allow-tools', collect)
+    .option('--demo', 'use an embedded demo MCP server (a small task board) instead of --url');
+}
+
+/**
+ * The program; `args` (the words after the script) decide whether its subcommands are defined: a
+ * command line of the bridge's own options only cannot reach one, and defining them (each with every
+ * connection option) is most of the work of building the program on a desktop host's every start.
+ */
+function buildProgram(
+  version: string,
+  args: readonly string[],
+  actions: {
+    bridge: (options: CliOptions) => Promise<number>;
+    doctor: (options: CliOptions) => Promise<number>;
+    shell: (command: ShellCommand, options: CliOptions) => Promise<number>;
+    account: (command: 'login' | 'logout', options: CliOptions) => Promise<number>;
+  },
+): { program: Command; result: () => number } {
+  let exitCode: number = EXIT.OK;
+  const program = addConnectionOptions(
+    new Command('fenbs-mcp')
+      .description('Bridges an MCP client on stdio to a Streamable HTTP MCP server: one JSON-RPC message per line in, one per line out.')
+      .version(version, '-v, --version'),
+  )
+    .addHelpText('after', EXAMPLES)
+    // `fenbs-mcp help` and `fenbs-mcp help doctor` work as in other tools.
+    .helpCommand(true)
+    // Options after `doctor` belong to doctor, not to the bridge.
+    .enablePositionalOptions()
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .action(async (options: CliOptions) => {
+      exitCode = await actions.bridge(options);
+    });
+  const output = {
+    writeOut: (text: string) => process.stdout.write(text),
+    writeErr: (text: string) => process.stderr.write(text),
+    outputError: () => undefined, // reported once, by usage()
+  };
+  program.configureOutput(output);
+  if (onlyOwnOptions(program, args)) return { program, result: () => exitCode };
+  addConnectionOptions(program.command('doctor').description('check the URL, network, TLS, token and protocol, one line per check with a hint on failure'))
+    .option('--json', 'print the report as one JSON object')
+    .addHelpText('after', '\nExamples:\n  fenbs-mcp doctor\n  fenbs-mcp doctor --url https://example.com/mcp --json\n  fenbs-mcp doctor --demo\n\nExit code 0 when the bridge can work, 3 when a check failed, 2 for usage errors.\n')
+    .exitOverride()
+    .action(async (options: CliOptions) => {
+      exitCode = await actions.doctor(options);
+    });
+  addShellCommands(program, addConnectionOptions, async (command, options) => {
+    exitCode = await actions.shell(command, options);
+  });
+  for (const command of ['login', 'logout'] as const) {
+    addConnectionOptions(program.command(command).description(command === 'login' ? 'sign in to the server with OAuth ahead of time (opens a browser), then exit' : "forget the server's OAuth tokens and client registration"))
+      .addHelpText('after', `\nExamples:\n  fenbs-mcp ${command} --url https://example.com/mcp\n`)
+      .exitOverride()
+      .action(async (options: CliOptions) => {
+        exitCode = await actions.account(command, options);
+      });
+  }
+  for (const command of program.commands) command.configureOutput(output);
+  return { program, result: () => exitCode };
+}
+
+/** Turns commander's complaint into a usage message that says what to do instead. */
+function commandLineMistake(error: CommanderError, operands: readonly string[]): number {
+  if (error.code === 'commander.excessArguments') {
+    const word = operands[0] ?? '';
+    const near = COMMANDS.find((command) => editDistance(word, command) <= 2);
+    return usage(`unknown command "${word}"${near === undefined ? '' : ` (did you mean ${near}?)`}; the bridge itself takes no arguments, only options`, near === undefined ? 'fenbs-mcp help' : `fenbs-mcp ${near}`);
+  }
+  if (error.code === 'commander.unknownOption' && /'--token(=.*)?'/.test(error.message)) {
+    // Never echo the value: it is the secret a command line must not carry.
+    return usage(
+      '--token is not an option: a token on the command line shows up in process lists and shell history',
+      'put it in the environment: FENBS_TOKEN=<token> fenbs-mcp (in a desktop config, the "env" block), or use --token-file <path>',
+    );
+  }
+  return usage(error.message.replace(/^error: /, ''));
+}
+
+/** Levenshtein distance, for "did you mean" on short words. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+function usage(message: string, fix?: string): number {
+  // The words of the command line and the files it names are quoted back: shown, never obeyed.
+  process.stderr.write(`fenbs-mcp: ${toTerminalLine(message)}\n${fix === undefined ? '' : `  try: ${toTerminalLine(fix)}\n`}  (fenbs-mcp --help shows every option)\n`);
+  return EXIT.USAGE;
+}
+
+/**
+ * Reads a file as UTF-8, but never more than `maxBytes`: the size is checked before reading, and
+ * the read stops one byte past the limit (a file whose size is not known, such as a FIFO).
+ */
+function readBoundedTextFile(path: string, maxBytes: number): string {
+  const fd = openSync(path, 'r');
+  try {
+    if (fstatSync(fd).size > maxBytes) throw new FileTooLargeError(path, maxBytes);
+    const buffer = Buffer.alloc(maxBytes + 1);
+    let length = 0;
+    for (let read = -1; read !== 0 && length < buffer.length; length += read) read = readSync(fd, buffer, length, buffer.length - length, null);
+    if (length > maxBytes) throw new FileTooLargeError(path, maxBytes);
+    return buffer.toString('utf8', 0, length);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A query parameter or header whose name says its value is a credential (`api_key`, `X-Auth-Token`). */
+const CREDENTIAL_NAME = /key|token|secret|pass|auth|sig|session|credential/i;
+
+/**
+ * The redactor for everything this run writes: the token, the password of every proxy the
+ * environment names (OAuth requests go to other hosts than --url, so NO_PROXY may send them
+ * through a proxy --url bypasses), and the values of --url query parameters and -H headers named
+ * like credentials, which a server may echo back.
+ */
+function redactorFor(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>): Redactor {
+  const named = [...config.url.searchParams, ...config.extraHeaders].filter(([name]) => CREDENTIAL_NAME.test(name)).map(([, value]) => value);
+  return createRedactor([config.token, ...PROXY_VARIABLES.map((name) => proxyPassword(env[name])), ...named, ...config.headerSecrets.map((secret) => secret.value)]);
+}
+
+export interface CliOptions extends RawOptions {
+  demo?: boolean;
+  json?: boolean;
+  args?: string;
+}
+
+interface Prepared {
+  config: BridgeConfig;
+  env: Readonly<Record<string, string | undefined>>;
+  demo: { url: URL; close(): Promise<void> } | undefined;
+}
+
+/** The logger of a subcommand; a --log-file that cannot be opened stops the demo and is a usage exit (a number). */
+async function openLog(prepared: Prepared, redact: Redactor, refuse: (message: string) => number): Promise<BridgeLog | number> {
+  try {
+    return createLogger({ level: prepared.config.logLevel, file: prepared.config.logFile, redact, formatStderr: await stderrFormatter(prepared.config) });
+  } catch (error) {
+    await prepared.demo?.close();
+    if (error instanceof LogFileError) return refuse(error.message);
+    throw error;
+  }
+}
+
+/** Options + environment → config, starting the demo server first when asked. A number is a usage exit. */
+async function prepare(options: CliOptions, report: (message: string, fix?: string) => number = usage): Promise<Prepared | number> {
+  const env = process.env;
+  if (options.demo !== true) {
+    try {
+      return { config: createConfig({ options, env, readTextFile: readBoundedTextFile }), env, demo: undefined };
+    } catch (error) {
+      if (error instanceof UsageError) return report(error.message, error.fix);
+      throw error;
+    }
+  }
+  if (options.url !== undefined) return report('--demo and --url cannot be combined', 'fenbs-mcp --demo');
+  // A throwaway token, so the demo shows the Authorization path without touching a real one.
+  const { randomBytes } = await import('node:crypto');
+  const demoToken = randomBytes(16).toString('hex');
+  const { startDemoServer } = await import('../demo/demo-server.js');
+  const demo = await startDemoServer({ token: demoToken });
+  const raw: RawOptions = { ...options, url: demo.url.href, tokenEnv: 'FENBS_MCP_DEMO_TOKEN', tokenFile: undefined, tokenCommand: undefined };
+  try {
+    return { config: createConfig({ options: raw, env: { ...env, FENBS_MCP_DEMO_TOKEN: demoToken }, readTextFile: () => '' }), env, demo };
+  } catch (error) {
+    await demo.close();
+    if (error instanceof UsageError) return report(error.message, error.fix);
+    throw error;
+  }
+}
+
+/** Runs the CLI; resolves with the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const version = packageVersion();
+  const { program, result } = buildProgram(version, argv.slice(2), {
+    bridge: (options) => bridgeCommand(options, version),
+    doctor: (options) => doctorCommand(options),
+    shell: (command, options) => shellCommand(command, options, version),
+    account: (command, options) => accountCommand(command, options),
+  });
+  try {
+    await program.parseAsync(argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.exitCode === 0) return EXIT.OK; // --help, --version
+      return commandLineMistake(error, program.args);
+    }
+    throw error;
+  }
+  return result();
+}
+
+async function doctorCommand(options: CliOptions): Promise<number> {
+  // With --json a script reads stdout: a usage mistake is a JSON report there too.
+  const report = (message: string, fix?: string) => {
+    if (options.json === true) process.stdout.write(`${JSON.stringify({ ok: false, usage: { message, ...(fix === undefined ? {} : { fix }) }, checks: [] })}\n`);
+    return usage(message, fix);
+  };
+  const prepared = await prepare(options, report);
+  if (typeof prepared === 'number') return prepared;
+  const { reportDoctor } = await import('../doctor/doctor.js');
+  const redact = redactorFor(prepared.config, prepared.env);
+  const log = await openLog(prepared, redact, (message) => report(message, 'fenbs-mcp doctor --log-file ~/fenbs-mcp.log (a path you can write to)'));
+  if (typeof log === 'number') return log;
+  try {
+    // Each check shows as it starts (a spinner on a terminal); what doctor prints is what users
+    // paste into issues, so it goes through the same masking as the bridge's logs.
+    const result = await reportDoctor(prepared.config, prepared.env, {
+      stdout: process.stdout,
+      stderr: process.stderr,
+      json: options.json === true,
+      redact,
+      log: log.logger,
+    });
+    return result.ok ? EXIT.OK : EXIT.DOCTOR_FAILED;
+  } finally {
+    await log.close();
+    await prepared.demo?.close();
+  }
+}
+
+async function accountCommand(command: 'login' | 'logout', options: CliOptions): Promise<number> {
+  const prepared = await prepare(options);
+  if (typeof prepared === 'number') return prepared;
+  const redact = redactorFor(prepared.config, prepared.env);
+  const log = await openLog(prepared, redact, (message) => usage(message));
+  if (typeof log === 'number') return log;
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    const { runAccountCommand } = await import('./account-commands.js');
+    // What login and logout print quotes the authorization server (an error_description): masked, then escaped.
+    const ok = await runAccountCommand(command, { config: prepared.config, env: prepared.env, logger: log.logger, registerSecret: (secret) => void redact.add(secret), writeStderr: (text) => process.stderr.write(toTerminalText(redact(text))), signal: controller.signal });
+    return ok ? EXIT.OK : EXIT.FAILURE;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    await log.close();
+    await prepared.demo?.close();
+  }
+}
+
+async function bridgeCommand(options: CliOptions, version: string): Promise<number> {
+  const prepared = await prepare(options);
+  if (typeof prepared === 'number') return prepared;
+  const { config, env, demo } = prepared;
+
+  const redact = redactorFor(config, env);
+  // The proxy the bridge's requests to --url take, by the dispatcher's own rule, named by its origin alone.
+  const proxy = proxyFor(config.url, env);
+  let log: BridgeLog;
+  try {
+    log = createLogger({ level: config.logLevel, file: config.logFile, redact, formatStderr: await stderrFormatter(config) });
+  } catch (error) {
+    await demo?.close();
+    if (error instanceof LogFileError) return usage(error.message, 'fenbs-mcp --log-file ~/fenbs-mcp.log (a path you can write to)');
+    throw error;
+  }
+  const { logger } = log;
+
+  logger.info(
+    { url: maskUrl(config.url), version, node: process.versions.node, credentials: config.credential.kind === 'none' ? 'OAuth sign-in if the server asks for it' : config.credential.kind === 'command' ? 'token from --token-command' : config.token === undefined ? config.credential.source : `token from ${config.tokenSource}`, proxy: proxy === undefined ? undefined : redactUserinfo(proxy), demo: demo !== undefined || undefined },
+    'fenbs-mcp started',
+  );
+  if (config.credential.kind === 'none') {
+    // A warning still: most often a token was meant to be set. A server that wants OAuth says so
+    // with its 401, and the sign-in starts then.
+    logger.warn(`no token: ${config.tokenSource} is not set, so requests go without Authorization until the server asks for an OAuth sign-in (a cached OAuth token is used if there is one)`);
+  }
+  if (config.url.protocol === 'http:' && config.allowHttp) {
+    logger.warn('--allow-http: the token travels unencrypted over plain http://');
+  }
+  if (process.stdin.isTTY === true) {
+    // A person typing: say what the bridge expects, once.
+    logger.info('reading JSON-RPC messages from the terminal: one message per line, Ctrl-D to end (Ctrl-C to stop)');
+  }
+
+  const controller = new AbortController();
+  // Ctrl-C exits 130 as shells expect; SIGTERM and SIGHUP are how desktop hosts stop a server
+  // they are done with, which is no failure: 0.
+  let stopCode: number = EXIT.OK;
+  const onSignal = (signal: NodeJS.Signals) => {
+    logger.info({ signal }, 'stopping');
+    stopCode = signal === 'SIGINT' ? EXIT.INTERRUPTED : EXIT.OK;
+    controller.abort();
+    // Whatever is still running, the process is gone within a second.
+    setTimeout(() => process.exit(stopCode), SIGNAL_EXIT_DEADLINE_MS).unref();
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  process.once('SIGHUP', onSignal);
+
+  let exit: BridgeExit;
+  try {
+    exit = await runBridge({ input: process.stdin, output: process.stdout, config, logger, redact, env, signal: controller.signal,
+      // Through the logger (bounded, never blocks on a stderr nobody reads), masked like every line;
+      // a log line per line of text, since a readable log line shows a line break as an escape.
+      writeStderr: (text) => {
+        for (const line of text.split('\n')) if (line.trim() !== '') logger.warn(line.trim());
+      },
+    });
+  } finally {
+    await demo?.close();
+  }
+  logger.debug({ exit }, 'stopped');
+  await log.close();
+  if (exit === 'input-failed') return EXIT.FAILURE;
+  return exit === 'signal' ? stopCode : EXIT.OK;
+}
+
+/** tools, call, resources, read, prompts, prompt: one MCP exchange through an in-process bridge, printed for people or scripts. */
+async function shellCommand(command: ShellCommand, options: CliOptions, version: string): Promise<number> {
+  // A person or a script reads stderr here, not a desktop host: readable lines unless told otherwise.
+  const prepared = await prepare({ ...options, logFormat: options.logFormat ?? 'pretty' });
+  if (typeof prepared === 'number') return prepared;
+  const { config, env, demo } = prepared;
+  const redact = redactorFor(config, env);
+  const format = await stderrFormatter(config);
+  // On a terminal a log line first erases the progress bar it would run into; the next report redraws the bar.
+  const formatStderr = process.stderr.isTTY === true ? (line: string) => `${CLEAR_LINE}${format === undefined ? line : format(line)}` : format;
+  let log: BridgeLog;
+  try {
+    log = createLogger({ level: config.logLevel, file: config.logFile, redact, formatStderr });
+  } catch (error) {
+    await demo?.close();
+    if (error instanceof LogFileError) return usage(error.message, 'fenbs-mcp tools --log-file ~/fenbs-mcp.log (a path you can write to)');
+    throw error;
+  }
+  const { logger } = log;
+  // A shell command reports its own failure in one sentence; the bridge's per-request warnings
+  // would say it twice, so they show only when a log level was asked for.
+  const bridgeLogger = options.logLevel === undefined && env.FENBS_MCP_LOG_LEVEL === undefined ? logger.child({}, { level: 'error' }) : logger;
+  // Ctrl-C cancels the request in flight and exits 130; a second Ctrl-C ends the process at once.
+  const interrupt = new AbortController();
+  const onSigint = () => {
+    interrupt.abort();
+    setTimeout(() => process.exit(EXIT.INTERRUPTED), CANCEL_EXIT_DEADLINE_MS).unref();
+  };
+  process.once('SIGINT', onSigint);
+  const { runShellCommand } = await import('../shell/commands.js');
+  const { readAll, MAX_STDIN_ARGS_BYTES } = await import('../shell/arguments.js');
+  try {
+    return await runShellCommand(
+      command,
+      {
+        config,
+        logger: bridgeLogger,
+        progressLogger: logger,
+        redact,
+        env,
+        clientInfo: { name: 'fenbs-mcp', version },
+        onServerLog: (level, data) => logger.info({ serverLevel: level, data }, 'server log'),
+      },
+      { stdout: process.stdout, stderr: process.stderr, readStdin: () => readAll(process.stdin, MAX_STDIN_ARGS_BYTES), json: options.json === true, interrupt: interrupt.signal },
+    );
+  } finally {
+    process.off('SIGINT', onSigint);
+    await log.close();
+    await demo?.close();
+  }
+}
+
+/**
+ * Readable lines (time, level, message, fields on the same line) when stderr is a terminal or
+ * --log-format pretty says so; JSON otherwise, for desktop hosts and files. The formatter is
+ * loaded only then, so the desktop path does not pay for it at start.
+ */
+async function stderrFormatter(config: BridgeConfig): Promise<((line: string) => string) | undefined> {
+  const terminal = process.stderr.isTTY === true;
+  if ((config.logFormat ?? (terminal ? 'pretty' : 'json')) === 'json') return undefined;
+  // Every string of a readable line is escaped first, whether stderr is a terminal or a file that
+  // will be shown on one later; colours only on a terminal.
+  const { createPrettyFormatter } = await import('../logging/pretty-log.js');
+  return createPrettyFormatter(terminal);
+}
+
+function proxyPassword(proxy: string | undefined): string | undefined {
+  if (proxy === undefined || proxy === '') return undefined;
+  try {
+    const password = new URL(proxy).password;
+    return password === '' ? undefined : decodeURIComponent(password);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Entry point for bin/: runs main and ends the process with its code once stdout is flushed. */
+export function run(): void {
+  // A reader of stdout that goes away early (`fenbs-mcp --help | head -1`) is no failure: the write's
+  // EPIPE would otherwise be thrown as an uncaught error with a stack trace. What could not be read
+  // is simply not read; the bridge's own writer also watches stdout and stops the bridge.
+  process.stdout.on('error', () => undefined);
+  main(process.argv).then(
+    (code) => exitAfterFlush(code),
+    (error: unknown) => {
+      process.stderr.write(`fenbs-mcp: unexpected failure: ${toTerminalLine(error instanceof Error ? error.message : String(error))}\n`);
+      exitAfterFlush(EXIT.FAILURE);
+    },
+  );
+}
+
+function exitAfterFlush(code: number): void {
+  // Handles such as stdin keep the loop alive after a signal; stdout is flushed first.
+  if (process.stdout.writableLength === 0 || process.stdout.destroyed) process.exit(code);
+  process.stdout.write('', () => process.exit(code));
+}

@@ -1,0 +1,540 @@
+// `fenbs-mcp doctor`: checks, in order, everything the bridge needs, and says what to fix.
+
+import { lookup } from 'node:dns/promises';
+import { isIP, connect as connectTcp } from 'node:net';
+import { connect as connectTls, type ConnectionOptions } from 'node:tls';
+import { pino } from 'pino';
+import type { BridgeConfig } from '../config/config.js';
+import type { Credential } from '../core/credential.js';
+import { createCredential } from '../credentials/create-credential.js';
+import { Endpoint } from '../http/endpoint.js';
+import { REQUEST_TIMEOUT_MS } from '../config/config.js';
+import { BridgeError, isBridgeError } from '../core/errors.js';
+import { isJsonObject, MODERN_VERSION_META_KEY, type JsonObject } from '../core/json-rpc.js';
+import { REDIRECT_HINT } from '../http/redirects.js';
+import { headerValue, readErrorBody, readPrivateResponse } from '../http/reply-reader.js';
+import type { HttpExchange } from '../http/remote.js';
+import { createDispatcher, proxyFor, redactUserinfo, trustedCas } from '../http/remote.js';
+import { createRedactor, maskUrl, type Redactor } from '../logging/redactor.js';
+import type { Logger } from '../logging/logger.js';
+import { MAX_MESSAGE_CHARS, shorten, toTerminalLine } from '../core/terminal-text.js';
+import { TokenCommandCredential } from '../credentials/token-command.js';
+import { cachedOAuthCredential, oauthCacheCheck } from './oauth-check.js';
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+  hint?: string;
+}
+
+export interface DoctorReport {
+  ok: boolean;
+  url: string;
+  /** The protocol revision the server speaks, e.g. '2025-06-18' or '2026-07-28', once known. */
+  revision?: string;
+  checks: Check[];
+}
+
+/** What runDoctor reports as it goes: a check starting (what it is doing), then the check done. */
+export type DoctorProgress = { kind: 'start'; name: string; doing: string } | { kind: 'done'; check: Check };
+
+export interface RunDoctorOptions {
+  /** Called as each check starts and as it ends, so a terminal shows what is being waited for. */
+  onProgress?: (event: DoctorProgress) => void;
+  /** The credential to check with; made from the config (and closed after) otherwise. */
+  credential?: Credential;
+  /** Where the credential logs and registers the secrets it learns (a token command's token). */
+  logger?: Logger;
+  redact?: Redactor;
+}
+
+const MODERN_VERSION = '2026-07-28';
+const SESSION_VERSION = '2025-06-18';
+const CLIENT_INFO = { name: 'fenbs-mcp-doctor', version: '1' };
+const LATENCY_SAMPLES = 5;
+/**
+ * The per-request deadline when --request-timeout is left at the bridge's default: that default
+ * (30 min) is sized for long tool calls, and a doctor waiting 30 min on a silent server helps nobody.
+ */
+export const DOCTOR_REQUEST_TIMEOUT_MS = 15_000;
+const NOT_MCP_HINT = 'this URL does not look like an MCP endpoint: it answers, but not as an MCP server does; check --url (the MCP path is often /mcp)';
+
+/** The deadline of each doctor request: --request-timeout when set, 0 = none, as for the bridge. */
+export function doctorRequestTimeoutMs(config: BridgeConfig): number {
+  return config.requestTimeoutMs === REQUEST_TIMEOUT_MS ? DOCTOR_REQUEST_TIMEOUT_MS : config.requestTimeoutMs;
+}
+
+/** Runs every check in order; a failed check stops the ones that depend on it. */
+export async function runDoctor(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>, options: RunDoctorOptions = {}): Promise<DoctorReport> {
+  const checks: Check[] = [];
+  const report: DoctorReport = { ok: false, url: maskUrl(config.url), checks };
+  const onProgress = options.onProgress ?? (() => undefined);
+  const add = (check: Check) => (checks.push(check), onProgress({ kind: 'done', check }), check.ok);
+  const begin = (name: string, doing: string) => onProgress({ kind: 'start', name, doing });
+
+  add({ name: 'url', ok: true, detail: maskUrl(config.url) });
+  if (config.credential.kind === 'command') begin('credential', 'running --token-command');
+  // Which credential the bridge would send, and that it can be had; the run goes on either way.
+  const redact = options.redact ?? createRedactor([]);
+  const credential =
+    options.credential ??
+    cachedOAuthCredential(config, env, (secret) => void redact.add(secret)) ??
+    (await createCredential(config, { env, logger: options.logger ?? pino({ level: 'silent' }, { write: () => undefined }), redact }));
+  add(credentialCheck(credential));
+  const oauth = oauthCacheCheck(config, env);
+  if (oauth !== undefined) add(oauth);
+  try {
+    await checkConnection(config, env, credential, report, add, begin);
+  } finally {
+    if (options.credential === undefined) await credential.close?.();
+  }
+  report.ok = checks.every((check) => check.ok);
+  return report;
+}
+
+/** DNS, TCP and TLS (or the proxy), then the requests; a failed check stops the ones after it. */
+async function checkConnection(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>, credential: Credential, report: DoctorReport, add: Add, begin: Begin): Promise<void> {
+  // The bridge's own rule: doctor checks the path the bridge's requests take.
+  const proxy = proxyFor(config.url, env);
+  const host = config.url.hostname.replace(/^\[|\]$/g, '');
+  const port = Number(config.url.port || (config.url.protocol === 'https:' ? 443 : 80));
+
+  if (proxy !== undefined) {
+    add({ name: 'network', ok: true, detail: `through the proxy ${redactUserinfo(proxy)} (DNS, TCP and TLS are checked by the request below)` });
+  } else {
+    if (isIP(host) === 0) {
+      begin('dns', `resolving ${host}`);
+      const resolved = await lookup(host, { all: true }).then(
+        (addresses) => ({ ok: true as const, detail: addresses.map((a) => a.address).join(', ') }),
+        (error: NodeJS.ErrnoException) => ({ ok: false as const, detail: `${host}: ${error.code ?? error.message}` }),
+      );
+      const hint = 'check the host name in --url and your DNS; behind a corporate proxy set HTTPS_PROXY';
+      if (!add({ name: 'dns', ...resolved, ...(resolved.ok ? {} : { hint }) })) return;
+    }
+    begin('tcp', `connecting to ${host}:${port} (--connect-timeout ${config.connectTimeoutMs} ms)`);
+    const tcp = await tryTcp(host, port, config.connectTimeoutMs);
+    if (!add({ name: 'tcp', ok: tcp.ok, detail: tcp.detail, ...(tcp.ok ? {} : { hint: tcp.hint }) })) return;
+    if (config.url.protocol === 'https:') {
+      begin('tls', `TLS handshake with ${host}:${port}`);
+      const tls = await tryTls(host, port, config, env);
+      if (!add({ name: 'tls', ok: tls.ok, detail: tls.detail, ...(tls.ok ? {} : { hint: tls.hint }) })) return;
+    }
+  }
+
+  const dispatcher = createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env });
+  const endpoint = new Endpoint(config, dispatcher, env, credential);
+  try {
+    await probe(endpoint, config, report, add, begin);
+  } finally {
+    await dispatcher.close().catch(() => undefined);
+  }
+}
+
+/** Which credential the bridge would send, by its source; never its value. */
+function credentialCheck(credential: Credential): Check {
+  const failure = credential instanceof TokenCommandCredential ? credential.lastFailure : undefined;
+  if (failure !== undefined) return { name: 'credential', ok: false, detail: failure.message, hint: failure.context.hint ?? '' };
+  if (credential.source === 'none') return { name: 'credential', ok: true, detail: 'none set: requests go without Authorization' };
+  return { name: 'credential', ok: true, detail: credential instanceof TokenCommandCredential ? `${credential.source} (ran, and printed a token)` : credential.source };
+}
+
+type Add = (check: Check) => boolean;
+type Begin = (name: string, doing: string) => void;
+
+let privateIds = 0;
+function request(method: string, params: JsonObject): JsonObject & { id: string } {
+  return { jsonrpc: '2.0', id: `fenbs-mcp-doctor-${++privateIds}`, method, params };
+}
+
+const modernMeta = { [MODERN_VERSION_META_KEY]: MODERN_VERSION, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': CLIENT_INFO };
+const modernHeaders = (method: string) => ({ 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': method });
+
+/** What the checks after the first request share. */
+interface Probe {
+  endpoint: Endpoint;
+  add: Add;
+  begin: Begin;
+  /** A fresh deadline for each exchange, whose reason says which request and which option. */
+  signal: (method: string) => AbortSignal;
+  maxMessageBytes: number;
+}
+
+/** A check that failed: what was seen, and what to do. */
+class CheckFailure extends Error {
+  constructor(
+    message: string,
+    readonly hint: string,
+  ) {
+    super(message);
+  }
+}
+
+function deadlineFor(timeoutMs: number): (method: string) => AbortSignal {
+  return (method) => {
+    const controller = new AbortController();
+    if (timeoutMs > 0) {
+      // The reason is a BridgeError so the request's failure names the deadline, not "aborted".
+      const reason = new BridgeError('REQUEST_TIMEOUT', `no answer to ${method} within ${timeoutMs} ms (--request-timeout)`, {
+        hint: 'the server took the connection but did not answer: check that --url is the MCP endpoint and the server is up, or raise --request-timeout',
+      });
+      setTimeout(() => controller.abort(reason), timeoutMs).unref();
+    }
+    return controller.signal;
+  };
+}
+
+/** Sends one request and reads its response; a redirect, a timeout or a missing answer throws. */
+async function exchangeOnce(probe: Probe, message: JsonObject & { id: string }, headers: Record<string, string>): Promise<{ response: JsonObject; headers: HttpExchange['headers'] }> {
+  const method = String(message.method);
+  const signal = probe.signal(method);
+  const exchange = await probe.endpoint.post(JSON.stringify(message), headers, signal);
+  await refuseRedirect(probe.endpoint, exchange, method);
+  const response = await readPrivateResponse(exchange, message.id, probe.maxMessageBytes, signal);
+  return { response, headers: exchange.headers };
+}
+
+/** A 3xx the endpoint did not follow is refused, as by the bridge; the failure names where it pointed (masked). */
+async function refuseRedirect(endpoint: Endpoint, exchange: HttpExchange, method: string): Promise<void> {
+  if (exchange.status < 300 || exchange.status >= 400) return;
+  await readErrorBody(exchange).catch(() => undefined);
+  const raw = headerValue(exchange.headers, 'location');
+  const location = raw === undefined ? '(no Location)' : maskUrl(URL.canParse(raw, endpoint.url.href) ? new URL(raw, endpoint.url) : raw);
+  throw new CheckFailure(
+    `the server redirected ${method} (${exchange.status}) to ${location}; doctor, like the bridge, follows only a 307 or 308 to the same origin`,
+    REDIRECT_HINT,
+  );
+}
+
+function failureOf(endpoint: Endpoint, error: unknown): { detail: string; hint?: string } {
+  if (error instanceof CheckFailure) return { detail: error.message, hint: error.hint };
+  const failure = isBridgeError(error) ? error : endpoint.failure(error, undefined);
+  return { detail: failure.message, ...(failure.context.hint === undefined ? {} : { hint: failure.context.hint }) };
+}
+
+async function probe(endpoint: Endpoint, config: BridgeConfig, report: DoctorReport, add: Add, begin: Begin): Promise<void> {
+  const signal = deadlineFor(doctorRequestTimeoutMs(config));
+  // Which revision: probe server/discover first, as dual-revision clients do (2026-07-28 versioning §Backward Compatibility).
+  const discover = request('server/discover', { _meta: modernMeta });
+  begin('token', `POST server/discover to ${maskUrl(config.url)}`);
+  let exchange;
+  const discoverSignal = signal('server/discover');
+  try {
+    exchange = await endpoint.post(JSON.stringify(discover), modernHeaders('server/discover'), discoverSignal);
+    await refuseRedirect(endpoint, exchange, 'server/discover');
+  } catch (error) {
+    add({ name: 'connect', ok: false, ...failureOf(endpoint, error) });
+    return;
+  }
+  const { credential } = endpoint;
+  const sent = exchange.sentAuthorization !== undefined;
+  // Where a token comes from, or where to set one when none is set.
+  const source = credential.source === 'none' ? config.tokenSource : credential.source;
+  if (exchange.status === 401 || exchange.status === 403) {
+    const www = headerValue(exchange.headers, 'www-authenticate');
+    await readErrorBody(exchange);
+    add({
+      name: 'token',
+      ok: false,
+      detail: `${exchange.status} ${sent ? `with the token from ${source}` : 'and no token is set'}${www === undefined ? '' : `; WWW-Authenticate: ${www}`}`,
+      hint: exchange.status === 401 ? `the token was rejected or has expired: ${credential instanceof TokenCommandCredential ? 'check what --token-command prints' : `set a valid one in ${source}`}` : 'the token lacks the permission or scope this server needs',
+    });
+    return;
+  }
+  add({ name: 'token', ok: true, detail: sent ? `accepted (from ${source})` : 'none set, and the server did not ask for one' });
+  if (endpoint.url.href !== config.url.href) {
+    // The endpoint followed a same-origin 307/308, as the bridge does: said, so --url can skip the hop.
+    add({ name: 'redirect', ok: true, detail: `the server moved ${maskUrl(config.url)} to ${maskUrl(endpoint.url)} (same origin: followed, as the bridge does); --url ${maskUrl(endpoint.url)} saves the extra round trip` });
+  }
+
+  let discovered: JsonObject | undefined;
+  try {
+    const response = await readPrivateResponse(exchange, discover.id, config.maxMessageBytes, discoverSignal);
+    // A discover result names the revisions the server speaks (2026-07-28 lifecycle §Discovery).
+    if (isJsonObject(response.result) && Array.isArray(response.result.supportedVersions)) discovered = response.result;
+  } catch {
+    // No 2026-07-28 server: try the 2025-06-18 initialize handshake.
+  }
+  const probe: Probe = { endpoint, add, begin, signal, maxMessageBytes: config.maxMessageBytes };
+  if (discovered !== undefined) await checkModern(probe, discovered, report);
+  else await checkSessionRevision(probe, report);
+}
+
+async function checkModern(probe: Probe, discovered: JsonObject, report: DoctorReport): Promise<void> {
+  const { add } = probe;
+  report.revision = MODERN_VERSION;
+  const info = isJsonObject(discovered._meta) && isJsonObject(discovered._meta['io.modelcontextprotocol/serverInfo']) ? discovered._meta['io.modelcontextprotocol/serverInfo'] : {};
+  add({
+    name: 'protocol',
+    ok: true,
+    detail: `${MODERN_VERSION} (server/discover, no handshake); versions ${(discovered.supportedVersions as unknown[]).join(', ')}; server ${describeServer(info)}; capabilities ${Object.keys(isJsonObject(discovered.capabilities) ? discovered.capabilities : {}).join(', ') || 'none'}`,
+  });
+  await countToolsAndTime(probe, (params) => ({ message: request('tools/list', { ...params, _meta: modernMeta }), headers: modernHeaders('tools/list') }));
+}
+
+/**
+ * What an initialize result lacks of the shape 2025-06-18 lifecycle §Initialization gives it:
+ * `protocolVersion` (string), `capabilities` (object), `serverInfo` (object with a name).
+ */
+function missingFromInitialize(result: JsonObject): string[] {
+  const missing: string[] = [];
+  if (typeof result.protocolVersion !== 'string') missing.push('protocolVersion');
+  if (!isJsonObject(result.capabilities)) missing.push('capabilities');
+  if (!isJsonObject(result.serverInfo) || typeof result.serverInfo.name !== 'string') missing.push('serverInfo.name');
+  return missing;
+}
+
+async function checkSessionRevision(probe: Probe, report: DoctorReport): Promise<void> {
+  const { endpoint, add, begin, signal } = probe;
+  const initialize = request('initialize', { protocolVersion: SESSION_VERSION, capabilities: {}, clientInfo: CLIENT_INFO });
+  let sessionHeaders: Record<string, string> = {};
+  begin('protocol', `initialize (${SESSION_VERSION})`);
+  try {
+    let answered;
+    try {
+      answered = await exchangeOnce(probe, initialize, { 'mcp-method': 'initialize' });
+    } catch (error) {
+      if (error instanceof CheckFailure) throw error;
+      const { detail, hint } = failureOf(endpoint, error);
+      throw new CheckFailure(`neither server/discover nor initialize worked: ${detail}`, isBridgeError(error) && error.code === 'REQUEST_TIMEOUT' && hint !== undefined ? hint : NOT_MCP_HINT);
+    }
+    const { response } = answered;
+    if (!isJsonObject(response.result)) throw new CheckFailure(`initialize failed: ${JSON.stringify(response.error ?? response)}`, NOT_MCP_HINT);
+    const result = response.result;
+    const missing = missingFromInitialize(result);
+    if (missing.length > 0) throw new CheckFailure(`the initialize result has no ${missing.join(', ')}: not an MCP initialize result`, NOT_MCP_HINT);
+    const sessionId = headerValue(answered.headers, 'mcp-session-id');
+    const version = result.protocolVersion as string;
+    report.revision = version;
+    sessionHeaders = { 'mcp-protocol-version': version, ...(sessionId === undefined ? {} : { 'mcp-session-id': sessionId }) };
+    add({
+      name: 'protocol',
+      ok: true,
+      detail: `${version} (initialize handshake, ${sessionId === undefined ? 'no session' : 'with a session'}); server ${describeServer(result.serverInfo as JsonObject)}; capabilities ${Object.keys(result.capabilities as JsonObject).join(', ') || 'none'}`,
+    });
+    const initialized = await endpoint.post(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), { ...sessionHeaders, 'mcp-method': 'notifications/initialized' }, signal('notifications/initialized'));
+    await readErrorBody(initialized);
+  } catch (error) {
+    if (!report.checks.some((check) => check.name === 'protocol')) {
+      add({ name: 'protocol', ok: false, ...failureOf(endpoint, error) });
+      return;
+    }
+  }
+  try {
+    await countToolsAndTime(probe, (params) => ({ message: request('tools/list', params), headers: { ...sessionHeaders, 'mcp-method': 'tools/list' } }));
+  } finally {
+    if (sessionHeaders['mcp-session-id'] !== undefined) {
+      // Leave no probe session behind: the server keeps a session until it is DELETEd (2025-06-18 transports §Session Management).
+      await endpoint.delete(sessionHeaders, signal('DELETE')).then((exchange) => readErrorBody(exchange), () => undefined);
+    }
+  }
+}
+
+async function countToolsAndTime(probe: Probe, build: (params: JsonObject) => { message: JsonObject & { id: string }; headers: Record<string, string> }): Promise<void> {
+  const { endpoint, add, begin } = probe;
+  let tools = 0;
+  let cursor: string | undefined;
+  const timings: number[] = [];
+  begin('tools', 'tools/list');
+  try {
+    for (let page = 0; page < 50; page++) {
+      const { message, headers } = build(cursor === undefined ? {} : { cursor });
+      const started = performance.now();
+      const { response } = await exchangeOnce(probe, message, headers);
+      timings.push(performance.now() - started);
+      if (!isJsonObject(response.result)) throw new CheckFailure(`tools/list failed: ${JSON.stringify(response.error ?? response)}`, 'the server answered the handshake but not tools/list; check its logs');
+      // A tools/list result carries a `tools` array (2025-06-18 server/tools §Listing Tools).
+      if (!Array.isArray(response.result.tools)) throw new CheckFailure('the tools/list result has no tools array: not an MCP tools/list result', NOT_MCP_HINT);
+      tools += response.result.tools.length;
+      cursor = typeof response.result.nextCursor === 'string' ? response.result.nextCursor : undefined;
+      if (cursor === undefined) break;
+    }
+    add({ name: 'tools', ok: true, detail: `${tools} tool${tools === 1 ? '' : 's'} listed` });
+  } catch (error) {
+    const failure = failureOf(endpoint, error);
+    add({ name: 'tools', ok: false, detail: failure.detail, hint: failure.hint ?? 'the server answered the handshake but not tools/list; check its logs' });
+    return;
+  }
+  begin('latency', `timing ${LATENCY_SAMPLES} tools/list round trips`);
+  try {
+    while (timings.length < LATENCY_SAMPLES) {
+      const { message, headers } = build({});
+      const started = performance.now();
+      await exchangeOnce(probe, message, headers);
+      timings.push(performance.now() - started);
+    }
+    timings.sort((a, b) => a - b);
+    add({ name: 'latency', ok: true, detail: `tools/list round trip: median ${timings[Math.floor(timings.length / 2)]!.toFixed(1)} ms over ${timings.length} calls` });
+  } catch (error) {
+    add({ name: 'latency', ok: false, ...failureOf(endpoint, error) });
+  }
+}
+
+function describeServer(info: JsonObject): string {
+  const name = typeof info.name === 'string' ? info.name : 'unnamed';
+  return typeof info.version === 'string' ? `${name} ${info.version}` : name;
+}
+
+function tryTcp(host: string, port: number, timeoutMs: number): Promise<{ ok: boolean; detail: string; hint: string }> {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const socket = connectTcp({ host, port, timeout: timeoutMs });
+    socket.once('connect', () => {
+      resolve({ ok: true, detail: `${host}:${port} in ${(performance.now() - started).toFixed(1)} ms`, hint: '' });
+      socket.destroy();
+    });
+    socket.once('timeout', () => {
+      resolve({ ok: false, detail: `${host}:${port}: no answer within ${timeoutMs} ms`, hint: 'a firewall or proxy may block it: set HTTPS_PROXY if you need one, or raise --connect-timeout' });
+      socket.destroy();
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => {
+      resolve({
+        ok: false,
+        detail: `${host}:${port}: ${error.code ?? error.message}`,
+        hint: error.code === 'ECONNREFUSED' ? 'nothing is listening there: check the port in --url, or start the server' : 'check --url and your network',
+      });
+    });
+  });
+}
+
+function tryTls(host: string, port: number, config: BridgeConfig, env: Readonly<Record<string, string | undefined>>): Promise<{ ok: boolean; detail: string; hint: string }> {
+  const ca = trustedCas({ caFile: config.caFile, env });
+  return new Promise((resolve) => {
+    const options: ConnectionOptions = { host, port, timeout: config.connectTimeoutMs };
+    if (isIP(host) === 0) options.servername = host;
+    if (ca !== undefined) options.ca = ca;
+    const socket = connectTls(options);
+    socket.once('secureConnect', () => {
+      const cert = socket.getPeerCertificate();
+      const subject = String(cert.subject?.CN ?? host);
+      const issuer = String(cert.issuer?.CN ?? cert.issuer?.O ?? 'unknown');
+      resolve({ ok: true, detail: `${socket.getProtocol() ?? 'TLS'}; certificate for ${subject}, issued by ${issuer}, valid until ${cert.valid_to}`, hint: '' });
+      socket.destroy();
+    });
+    socket.once('timeout', () => {
+      resolve({ ok: false, detail: 'TLS handshake timed out', hint: 'raise --connect-timeout, or check proxies' });
+      socket.destroy();
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => {
+      resolve({
+        ok: false,
+        detail: `${error.code ?? 'TLS error'}: ${error.message}`,
+        hint: 'the server certificate is not trusted here: pass --ca-file <your-ca.pem> (or set NODE_EXTRA_CA_CERTS); a corporate TLS proxy needs its CA',
+      });
+    });
+  });
+}
+
+/**
+ * The report with the run's secrets masked in every text a server or the network could have put
+ * there (server names, error bodies, WWW-Authenticate), for both the text and the JSON form.
+ */
+export function redactReport(report: DoctorReport, redact: Redactor): DoctorReport {
+  return { ...report, url: redact(report.url), checks: report.checks.map((check) => redactCheck(check, redact)) };
+}
+
+function redactCheck(check: Check, redact: Redactor): Check {
+  return { ...check, name: redact(check.name), detail: redact(check.detail), ...(check.hint === undefined ? {} : { hint: redact(check.hint) }) };
+}
+
+/** Wide enough for every check's name, so lines printed one by one still line up. */
+const CHECK_NAME_CHARS = 8;
+/** How often the spinner on a terminal moves. */
+const SPINNER_FRAME_MS = 80;
+const SPINNER_FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+/** Erases the current terminal line: carriage return, then ECMA-48 "Erase in Line" (entire line). */
+const CLEAR_LINE = '\r\x1b[2K';
+
+/**
+ * One check's line with ✓ or ✗, and the hint under a failure. A detail quotes what the server sent
+ * (its serverInfo name and version, a WWW-Authenticate header, a JSON-RPC error, a certificate's
+ * names), so each field is shown on one line with every control character visible (CWE-150), and
+ * the detail and hint are cut at MAX_MESSAGE_CHARS: a server's error message may be megabytes.
+ * The check comes masked (redactCheck), so it is masked, then cut, then escaped.
+ */
+export function formatCheck(check: Check): string {
+  const name = toTerminalLine(check.name);
+  const width = Math.max(CHECK_NAME_CHARS, name.length);
+  const line = `${check.ok ? '✓' : '✗'} ${name.padEnd(width)}  ${toTerminalLine(shorten(check.detail, MAX_MESSAGE_CHARS))}\n`;
+  return check.ok || check.hint === undefined ? line : `${line}  ${' '.repeat(width)}  hint: ${toTerminalLine(shorten(check.hint, MAX_MESSAGE_CHARS))}\n`;
+}
+
+function formatVerdict(report: DoctorReport): string {
+  return report.ok ? 'fenbs-mcp can bridge to this server.\n' : 'fenbs-mcp cannot work with these settings yet: fix the first ✗ above.\n';
+}
+
+/** The human form: one line per check with ✓ or ✗, and the hint under a failure, then the verdict. */
+export function formatReport(report: DoctorReport): string {
+  return `${report.checks.map(formatCheck).join('')}${formatVerdict(report)}`;
+}
+
+/** Where `reportDoctor` writes: the report to `stdout`, what is being waited for to `stderr`. */
+export interface DoctorOutput {
+  stdout: { write(text: string): unknown };
+  /** `isTTY` true: a spinner line that is erased when the check ends; otherwise one plain line per start. */
+  stderr: { write(text: string): unknown; isTTY?: boolean };
+  /** Only the final report, as one JSON object, and nothing on stderr. */
+  json: boolean;
+  redact: Redactor;
+  /** The run's logger (--log-level, --log-file): each check at debug, the verdict at info. */
+  log?: Logger | undefined;
+}
+
+/**
+ * Runs doctor as the command does. Text: each check's line on stdout as it ends, the verdict last,
+ * and on stderr what is being waited for as each check starts. JSON: only the final report.
+ * Everything printed is masked with `redact`. Returns the masked report.
+ */
+export async function reportDoctor(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>, output: DoctorOutput): Promise<DoctorReport> {
+  const { stdout, stderr, redact, log } = output;
+  const logProgress = (event: DoctorProgress) => {
+    if (event.kind === 'start') log?.debug({ check: event.name }, `doctor: ${event.doing}`);
+    else log?.debug({ check: event.check.name, ok: event.check.ok, detail: event.check.detail, hint: event.check.hint }, `doctor: ${event.check.name} ${event.check.ok ? 'passed' : 'failed'}`);
+  };
+  const logVerdict = (report: DoctorReport) => {
+    const failed = report.checks.find((check) => !check.ok);
+    log?.info({ ok: report.ok, checks: report.checks.length, failed: failed?.name }, report.ok ? 'doctor: every check passed' : `doctor: the ${failed?.name ?? ''} check failed`);
+  };
+  if (output.json) {
+    const report = redactReport(await runDoctor(config, env, { onProgress: logProgress, redact, ...(log === undefined ? {} : { logger: log }) }), redact);
+    stdout.write(`${JSON.stringify(report)}\n`);
+    logVerdict(report);
+    return report;
+  }
+  const spinner = stderr.isTTY === true;
+  let timer: NodeJS.Timeout | undefined;
+  const stop = () => {
+    if (timer === undefined) return;
+    clearInterval(timer);
+    timer = undefined;
+    stderr.write(CLEAR_LINE);
+  };
+  const onProgress = (event: DoctorProgress) => {
+    logProgress(event);
+    if (event.kind === 'done') {
+      stop();
+      // Masked first, then escaped: a secret is recognised in the spelling it was sent in.
+      stdout.write(formatCheck(redactCheck(event.check, redact)));
+      return;
+    }
+    const waiting = toTerminalLine(redact(`${event.name.padEnd(CHECK_NAME_CHARS)}  ${event.doing}`));
+    if (!spinner) {
+      stderr.write(`… ${waiting}\n`);
+      return;
+    }
+    stop();
+    let frame = 0;
+    const draw = () => stderr.write(`${CLEAR_LINE}${SPINNER_FRAMES[frame++ % SPINNER_FRAMES.length]} ${waiting}`);
+    draw();
+    timer = setInterval(draw, SPINNER_FRAME_MS);
+  };
+  let report: DoctorReport;
+  try {
+    report = redactReport(await runDoctor(config, env, { onProgress, redact, ...(log === undefined ? {} : { logger: log }) }), redact);
+  } finally {
+    stop();
+  }
+  stdout.write(formatVerdict(report));
+  logVerdict(report);
+  return report;
+}

@@ -1,0 +1,165 @@
+// Pure conversions between a 2025-era client's messages and their 2026-07-28 form, and back.
+
+import { isJsonObject, MODERN_VERSION_META_KEY, type JsonObject } from '../core/json-rpc.js';
+
+/** The revision the bridge speaks to a server that speaks only 2026-07-28. */
+export const MODERN_VERSION = '2026-07-28';
+
+/** `_meta` keys of a 2026-07-28 request (2026-07-28 basic §Request `_meta`, schema RequestMetaObject). */
+export const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities';
+export const CLIENT_INFO_META_KEY = 'io.modelcontextprotocol/clientInfo';
+export const LOG_LEVEL_META_KEY = 'io.modelcontextprotocol/logLevel';
+/** The key under which a 2026-07-28 result names its server (2026-07-28 basic §Result `_meta`). */
+export const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
+
+/**
+ * JSON-RPC codes with which a 2026-07-28-only server refuses a 2025 `initialize`: -32022
+ * UnsupportedProtocolVersion (2026-07-28 versioning §Protocol Version Negotiation), -32601 Method
+ * not found (what a server without the method answers, over HTTP with a 404), -32020
+ * HeaderMismatch (the 2025 POST lacks the SEP-2243 headers, over HTTP with a 400).
+ */
+const REFUSAL_CODES = new Set([-32022, -32601, -32020]);
+/** HTTP statuses of a refusal whose body is not a JSON-RPC error (the bridge then reports the status). */
+const REFUSAL_STATUSES = new Set([400, 404]);
+
+/** What a 2025-era client said about itself in its `initialize`. */
+export interface ClientProfile {
+  protocolVersion: string;
+  capabilities: JsonObject;
+  clientInfo: JsonObject | undefined;
+}
+
+export function toClientProfile(params: unknown): ClientProfile {
+  const p = isJsonObject(params) ? params : {};
+  return {
+    protocolVersion: typeof p.protocolVersion === 'string' ? p.protocolVersion : MODERN_VERSION,
+    capabilities: isJsonObject(p.capabilities) ? p.capabilities : {},
+    clientInfo: isJsonObject(p.clientInfo) ? p.clientInfo : undefined,
+  };
+}
+
+/** True when the reply to a 2025 `initialize` is one of the refusals a 2026-07-28-only server gives. */
+export function isInitializeRefusal(reply: JsonObject): boolean {
+  const error = reply.error;
+  if (!isJsonObject(error)) return false;
+  if (typeof error.code === 'number' && REFUSAL_CODES.has(error.code)) return true;
+  const data = isJsonObject(error.data) ? error.data : {};
+  return data.bridgeCode === 'REMOTE_HTTP_STATUS' && typeof data.status === 'number' && REFUSAL_STATUSES.has(data.status);
+}
+
+/**
+ * True when a `server/discover` result says the server speaks only 2026-07-28: it lists that
+ * version and no 2025 one (2026-07-28 server/discover §DiscoverResult `supportedVersions`). A
+ * server that lists a 2025 revision is a dual-era server and is never translated.
+ */
+export function speaksOnlyModern(discover: JsonObject): boolean {
+  const versions = Array.isArray(discover.supportedVersions) ? discover.supportedVersions.filter((v): v is string => typeof v === 'string') : [];
+  return versions.includes(MODERN_VERSION) && !versions.some((version) => version.startsWith('2025-'));
+}
+
+/**
+ * The 2025 InitializeResult built from a `server/discover` result: capabilities, server info and
+ * instructions come from the server; the protocol version is the one the client asked for, since
+ * the bridge speaks that revision to it (2025-06-18 lifecycle §Version Negotiation).
+ */
+export function toInitializeResult(discover: JsonObject, profile: ClientProfile): JsonObject {
+  const meta = isJsonObject(discover._meta) ? discover._meta : {};
+  const serverInfo = isJsonObject(meta[SERVER_INFO_META_KEY]) ? meta[SERVER_INFO_META_KEY] : { name: 'unknown', version: '0' };
+  const result: JsonObject = { protocolVersion: profile.protocolVersion, capabilities: toLegacyCapabilities(discover.capabilities), serverInfo };
+  if (typeof discover.instructions === 'string') result.instructions = discover.instructions;
+  return result;
+}
+
+/**
+ * Server capabilities as a 2025 client may use them. `resources.subscribe` is dropped: 2026-07-28
+ * replaced `resources/subscribe` with the listen stream's filter (2026-07-28 changelog), which this
+ * bridge does not map, so the client must not be told it can subscribe.
+ */
+function toLegacyCapabilities(value: unknown): JsonObject {
+  const capabilities = isJsonObject(value) ? { ...value } : {};
+  if (isJsonObject(capabilities.resources) && 'subscribe' in capabilities.resources) {
+    const { subscribe: _dropped, ...resources } = capabilities.resources;
+    capabilities.resources = resources;
+  }
+  return capabilities;
+}
+
+/**
+ * The `notifications` filter of the `subscriptions/listen` that brings the list changes the server
+ * declared (2026-07-28 basic/patterns/subscriptions); undefined when it declared none.
+ */
+export function listenFilterFor(capabilities: unknown): JsonObject | undefined {
+  const c = isJsonObject(capabilities) ? capabilities : {};
+  const declares = (name: string) => isJsonObject(c[name]) && c[name].listChanged === true;
+  const filter: JsonObject = {};
+  if (declares('tools')) filter.toolsListChanged = true;
+  if (declares('prompts')) filter.promptsListChanged = true;
+  if (declares('resources')) filter.resourcesListChanged = true;
+  return Object.keys(filter).length > 0 ? filter : undefined;
+}
+
+/**
+ * The `_meta` every translated request carries: the version, the client's capabilities and info
+ * from its `initialize` (2026-07-28 basic §Request `_meta`: the version and capabilities are
+ * required on every request, the info SHOULD be), and the log level the client set, which replaces
+ * `logging/setLevel` (2026-07-28 server/utilities/logging: without it the server sends no
+ * `notifications/message` for the request). The client's own keys (progressToken, trace context)
+ * are kept.
+ */
+export function toModernParams(params: unknown, profile: ClientProfile, logLevel: string | undefined): JsonObject {
+  const p = isJsonObject(params) ? params : {};
+  const meta: JsonObject = isJsonObject(p._meta) ? { ...p._meta } : {};
+  meta[MODERN_VERSION_META_KEY] = MODERN_VERSION;
+  meta[CLIENT_CAPABILITIES_META_KEY] = profile.capabilities;
+  if (profile.clientInfo !== undefined) meta[CLIENT_INFO_META_KEY] = profile.clientInfo;
+  if (logLevel !== undefined) meta[LOG_LEVEL_META_KEY] = logLevel;
+  return { ...p, _meta: meta };
+}
+
+/**
+ * The params of an MRTR retry: the original params plus the client's answers and the exact
+ * `requestState`, omitted when the server gave none; these fields belong to this retry only
+ * (2026-07-28 basic/patterns/mrtr §Client Requirements (Basic Workflow)).
+ */
+export function toRetryParams(params: JsonObject, inputResponses: JsonObject, requestState: string | undefined): JsonObject {
+  const retry: JsonObject = { ...params, inputResponses };
+  if (requestState !== undefined) retry.requestState = requestState;
+  return retry;
+}
+
+/** An `input_required` result (2026-07-28 basic §ResultType, mrtr §InputRequiredResult); undefined otherwise. */
+export function inputRequiredOf(reply: JsonObject): { inputRequests: JsonObject; requestState: string | undefined } | undefined {
+  const result = reply.result;
+  if (!isJsonObject(result) || result.resultType !== 'input_required') return undefined;
+  return {
+    inputRequests: isJsonObject(result.inputRequests) ? result.inputRequests : {},
+    requestState: typeof result.requestState === 'string' ? result.requestState : undefined,
+  };
+}
+
+/**
+ * Why the client cannot answer one embedded input request, or undefined when it can. The three
+ * kinds map to the 2025 server-to-client requests of the same method (2026-07-28 mrtr: MRTR
+ * replaces them), each only if the client declared the capability in its `initialize` (2025-06-18
+ * client/elicitation, client/sampling, client/roots §Capabilities). URL-mode elicitation has no
+ * 2025 shape: 2025-11-25 requires an `elicitationId` and a completion notification the 2026-07-28
+ * form does not have.
+ */
+export function whyClientCannotAnswer(request: unknown, capabilities: JsonObject): string | undefined {
+  if (!isJsonObject(request) || typeof request.method !== 'string') return 'the input request is not a request object';
+  const params = isJsonObject(request.params) ? request.params : {};
+  switch (request.method) {
+    case 'elicitation/create':
+      if (!isJsonObject(capabilities.elicitation)) return 'the client did not declare the elicitation capability';
+      if (params.mode !== undefined && params.mode !== 'form') return `elicitation mode ${JSON.stringify(params.mode)} has no 2025-era form the bridge can send`;
+      return undefined;
+    case 'sampling/createMessage':
+      if (!isJsonObject(capabilities.sampling)) return 'the client did not declare the sampling capability';
+      if (params.tools !== undefined && !isJsonObject(capabilities.sampling.tools)) return 'the client did not declare sampling with tools';
+      return undefined;
+    case 'roots/list':
+      return isJsonObject(capabilities.roots) ? undefined : 'the client did not declare the roots capability';
+    default:
+      return `${request.method} has no 2025-era server-to-client request`;
+  }
+}

@@ -1,0 +1,295 @@
+// Pending requests: each has a deadline and an abort handle, and gets exactly one reply.
+
+import { type Deadline, DeadlineList } from '../core/deadlines.js';
+import { BridgeError } from '../core/errors.js';
+import { bridgeErrorReply, idKey, type JsonObject, type JsonRpcId } from '../core/json-rpc.js';
+
+export type Era = 'legacy' | 'modern';
+
+/**
+ * What a request's exchange watches to stop: the part of AbortSignal the hot path uses, so an
+ * AbortSignal fits wherever one is taken, and a request needs no AbortController unless some
+ * slower path asks for a real `signal`.
+ */
+export interface AbortSource {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+export interface PendingRequest {
+  readonly id: JsonRpcId;
+  readonly method: string;
+  readonly era: Era;
+  /** Aborted by the deadline, a cancel or shutdown; its reason is a BridgeError (or a cancel marker). */
+  readonly aborts: AbortSource;
+  /** The same as a real AbortSignal (made on first use), for APIs that need one (timers/promises, a GET). */
+  readonly signal: AbortSignal;
+  /** True once the request has its reply, was cancelled, or the bridge is stopping. */
+  readonly done: boolean;
+  readonly cancelled: boolean;
+  /** When the deadline passes (performance.now() time), undefined when the request has none. */
+  readonly deadlineAt: number | undefined;
+  /** Writes this request's one reply; false (and nothing written) if it already has one or was cancelled. */
+  settle(reply: JsonObject, serialised?: string | Buffer): Promise<boolean>;
+  /** Writes a bridge error as the one reply, with this request's id. */
+  fail(error: BridgeError): Promise<boolean>;
+}
+
+export interface InFlightOptions {
+  /** Resolves false when the message could not be serialised. */
+  write: (message: JsonObject, serialised?: string | Buffer) => Promise<boolean>;
+  /** Per-request deadline in ms; 0 = none. */
+  requestTimeoutMs: number;
+}
+
+/** Thrown into a cancelled request's signal: not an error to report, only a reason to stop. */
+export const CANCELLED = Symbol('cancelled by the client');
+
+/**
+ * Settles with `work`, or rejects with the signal's reason as soon as it aborts, whichever is
+ * first; a result that arrives after the abort goes to `onLate` (to release what it holds).
+ */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSource, onLate: (value: T) => void = () => undefined): Promise<T> {
+  if (signal.aborted) {
+    work.then(onLate, () => undefined);
+    return Promise.reject(toError(signal.reason));
+  }
+  return new Promise<T>((resolve, reject) => {
+    let aborted = false;
+    const abort = () => {
+      aborted = true;
+      reject(toError(signal.reason));
+    };
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', abort);
+        if (aborted) onLate(value);
+        else resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', abort);
+        reject(toError(error));
+      },
+    );
+  });
+}
+
+/** Rejections carry an Error; a cancel's reason (a symbol) is wrapped, the original kept as cause. */
+function toError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new Error('aborted', { cause: reason });
+}
+
+export class InFlight {
+  readonly #entries = new Map<string, PendingEntry>();
+  readonly #options: InFlightOptions;
+  readonly #deadlines = new DeadlineList();
+  #emptyWaiters: (() => void)[] = [];
+
+  constructor(options: InFlightOptions) {
+    this.#options = options;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  has(id: JsonRpcId): boolean {
+    return this.#entries.has(idKey(id));
+  }
+
+  get(id: JsonRpcId): PendingRequest | undefined {
+    return this.#entries.get(idKey(id));
+  }
+
+  /**
+   * Registers a request read from stdin. Returns undefined when a request with the same id is
+   * still outstanding: ids must be unique among outstanding requests (2026-07-28 basic §Requests),
+   * and two of them could not be told apart in the replies.
+   */
+  begin(id: JsonRpcId, method: string, era: Era, options: { deadline: boolean }): PendingRequest | undefined {
+    const key = idKey(id);
+    if (this.#entries.has(key)) return undefined;
+    const timeoutMs = options.deadline ? this.#options.requestTimeoutMs : 0;
+    const entry = new PendingEntry(id, method, era, this.#options.write, () => this.#remove(key, entry));
+    if (timeoutMs > 0) entry.startDeadline(this.#deadlines, timeoutMs);
+    this.#entries.set(key, entry);
+    return entry;
+  }
+
+  /** Stops waiting for `id`: its exchange is aborted and nothing more is written for it. */
+  cancel(id: JsonRpcId): PendingRequest | undefined {
+    const entry = this.#entries.get(idKey(id));
+    entry?.cancel();
+    return entry;
+  }
+
+  /** Aborts every outstanding request with `error` as the reason (shutdown). */
+  abortAll(error: BridgeError): void {
+    for (const entry of this.#entries.values()) entry.abort(error);
+  }
+
+  /** Answers every outstanding request with `error` (shutdown), then aborts its exchange. */
+  async failAll(error: BridgeError): Promise<void> {
+    const entries = [...this.#entries.values()];
+    const written = entries.map((entry) => entry.fail(error));
+    for (const entry of entries) entry.abort(error);
+    await Promise.all(written);
+  }
+
+  /** Answers the open subscriptions/listen requests with `error` (they never end on their own). */
+  failListens(error: BridgeError): void {
+    for (const entry of [...this.#entries.values()]) {
+      if (entry.method !== 'subscriptions/listen') continue;
+      void entry.fail(error);
+      entry.abort(error);
+    }
+  }
+
+  /** Resolves when no request is outstanding. */
+  whenEmpty(): Promise<void> {
+    if (this.#entries.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#emptyWaiters.push(resolve));
+  }
+
+  #remove(key: string, entry: PendingEntry): void {
+    if (this.#entries.get(key) !== entry) return;
+    this.#entries.delete(key);
+    if (this.#entries.size === 0) {
+      const waiters = this.#emptyWaiters;
+      this.#emptyWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+}
+
+/** The abort side of a request: listeners in a plain array, a real AbortSignal only when asked for. */
+export class Aborts implements AbortSource {
+  aborted = false;
+  reason: unknown = undefined;
+  #listeners: (() => void)[] = [];
+  #controller: AbortController | undefined;
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.aborted) this.#controller.abort(this.reason);
+    }
+    return this.#controller.signal;
+  }
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    if (!this.aborted) this.#listeners.push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const index = this.#listeners.lastIndexOf(listener);
+    if (index !== -1) this.#listeners.splice(index, 1);
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.#controller?.abort(reason);
+    const listeners = this.#listeners;
+    this.#listeners = [];
+    for (const listener of listeners) {
+      try {
+        listener();
+      } catch (error) {
+        // As EventTarget does: the other listeners still run, the error is reported uncaught.
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+}
+
+class PendingEntry implements PendingRequest {
+  readonly aborts = new Aborts();
+  #deadline: { list: DeadlineList; node: Deadline } | undefined;
+  deadlineAt: number | undefined;
+  #done = false;
+  #cancelled = false;
+
+  constructor(
+    readonly id: JsonRpcId,
+    readonly method: string,
+    readonly era: Era,
+    private readonly write: (message: JsonObject, serialised?: string | Buffer) => Promise<boolean>,
+    private readonly release: () => void,
+  ) {}
+
+  startDeadline(list: DeadlineList, timeoutMs: number): void {
+    const node = list.add(timeoutMs, () => {
+      const timeout = new BridgeError('REQUEST_TIMEOUT', `no answer to ${this.method} within ${timeoutMs} ms`, {
+        method: this.method,
+        timeoutMs,
+        hint: 'raise --request-timeout (0 = no deadline) if this call is expected to take longer',
+      });
+      // The deadline writes the reply itself, then stops the exchange: the answer never waits
+      // for undici, a decoder or the server to notice the abort.
+      void this.fail(timeout);
+      this.abort(timeout);
+    });
+    this.#deadline = { list, node };
+    this.deadlineAt = node.at;
+  }
+
+  get signal(): AbortSignal {
+    return this.aborts.signal;
+  }
+
+  get done(): boolean {
+    return this.#done;
+  }
+
+  get cancelled(): boolean {
+    return this.#cancelled;
+  }
+
+  async settle(reply: JsonObject, serialised?: string | Buffer): Promise<boolean> {
+    if (this.#done) return false;
+    this.#done = true;
+    // The line is handed to stdout first and the entry's bookkeeping done after: the client waits
+    // for the line, not for the deadline's removal. Done stays set before either, so a second
+    // answer (a late reply, the deadline) finds this request answered.
+    let written: Promise<boolean>;
+    try {
+      written = this.write(reply, serialised);
+    } finally {
+      this.#release();
+    }
+    if (!(await written)) {
+      // The server's answer cannot be written as JSON (e.g. nested deeper than the stack): the
+      // request still gets its one reply.
+      await this.write(bridgeErrorReply(this.id, new BridgeError('REMOTE_BAD_REPLY', 'the reply could not be re-serialised as one JSON line')));
+    }
+    return true;
+  }
+
+  fail(error: BridgeError): Promise<boolean> {
+    return this.settle(bridgeErrorReply(this.id, error));
+  }
+
+  cancel(): void {
+    if (this.#done) return;
+    this.#cancelled = true;
+    this.#done = true;
+    this.#release();
+    this.aborts.abort(CANCELLED);
+  }
+
+  abort(reason: BridgeError): void {
+    this.aborts.abort(reason);
+  }
+
+  #release(): void {
+    if (this.#deadline !== undefined) this.#deadline.list.remove(this.#deadline.node);
+    this.release();
+  }
+}

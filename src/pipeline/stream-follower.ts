@@ -1,0 +1,154 @@
+// Follows a request's event stream to its response: resumes a cut 2025 stream, with backoff, bounded.
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fieldValueProblem } from '../config/config.js';
+import { BridgeError } from '../core/errors.js';
+import { toLoggedId } from '../core/json-rpc.js';
+import type { AbortSource, PendingRequest } from './in-flight.js';
+import type { Logger } from '../logging/logger.js';
+import type { HttpExchange } from '../http/remote.js';
+import { excerptOf, readReply, type ReadOptions, type StreamItem } from '../http/reply-reader.js';
+
+/** Delay before reconnecting when the server gave no `retry:` (or 0); doubled after each attempt without a message. */
+
+/**
+ * The event id to resume from, or undefined when there is none: an id no header can carry (a
+ * character outside Latin-1, a control) cannot be sent back as Last-Event-ID, and resuming from the
+ * id before it would replay the events after that one, since the newest id is the stream's position
+ * (HTML §9.2.6, "last event ID buffer"). Such a stream is not resumable from there.
+ */
+export function resumableEventId(id: string): string | undefined {
+  return fieldValueProblem(id) === undefined ? id : undefined;
+}
+export const RECONNECT_DELAY_MIN_MS = 500;
+/** The longest wait between reconnections, whatever the server's `retry:` asks. */
+export const RECONNECT_DELAY_MAX_MS = 30_000;
+/** Resumptions of one cut POST stream in a row that bring no message before the request is given up. */
+export const MAX_IDLE_RESUMES = 3;
+/** How long a stream may stay open after it delivered the response before the bridge closes it. */
+export const STREAM_LINGER_MS = 2_000;
+
+/**
+ * Reconnection delays: the server's `retry:` is honoured (2025-11-25 transports §Resumability:
+ * the client MUST respect it) but never below a floor that doubles while nothing real arrives, so a
+ * server that ends every stream at once, with `retry: 0` or none, is never a busy loop.
+ */
+export class Backoff {
+  #floorMs = RECONNECT_DELAY_MIN_MS;
+
+  /** The wait before the next attempt; each call without `progressed()` in between doubles the floor. */
+  next(serverRetryMs: number | undefined): number {
+    const delay = Math.min(Math.max(serverRetryMs ?? 0, this.#floorMs), RECONNECT_DELAY_MAX_MS);
+    this.#floorMs = Math.min(this.#floorMs * 2, RECONNECT_DELAY_MAX_MS);
+    return delay;
+  }
+
+  /** A real message arrived: the next wait starts from the floor again. */
+  progressed(): void {
+    this.#floorMs = RECONNECT_DELAY_MIN_MS;
+  }
+}
+
+export interface FollowOptions {
+  pending: PendingRequest;
+  /** The POST's own reply, an event stream. */
+  first: HttpExchange;
+  read: Pick<ReadOptions, 'maxMessageBytes' | 'room' | 'scanLarge'>;
+  idleTimeoutMs: number;
+  /** 2025 streams with event ids may be resumed; a broken 2026-07-28 stream loses the request. */
+  resumable: boolean;
+  /** Each message of the stream, in order; resolves 'answered' when it was the request's response. */
+  onMessage(item: StreamItem): Promise<'continue' | 'answered'>;
+  /** Opens GET + Last-Event-ID (transports §Resumability: resumption is always a GET). */
+  resume(lastEventId: string, signal: AbortSignal): Promise<HttpExchange>;
+  /** Classifies a failure of the connection. */
+  failure(error: unknown, signal: AbortSource): BridgeError;
+  logger: Logger;
+}
+
+/** Reads the stream (and its resumptions) until the response arrived; throws a BridgeError otherwise. */
+export async function followRequestStream(options: FollowOptions): Promise<void> {
+  const { pending, logger } = options;
+  const signal = pending.aborts;
+  const backoff = new Backoff();
+  let exchange = options.first;
+  let lastEventId: string | undefined;
+  let idleResumes = 0;
+  for (;;) {
+    let retryMs: number | undefined;
+    let messages = 0;
+    let broken: BridgeError | undefined;
+    try {
+      // Every key written out: a spread here gave each reading's options a hidden class of its own.
+      const reply = await readReply(exchange, {
+        maxMessageBytes: options.read.maxMessageBytes,
+        room: options.read.room,
+        scanLarge: options.read.scanLarge,
+        signal,
+        stream: {
+          lingerMs: STREAM_LINGER_MS,
+          idleTimeoutMs: options.idleTimeoutMs,
+          onRetry: (ms) => (retryMs = ms),
+          onItem: (item) => {
+            if (item.eventId !== undefined) lastEventId = resumableEventId(item.eventId);
+            if (item.message === undefined) {
+              // Priming events and comments are not progress; only messages are.
+              if (item.unparsed === true) logger.warn({ id: toLoggedId(pending.id), data: excerptOf(item.data ?? '') }, 'an event in the stream is not JSON; skipped');
+              return Promise.resolve('continue');
+            }
+            messages++;
+            return options.onMessage(item);
+          },
+        },
+      });
+      if (reply.kind === 'stream' && reply.answered) return;
+      if (reply.kind !== 'stream') throw resumeRefused(pending.method, reply.status, reply.kind === 'http-error' || reply.kind === 'unexpected-type' ? reply.text : '', lastEventId);
+    } catch (error) {
+      const failure = withStatus(options.failure(error, signal), exchange.status);
+      // A connection that broke after events with ids is resumed like one that ended: 2025-06-18
+      // resumption exists for exactly this case (transports §Resumability and Redelivery). Our own
+      // aborts and other failures stay failures.
+      if (signal.aborted || failure.code !== 'REMOTE_CONNECTION_LOST' || !options.resumable || lastEventId === undefined) throw failure;
+      broken = failure;
+      logger.debug({ id: toLoggedId(pending.id), lastEventId, cause: failure.context.cause }, 'event stream broke; resuming');
+    }
+    // The stream ended (or broke) before the response. A 2025-11-25 server may close the connection
+    // on purpose after events with ids: resume with GET + Last-Event-ID after `retry` ms. 2026-07-28
+    // has no resumption: the request is lost (changelog major 9).
+    if (messages > 0) {
+      idleResumes = 0;
+      backoff.progressed();
+    } else {
+      idleResumes++;
+    }
+    if (!options.resumable || lastEventId === undefined || idleResumes > MAX_IDLE_RESUMES) {
+      throw new BridgeError('REMOTE_STREAM_ENDED', `the server's event stream for ${pending.method} ended without the response`, {
+        status: exchange.status,
+        ...(lastEventId === undefined ? {} : { lastEventId }),
+        ...(broken === undefined ? {} : { cause: broken.context.cause }),
+        hint: options.resumable ? 'the server closed the stream early and it could not be resumed; retry the call' : 'the request is lost; send it again with a new id',
+      });
+    }
+    await sleep(backoff.next(retryMs), undefined, { signal: pending.signal });
+    exchange = await options.resume(lastEventId, pending.signal);
+    logger.debug({ id: toLoggedId(pending.id), lastEventId, status: exchange.status }, 'resuming a cut event stream');
+  }
+}
+
+function resumeRefused(method: string, status: number, text: string, lastEventId: string | undefined): BridgeError {
+  return new BridgeError('REMOTE_STREAM_ENDED', `the stream for ${method} was cut and resuming it failed with HTTP ${status}`, {
+    status,
+    bodyExcerpt: excerptOf(text),
+    ...(lastEventId === undefined ? {} : { lastEventId }),
+    hint: 'retry the call',
+  });
+}
+
+/**
+ * A failure met while reading a body keeps the status its headers carried: an error reply has
+ * `data.status` wherever the server sent one, a cut-off 200 included.
+ */
+export function withStatus(error: BridgeError, status: number): BridgeError {
+  if (error.code !== 'INTERNAL' && error.context.status === undefined) error.context.status = status;
+  return error;
+}
