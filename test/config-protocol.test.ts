@@ -1,7 +1,8 @@
 // --protocol: translation between eras is on unless the user turns it off.
 
 import { describe, expect, it } from 'vitest';
-import { createConfig, UsageError, type RawOptions } from '../src/config/config.js';
+import { createConfig, type RawOptions } from '../src/config/config.js';
+import { UsageError } from '../src/core/errors.js';
 
 const make = (options: RawOptions) =>
   createConfig({

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BridgeError } from '../src/core/errors.js';
-import { CANCELLED, InFlight, untilAborted } from '../src/pipeline/in-flight.js';
+import { InFlight } from '../src/pipeline/in-flight.js';
 import type { JsonObject } from '../src/core/json-rpc.js';
+import { CANCELLED, untilAborted } from '../src/core/abort.js';
 
 describe('InFlight', () => {
   let written: JsonObject[];

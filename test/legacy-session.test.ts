@@ -4,13 +4,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createConfig } from '../src/config/config.js';
 import { Endpoint } from '../src/http/endpoint.js';
 import type { JsonObject } from '../src/core/json-rpc.js';
-import { RECONNECT_DELAY_MIN_MS } from '../src/pipeline/stream-follower.js';
 import { HEAL_PAUSE_MS, LegacySession, MAX_HEALS_WITHOUT_PROGRESS, saysSessionUnknown } from '../src/eras/legacy-session.js';
 import { createDispatcher, type HttpExchange } from '../src/http/remote.js';
 import type { Reply } from '../src/http/reply-reader.js';
 import { BodyQueue } from '../src/http/body-queue.js';
 import type { Dispatcher } from '../src/http/undici-parts.js';
 import { startFaultServer, type FaultServer } from './helpers/fault-server.js';
+import { RECONNECT_DELAY_MIN_MS } from '../src/http/reconnect-backoff.js';
+import { fixedCredential } from '../src/credentials/create-credential.js';
 
 const INITIALIZE_PARAMS = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'unit', version: '1' } };
 
@@ -72,7 +73,7 @@ describe('LegacySession', () => {
     logged = recording.logged;
     serverMessages = [];
     session = new LegacySession({
-      endpoint: new Endpoint(config, dispatcher, {}),
+      endpoint: new Endpoint(config, dispatcher, {}, fixedCredential(config)),
       logger: recording.logger,
       maxMessageBytes: 1024 * 1024,
       onServerMessage: (message) => (serverMessages.push(message), Promise.resolve()),
@@ -248,8 +249,9 @@ describe('LegacySession', () => {
   it(`stops healing after ${MAX_HEALS_WITHOUT_PROGRESS} heals without progress, for HEAL_PAUSE_MS, then tries once more`, async () => {
     let now = 0;
     const waits: number[] = [];
+    const sessionConfig = createConfig({ options: { url: server.url }, env: {}, readTextFile: () => '' });
     const clocked = new LegacySession({
-      endpoint: new Endpoint(createConfig({ options: { url: server.url }, env: {}, readTextFile: () => '' }), dispatcher, {}),
+      endpoint: new Endpoint(sessionConfig, dispatcher, {}, fixedCredential(sessionConfig)),
       logger: pino({ level: 'silent' }),
       maxMessageBytes: 1024 * 1024,
       onServerMessage: () => Promise.resolve(),

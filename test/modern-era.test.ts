@@ -3,12 +3,14 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createConfig } from '../src/config/config.js';
 import { Endpoint } from '../src/http/endpoint.js';
-import { MODERN_VERSION_META_KEY, type JsonObject } from '../src/core/json-rpc.js';
+import { type JsonObject } from '../src/core/json-rpc.js';
 import { MAX_TOOL_LIST_PAGES, ModernEra } from '../src/eras/modern-era.js';
 import { createDispatcher } from '../src/http/remote.js';
 import { ToolHeaderRegistry } from '../src/eras/tool-headers.js';
 import { sseEvent, startFaultServer, type FaultServer } from './helpers/fault-server.js';
 import type { Dispatcher } from '../src/http/undici-parts.js';
+import { MODERN_VERSION_META_KEY } from '../src/core/protocol.js';
+import { fixedCredential } from '../src/credentials/create-credential.js';
 
 const VERSION = '2026-07-28';
 const annotatedTool = (name: string, header: string) => ({
@@ -48,7 +50,7 @@ describe('ModernEra', () => {
     tools = new ToolHeaderRegistry();
     const recording = recordingLogger();
     lines = recording.lines;
-    era = new ModernEra({ endpoint: new Endpoint(config, dispatcher, {}), tools, logger: recording.logger, maxMessageBytes: 1024 * 1024 });
+    era = new ModernEra({ endpoint: new Endpoint(config, dispatcher, {}, fixedCredential(config)), tools, logger: recording.logger, maxMessageBytes: 1024 * 1024 });
   });
   afterEach(async () => {
     await dispatcher.close();

@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { UsageError } from '../src/config/config.js';
 import { authorizationServerMetadataUrls, discover, isResourceFor, parseBearerChallenge, resourceMetadataUrls } from '../src/credentials/oauth/discovery.js';
 import { MAX_CALLBACK_HEAD_BYTES, startCallbackServer } from '../src/credentials/oauth/callback-server.js';
 import { BROWSER_URL_VARIABLE, openableUrlProblem, openBrowser, openerCommand } from '../src/credentials/oauth/browser.js';
@@ -22,6 +21,7 @@ import { cacheDirectory, MAX_CACHE_FILE_BYTES, MAX_CLIENT_BINDINGS, MAX_TOKEN_CH
 import { createDispatcher } from '../src/http/remote.js';
 import { Agent, type Dispatcher } from '../src/http/undici-parts.js';
 import { startOAuthSetup } from './helpers/oauth-servers.js';
+import { UsageError } from '../src/core/errors.js';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {

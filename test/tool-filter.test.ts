@@ -5,17 +5,20 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createConfig, UsageError } from '../src/config/config.js';
+import { createConfig } from '../src/config/config.js';
 import { startDemoServer } from '../src/demo/demo-server.js';
 import { InFlight } from '../src/pipeline/in-flight.js';
-import { MODERN_VERSION_META_KEY, type JsonObject } from '../src/core/json-rpc.js';
+import { type JsonObject } from '../src/core/json-rpc.js';
 import { Router } from '../src/pipeline/router.js';
-import { createGlobMatcher, MAX_GLOB_AUTOMATON_CELLS, MAX_TOOL_PATTERN_CHARS, MAX_TOOL_PATTERNS, parseToolPatterns, ToolFilter } from '../src/pipeline/tool-filter.js';
+import { createGlobMatcher, MAX_GLOB_AUTOMATON_CELLS, ToolFilter } from '../src/pipeline/tool-filter.js';
 import { ToolHeaderRegistry } from '../src/eras/tool-headers.js';
 import { result, sendJson, startMcpServer } from './helpers/hardening-servers.js';
 import { startInProcessBridge, type InProcessBridge } from './helpers/in-process-bridge.js';
 import { startSdkV2Server } from './helpers/sdk-v2-server.js';
 import { initializedNotification, initializeRequest } from './helpers/spawn-bridge.js';
+import { MODERN_VERSION_META_KEY } from '../src/core/protocol.js';
+import { UsageError } from '../src/core/errors.js';
+import { MAX_TOOL_PATTERN_CHARS, MAX_TOOL_PATTERNS, parseToolPatterns } from '../src/config/tool-patterns.js';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {

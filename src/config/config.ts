@@ -6,9 +6,10 @@ import { isIP } from 'node:net';
 import { bearerTokenOf, expandHeaderValue, isAuthorizationFromReference } from './header-references.js';
 import { LOG_LEVELS } from '../logging/logger.js';
 import { maskUrl } from '../logging/redactor.js';
-import { parseToolPatterns, type ToolFilterOption } from '../pipeline/tool-filter.js';
+import { UsageError } from '../core/errors.js';
 import { parseOAuthSettings, type OAuthRawOptions, type OAuthSettings } from './oauth-settings.js';
 import type { LevelWithSilent } from 'pino';
+import { parseToolPatterns, type ToolFilterOption } from './tool-patterns.js';
 
 export const DEFAULT_URL = 'https://fenbs.ai/api/mcp';
 export const DEFAULT_TOKEN_ENV = 'FENBS_TOKEN';
@@ -118,17 +119,6 @@ export class FileTooLargeError extends Error {
     readonly maxBytes: number,
   ) {
     super(`${path} is larger than ${maxBytes} bytes`);
-  }
-}
-
-/** A mistake in how the bridge was started: one message on stderr and exit code 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-  /** The one line to run instead, when there is one. */
-  readonly fix: string | undefined;
-  constructor(message: string, fix?: string) {
-    super(message);
-    this.fix = fix;
   }
 }
 

@@ -80,3 +80,14 @@ export function toErrorData(error: BridgeError): Record<string, unknown> {
   }
   return data;
 }
+
+/** A mistake in how the bridge was started: one message on stderr and exit code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+  /** The one line to run instead, when there is one. */
+  readonly fix: string | undefined;
+  constructor(message: string, fix?: string) {
+    super(message);
+    this.fix = fix;
+  }
+}

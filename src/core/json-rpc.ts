@@ -1,6 +1,7 @@
 // JSON-RPC 2.0 message types, the check each stdin line passes, and error-reply builders.
 
 import { BRIDGE_ERRORS, type BridgeError, toErrorData } from './errors.js';
+import { MODERN_VERSION_META_KEY } from './protocol.js';
 
 export type JsonRpcId = string | number;
 export type JsonObject = Record<string, unknown>;
@@ -28,9 +29,6 @@ export interface RejectedLine {
 }
 
 export type CheckedLine = IncomingMessage | RejectedLine;
-
-/** The `_meta` key whose presence makes a request 2026-07-28 ("modern"): 2026-07-28 basic §Request `_meta`. */
-export const MODERN_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 
 export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -4,10 +4,10 @@ import { spawn } from 'node:child_process';
 import { bearerPrefixFix, tokenProblem } from '../config/config.js';
 import type { Credential, CredentialChallenge } from '../core/credential.js';
 import { BridgeError } from '../core/errors.js';
-import { untilAborted } from '../pipeline/in-flight.js';
 import type { Logger } from '../logging/logger.js';
 import { createRedactor, MIN_MASKABLE_SECRET_CHARS, registerSecret, type Redactor } from '../logging/redactor.js';
 import { toTerminalLine } from '../core/terminal-text.js';
+import { untilAborted } from '../core/abort.js';
 
 /** A password manager may wait for the user to unlock it; longer than this, the command is hung. */
 export const TOKEN_COMMAND_TIMEOUT_MS = 60_000;

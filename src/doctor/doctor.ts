@@ -10,7 +10,7 @@ import { createCredential } from '../credentials/create-credential.js';
 import { Endpoint } from '../http/endpoint.js';
 import { REQUEST_TIMEOUT_MS } from '../config/config.js';
 import { BridgeError, isBridgeError } from '../core/errors.js';
-import { isJsonObject, MODERN_VERSION_META_KEY, type JsonObject } from '../core/json-rpc.js';
+import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
 import { REDIRECT_HINT } from '../http/redirects.js';
 import { headerValue, readErrorBody, readPrivateResponse } from '../http/reply-reader.js';
 import type { HttpExchange } from '../http/remote.js';
@@ -20,6 +20,7 @@ import type { Logger } from '../logging/logger.js';
 import { MAX_MESSAGE_CHARS, shorten, toTerminalLine } from '../core/terminal-text.js';
 import { TokenCommandCredential } from '../credentials/token-command.js';
 import { cachedOAuthCredential, oauthCacheCheck } from './oauth-check.js';
+import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, MODERN_VERSION, MODERN_VERSION_META_KEY, SERVER_INFO_META_KEY, SESSION_VERSION } from '../core/protocol.js';
 
 export interface Check {
   name: string;
@@ -49,8 +50,6 @@ export interface RunDoctorOptions {
   redact?: Redactor;
 }
 
-const MODERN_VERSION = '2026-07-28';
-const SESSION_VERSION = '2025-06-18';
 const CLIENT_INFO = { name: 'fenbs-mcp-doctor', version: '1' };
 const LATENCY_SAMPLES = 5;
 /**
@@ -147,7 +146,7 @@ function request(method: string, params: JsonObject): JsonObject & { id: string 
   return { jsonrpc: '2.0', id: `fenbs-mcp-doctor-${++privateIds}`, method, params };
 }
 
-const modernMeta = { [MODERN_VERSION_META_KEY]: MODERN_VERSION, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': CLIENT_INFO };
+const modernMeta = { [MODERN_VERSION_META_KEY]: MODERN_VERSION, [CLIENT_CAPABILITIES_META_KEY]: {}, [CLIENT_INFO_META_KEY]: CLIENT_INFO };
 const modernHeaders = (method: string) => ({ 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': method });
 
 /** What the checks after the first request share. */
@@ -263,7 +262,7 @@ async function probe(endpoint: Endpoint, config: BridgeConfig, report: DoctorRep
 async function checkModern(probe: Probe, discovered: JsonObject, report: DoctorReport): Promise<void> {
   const { add } = probe;
   report.revision = MODERN_VERSION;
-  const info = isJsonObject(discovered._meta) && isJsonObject(discovered._meta['io.modelcontextprotocol/serverInfo']) ? discovered._meta['io.modelcontextprotocol/serverInfo'] : {};
+  const info = isJsonObject(discovered._meta) && isJsonObject(discovered._meta[SERVER_INFO_META_KEY]) ? discovered._meta[SERVER_INFO_META_KEY] : {};
   add({
     name: 'protocol',
     ok: true,

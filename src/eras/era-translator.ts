@@ -6,19 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BridgeError, isBridgeError } from '../core/errors.js';
 import { bridgeErrorReply, errorReply, idKey, isJsonObject, modernVersionOf, toLoggedId, type IncomingMessage, type JsonObject, type JsonRpcId } from '../core/json-rpc.js';
 import type { Logger } from '../logging/logger.js';
-import {
-  inputRequiredOf,
-  isInitializeRefusal,
-  listenFilterFor,
-  MODERN_VERSION,
-  speaksOnlyModern,
-  toClientProfile,
-  toInitializeResult,
-  toModernParams,
-  toRetryParams,
-  whyClientCannotAnswer,
-  type ClientProfile,
-} from './translate-messages.js';
+import { inputRequiredOf, isInitializeRefusal, listenFilterFor, speaksOnlyModern, toClientProfile, toInitializeResult, toModernParams, toRetryParams, whyClientCannotAnswer, type ClientProfile } from './translate-messages.js';
+import { MODERN_VERSION } from '../core/protocol.js';
 
 /**
  * `input_required` rounds one request may take before the bridge gives up on it: MRTR has the

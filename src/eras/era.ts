@@ -4,12 +4,11 @@ import { encodeHeaderValue, mcpNameFor } from './header-encoding.js';
 import type { JsonObject } from '../core/json-rpc.js';
 import type { HttpExchange } from '../http/remote.js';
 import type { Reply } from '../http/reply-reader.js';
-
-export type EraName = 'legacy' | 'modern';
+import type { Era } from '../core/protocol.js';
 
 /** The protocol a message is posted under; chosen once per message from its body. */
 export interface EraProtocol {
-  readonly name: EraName;
+  readonly name: Era;
   /** Headers a POST of `message` carries besides the endpoint's own (credential, content type). */
   headersFor(message: JsonObject, method: string | undefined): Record<string, string>;
   /**

@@ -4,11 +4,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Endpoint } from '../http/endpoint.js';
 import { mirroredHeaders, type EraProtocol } from './era.js';
 import { BridgeError, isBridgeError } from '../core/errors.js';
-import { Backoff, resumableEventId } from '../pipeline/stream-follower.js';
 import { bridgeErrorReply, isJsonObject, isSingleLine, isUsableId, type JsonObject } from '../core/json-rpc.js';
 import type { Logger } from '../logging/logger.js';
 import type { HttpExchange } from '../http/remote.js';
 import { excerptOf, headerValue, mediaTypeOf, readPrivateResponse, readReply, tryParseJson, type Reply } from '../http/reply-reader.js';
+import { Backoff } from '../http/reconnect-backoff.js';
+import { resumableEventId } from '../http/sse-reader.js';
 
 /**
  * True when a 400 body is a JSON-RPC error saying the session is unknown: what the SDK's example

@@ -6,6 +6,7 @@ import { isJsonObject, modernVersionOf, type JsonObject } from '../core/json-rpc
 import type { Logger } from '../logging/logger.js';
 import { readPrivateResponse } from '../http/reply-reader.js';
 import type { ToolHeaderRegistry } from './tool-headers.js';
+import { PROTOCOL_META_PREFIX } from '../core/protocol.js';
 
 /** Pages fetched when the bridge refreshes tools/list for itself after a -32020. */
 export const MAX_TOOL_LIST_PAGES = 50;
@@ -74,7 +75,7 @@ export class ModernEra implements EraProtocol {
     const meta: JsonObject = {};
     const callMeta = isJsonObject(call.params) && isJsonObject(call.params._meta) ? call.params._meta : {};
     for (const [key, value] of Object.entries(callMeta)) {
-      if (key.startsWith('io.modelcontextprotocol/')) meta[key] = value;
+      if (key.startsWith(PROTOCOL_META_PREFIX)) meta[key] = value;
     }
     let cursor: string | undefined;
     for (let page = 0; page < MAX_TOOL_LIST_PAGES; page++) {

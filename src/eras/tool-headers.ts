@@ -1,7 +1,12 @@
 // Turns x-mcp-header annotations from tools/list results into Mcp-Param-* headers for tools/call.
 
 import { encodeHeaderValue } from './header-encoding.js';
-import type { ToolFilter } from '../pipeline/tool-filter.js';
+import type { HiddenBy } from '../config/tool-patterns.js';
+
+/** What says whether the client may see a tool: the tool filter, when one is configured. */
+interface ToolVisibility {
+  hiddenBy(name: string): HiddenBy | undefined;
+}
 
 /** A tool dropped from a tools/list result, and why (logged as a warning by the caller). */
 export interface InvalidTool {
@@ -188,10 +193,10 @@ function toHeaderText(value: unknown, type: HeaderType): string | undefined {
  */
 export class ToolHeaderRegistry {
   readonly #bindingsByTool = new Map<string, readonly HeaderBinding[]>();
-  readonly #filter: Pick<ToolFilter, 'hiddenBy'> | undefined;
+  readonly #filter: ToolVisibility | undefined;
 
   /** Tools `filter` hides are never remembered: no call to them is sent, so they need no headers. */
-  constructor(filter?: Pick<ToolFilter, 'hiddenBy'>) {
+  constructor(filter?: ToolVisibility) {
     this.#filter = filter;
   }
 

@@ -1,16 +1,7 @@
 // Pure conversions between a 2025-era client's messages and their 2026-07-28 form, and back.
 
-import { isJsonObject, MODERN_VERSION_META_KEY, type JsonObject } from '../core/json-rpc.js';
-
-/** The revision the bridge speaks to a server that speaks only 2026-07-28. */
-export const MODERN_VERSION = '2026-07-28';
-
-/** `_meta` keys of a 2026-07-28 request (2026-07-28 basic §Request `_meta`, schema RequestMetaObject). */
-export const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities';
-export const CLIENT_INFO_META_KEY = 'io.modelcontextprotocol/clientInfo';
-export const LOG_LEVEL_META_KEY = 'io.modelcontextprotocol/logLevel';
-/** The key under which a 2026-07-28 result names its server (2026-07-28 basic §Result `_meta`). */
-export const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
+import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
+import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY, MODERN_VERSION, MODERN_VERSION_META_KEY, SERVER_INFO_META_KEY } from '../core/protocol.js';
 
 /**
  * JSON-RPC codes with which a 2026-07-28-only server refuses a 2025 `initialize`: -32022

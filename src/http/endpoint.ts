@@ -4,15 +4,14 @@ import type { Dispatcher } from './undici-parts.js';
 import type { BridgeConfig } from '../config/config.js';
 import { CookieJar } from './cookie-jar.js';
 import type { Credential } from '../core/credential.js';
-import { fixedCredential } from '../credentials/create-credential.js';
 import { BridgeError } from '../core/errors.js';
 import type { Logger } from '../logging/logger.js';
 import { MAX_REDIRECT_HOPS, sameOriginTarget } from './redirects.js';
 import { proxyFor, sendHttp, toBridgeError, type HttpExchange, type HttpMethod } from './remote.js';
 import { headerValue, readErrorBody } from './reply-reader.js';
 import { maskUrl, type Redactor } from '../logging/redactor.js';
-import type { AbortSource } from '../pipeline/in-flight.js';
 import type { RequestBody } from '../core/json-rpc.js';
+import { type AbortSource } from '../core/abort.js';
 
 export const ACCEPT_BOTH = 'application/json, text/event-stream';
 
@@ -35,12 +34,12 @@ export class Endpoint {
   readonly #baseHeaders: Record<string, string>;
   readonly #proxy: string | undefined;
 
-  /** `credential` defaults to the fixed one the config names (a token command needs createCredential). */
+  /** `credential` is what every request carries: createCredential makes it from the config. */
   constructor(
     config: BridgeConfig,
     dispatcher: Dispatcher,
     env: Readonly<Record<string, string | undefined>>,
-    credential: Credential = fixedCredential(config),
+    credential: Credential,
     options: EndpointOptions = {},
   ) {
     this.#url = config.url;

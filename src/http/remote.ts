@@ -7,9 +7,9 @@ import type * as Tls from 'node:tls';
 import { Readable } from 'node:stream';
 import { Agent, EnvHttpProxyAgent, type Dispatcher } from './undici-parts.js';
 import { BridgeError, isBridgeError } from '../core/errors.js';
-import type { AbortSource } from '../pipeline/in-flight.js';
 import type { RequestBody } from '../core/json-rpc.js';
 import { BodyQueue, type ResponseBody } from './body-queue.js';
+import { type AbortSource } from '../core/abort.js';
 
 /**
  * Connections to the endpoint at once; further requests wait in undici's queue. Kept well under

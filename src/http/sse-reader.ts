@@ -1,6 +1,7 @@
 // Turns a text/event-stream body into events; knows nothing of JSON-RPC.
 
 import { BridgeError } from '../core/errors.js';
+import { fieldValueProblem } from '../config/config.js';
 
 export interface SseEvent {
   /** `event:` field; undefined means the default type, "message". */
@@ -304,4 +305,14 @@ export async function* readSseEvents(body: AsyncIterable<Uint8Array | string>, o
   const framer = new SseFramer(options);
   for await (const chunk of body) yield* framer.feed(chunk);
   yield* framer.end();
+}
+
+/**
+ * The event id to resume from, or undefined when there is none: an id no header can carry (a
+ * character outside Latin-1, a control) cannot be sent back as Last-Event-ID, and resuming from the
+ * id before it would replay the events after that one, since the newest id is the stream's position
+ * (HTML §9.2.6, "last event ID buffer"). Such a stream is not resumable from there.
+ */
+export function resumableEventId(id: string): string | undefined {
+  return fieldValueProblem(id) === undefined ? id : undefined;
 }

@@ -1,6 +1,6 @@
 // Knows the secret values of this run and blanks them out of any text before it leaves the process.
 
-import type { Logger } from './logger.js';
+import type { Logger } from 'pino';
 
 const MASK = '[REDACTED]';
 /** What stands for a user name, password, query value or fragment in a URL shown in a message. */

@@ -7,7 +7,7 @@ import type { Endpoint } from '../http/endpoint.js';
 import type { EraProtocol } from '../eras/era.js';
 import { BridgeError, isBridgeError } from '../core/errors.js';
 import { followRequestStream, withStatus } from './stream-follower.js';
-import { Aborts, CANCELLED, untilAborted, type AbortSource, type InFlight, type PendingRequest } from './in-flight.js';
+import { type InFlight, type PendingRequest } from './in-flight.js';
 import { DeadlineList } from '../core/deadlines.js';
 import { classifyServerMessage, errorReply, isJsonObject, isSingleLine, modernVersionOf, toLoggedId, type IncomingMessage, type JsonObject, type RequestBody } from '../core/json-rpc.js';
 import type { LegacySession } from '../eras/legacy-session.js';
@@ -20,6 +20,7 @@ import { REDIRECT_HINT } from '../http/redirects.js';
 import { maskUrl, type Redactor } from '../logging/redactor.js';
 import { statusError } from '../http/status-errors.js';
 import type { ToolFilter } from './tool-filter.js';
+import { Aborts, CANCELLED, untilAborted, type AbortSource } from '../core/abort.js';
 
 /** Retries of a request that provably never left (connection refused, DNS), and their delays. */
 export const NEVER_SENT_RETRY_DELAYS_MS = [200, 800] as const;

@@ -1,53 +1,20 @@
 // Follows a request's event stream to its response: resumes a cut 2025 stream, with backoff, bounded.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fieldValueProblem } from '../config/config.js';
+import { Backoff } from '../http/reconnect-backoff.js';
+import { resumableEventId } from '../http/sse-reader.js';
 import { BridgeError } from '../core/errors.js';
 import { toLoggedId } from '../core/json-rpc.js';
-import type { AbortSource, PendingRequest } from './in-flight.js';
+import type { PendingRequest } from './in-flight.js';
 import type { Logger } from '../logging/logger.js';
 import type { HttpExchange } from '../http/remote.js';
 import { excerptOf, readReply, type ReadOptions, type StreamItem } from '../http/reply-reader.js';
+import { type AbortSource } from '../core/abort.js';
 
-/** Delay before reconnecting when the server gave no `retry:` (or 0); doubled after each attempt without a message. */
-
-/**
- * The event id to resume from, or undefined when there is none: an id no header can carry (a
- * character outside Latin-1, a control) cannot be sent back as Last-Event-ID, and resuming from the
- * id before it would replay the events after that one, since the newest id is the stream's position
- * (HTML §9.2.6, "last event ID buffer"). Such a stream is not resumable from there.
- */
-export function resumableEventId(id: string): string | undefined {
-  return fieldValueProblem(id) === undefined ? id : undefined;
-}
-export const RECONNECT_DELAY_MIN_MS = 500;
-/** The longest wait between reconnections, whatever the server's `retry:` asks. */
-export const RECONNECT_DELAY_MAX_MS = 30_000;
 /** Resumptions of one cut POST stream in a row that bring no message before the request is given up. */
 export const MAX_IDLE_RESUMES = 3;
 /** How long a stream may stay open after it delivered the response before the bridge closes it. */
 export const STREAM_LINGER_MS = 2_000;
-
-/**
- * Reconnection delays: the server's `retry:` is honoured (2025-11-25 transports §Resumability:
- * the client MUST respect it) but never below a floor that doubles while nothing real arrives, so a
- * server that ends every stream at once, with `retry: 0` or none, is never a busy loop.
- */
-export class Backoff {
-  #floorMs = RECONNECT_DELAY_MIN_MS;
-
-  /** The wait before the next attempt; each call without `progressed()` in between doubles the floor. */
-  next(serverRetryMs: number | undefined): number {
-    const delay = Math.min(Math.max(serverRetryMs ?? 0, this.#floorMs), RECONNECT_DELAY_MAX_MS);
-    this.#floorMs = Math.min(this.#floorMs * 2, RECONNECT_DELAY_MAX_MS);
-    return delay;
-  }
-
-  /** A real message arrived: the next wait starts from the floor again. */
-  progressed(): void {
-    this.#floorMs = RECONNECT_DELAY_MIN_MS;
-  }
-}
 
 export interface FollowOptions {
   pending: PendingRequest;

@@ -4,14 +4,8 @@ import { PassThrough } from 'node:stream';
 import { runBridge, type BridgeExit, type BridgeOptions } from '../bridge.js';
 import { BRIDGE_ERRORS } from '../core/errors.js';
 import type { Logger } from '../logging/logger.js';
-import { errorReply, isJsonObject, MODERN_VERSION_META_KEY, type JsonObject, type JsonRpcId } from '../core/json-rpc.js';
-
-/** The revision the client asks for with `server/discover` (2026-07-28 basic §Request `_meta`). */
-export const MODERN_PROTOCOL_VERSION = '2026-07-28';
-/** The revision the client asks for in `initialize` when the server does not speak 2026-07-28. */
-export const LEGACY_PROTOCOL_VERSION = '2025-06-18';
-const CLIENT_INFO_META_KEY = 'io.modelcontextprotocol/clientInfo';
-const CLIENT_CAPABILITIES_META_KEY = 'io.modelcontextprotocol/clientCapabilities';
+import { errorReply, isJsonObject, type JsonObject, type JsonRpcId } from '../core/json-rpc.js';
+import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, MODERN_VERSION, MODERN_VERSION_META_KEY, SESSION_VERSION, type Era } from '../core/protocol.js';
 
 /** A JSON-RPC error answer; `fromBridge` when the bridge wrote it itself (the server was not reached or not understood). */
 export class RpcError extends Error {
@@ -63,8 +57,6 @@ export interface ClientOptions extends Omit<BridgeOptions, 'input' | 'output' | 
   /** Log lines the server sends (`notifications/message`). */
   onServerLog?: (level: string, data: unknown) => void;
 }
-
-export type Era = 'legacy' | 'modern';
 
 interface Pending {
   method: string;
@@ -118,7 +110,7 @@ export class ShellClient {
       this.#era = 'modern';
       const discovered = await this.request('server/discover', {}, { signal });
       const versions = discovered.supportedVersions;
-      if (Array.isArray(versions) && versions.includes(MODERN_PROTOCOL_VERSION)) {
+      if (Array.isArray(versions) && versions.includes(MODERN_VERSION)) {
         this.capabilities = isJsonObject(discovered.capabilities) ? discovered.capabilities : {};
         return;
       }
@@ -128,7 +120,7 @@ export class ShellClient {
     this.#era = 'legacy';
     const initialized = await this.request(
       'initialize',
-      { protocolVersion: LEGACY_PROTOCOL_VERSION, capabilities: {}, clientInfo: this.#options.clientInfo },
+      { protocolVersion: SESSION_VERSION, capabilities: {}, clientInfo: this.#options.clientInfo },
       { signal },
     );
     this.capabilities = isJsonObject(initialized.capabilities) ? initialized.capabilities : {};
@@ -141,7 +133,7 @@ export class ShellClient {
     const meta: JsonObject = {};
     if (this.#era === 'modern') {
       // 2026-07-28 basic §Request `_meta`: every request names its version and capabilities, no handshake.
-      meta[MODERN_VERSION_META_KEY] = MODERN_PROTOCOL_VERSION;
+      meta[MODERN_VERSION_META_KEY] = MODERN_VERSION;
       meta[CLIENT_CAPABILITIES_META_KEY] = {};
       meta[CLIENT_INFO_META_KEY] = this.#options.clientInfo;
     }

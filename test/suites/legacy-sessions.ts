@@ -4,10 +4,10 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RECONNECT_DELAY_MIN_MS } from '../../src/pipeline/stream-follower.js';
 import { requestsOf, startV1Server, type V1Server } from '../helpers/sdk-v1-full-server.js';
 import { expectCleanEnd, type BridgeMode, type RunningBridge } from '../helpers/bridge-mode.js';
 import { initializedNotification } from '../helpers/spawn-bridge.js';
+import { RECONNECT_DELAY_MIN_MS } from '../../src/http/reconnect-backoff.js';
 
 /** The client's own initialize params: a re-initialization must replay exactly these. */
 const CLIENT_PARAMS = { protocolVersion: '2025-11-25', capabilities: { roots: { listChanged: true }, sampling: {} }, clientInfo: { name: 'expiry-client', version: '3.1.4' } };

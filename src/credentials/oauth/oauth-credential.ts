@@ -3,7 +3,6 @@
 import { homedir } from 'node:os';
 import type { Credential, CredentialChallenge } from '../../core/credential.js';
 import { BridgeError, isBridgeError } from '../../core/errors.js';
-import { untilAborted } from '../../pipeline/in-flight.js';
 import type { Logger } from '../../logging/logger.js';
 import { maskUrl } from '../../logging/redactor.js';
 import { toTerminalLine } from '../../core/terminal-text.js';
@@ -15,6 +14,7 @@ import { refreshTokens, SignInError, signIn, TokenRequestError, type FlowDeps, t
 import { createOAuthHttp } from './http.js';
 import type { OAuthSettings } from '../../config/oauth-settings.js';
 import { cacheDirectory, TokenStore, type CacheContents, type ClientBinding, type IssuerEntry, type SignInOutcome, type SignInRecord, type StoredClient, type StoredTokens } from './token-store.js';
+import { untilAborted } from '../../core/abort.js';
 
 /** Refresh this long before expiry at most (a quarter of a short lifetime at least, so a 60 s token is not refreshed on every request). */
 export const REFRESH_AHEAD_MS = 60_000;
