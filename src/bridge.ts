@@ -17,11 +17,11 @@ import { ModernEra } from './eras/modern-era.js';
 import { Router } from './pipeline/router.js';
 import { pumpLines, takePieces, type LineEvent } from './stdio/line-reader.js';
 import type { Logger } from './logging/logger.js';
-import { createDispatcher } from './http/remote.js';
 import type { Redactor } from './logging/redactor.js';
 import { createMessageWriter } from './stdio/stdout-writer.js';
 import { ToolFilter } from './pipeline/tool-filter.js';
 import { ToolHeaderRegistry } from './eras/tool-headers.js';
+import { createDispatcher } from './http/dispatcher.js';
 
 /** Messages posted and not yet finished before the bridge stops reading stdin for a while. */
 export const MAX_MESSAGES_IN_FLIGHT = 4096;

@@ -4,10 +4,11 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
-import { createDispatcher, sendHttp } from '../src/http/remote.js';
 import { createTestCertificates } from './helpers/hardening-servers.js';
 import { createConfig, FileTooLargeError, isLoopbackHost, MAX_LINE_BYTES, MAX_TIMEOUT_MS, MAX_TOKEN_FILE_BYTES, REQUEST_TIMEOUT_MS, UNSENDABLE_HEADERS, type RawOptions } from '../src/config/config.js';
 import { UsageError } from '../src/core/errors.js';
+import { createDispatcher } from '../src/http/dispatcher.js';
+import { sendHttp } from '../src/http/send.js';
 
 const noFile = () => {
   throw new Error('ENOENT: no such file');

@@ -3,10 +3,11 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { followRequestStream } from '../src/pipeline/stream-follower.js';
 import { InFlight } from '../src/pipeline/in-flight.js';
-import { toBridgeError, type HttpExchange } from '../src/http/remote.js';
 import type { StreamItem } from '../src/http/reply-reader.js';
 import { useRouteServer, type Handler } from './helpers/route-server.js';
 import { Backoff, RECONNECT_DELAY_MAX_MS, RECONNECT_DELAY_MIN_MS } from '../src/http/reconnect-backoff.js';
+import { toBridgeError } from '../src/http/failures.js';
+import { type HttpExchange } from '../src/http/send.js';
 
 // 2025-11-25 Streamable HTTP §Resumability: the client MUST respect a server's `retry`; the floor
 // keeps a server that ends every stream at once from turning reconnection into a busy loop.

@@ -5,13 +5,14 @@ import { createConfig } from '../src/config/config.js';
 import { Endpoint } from '../src/http/endpoint.js';
 import type { JsonObject } from '../src/core/json-rpc.js';
 import { HEAL_PAUSE_MS, LegacySession, MAX_HEALS_WITHOUT_PROGRESS, saysSessionUnknown } from '../src/eras/legacy-session.js';
-import { createDispatcher, type HttpExchange } from '../src/http/remote.js';
 import type { Reply } from '../src/http/reply-reader.js';
 import { BodyQueue } from '../src/http/body-queue.js';
 import type { Dispatcher } from '../src/http/undici-parts.js';
 import { startFaultServer, type FaultServer } from './helpers/fault-server.js';
 import { RECONNECT_DELAY_MIN_MS } from '../src/http/reconnect-backoff.js';
 import { fixedCredential } from '../src/credentials/create-credential.js';
+import { createDispatcher } from '../src/http/dispatcher.js';
+import { type HttpExchange } from '../src/http/send.js';
 
 const INITIALIZE_PARAMS = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'unit', version: '1' } };
 

@@ -5,12 +5,12 @@ import { createConfig } from '../src/config/config.js';
 import { Endpoint } from '../src/http/endpoint.js';
 import { type JsonObject } from '../src/core/json-rpc.js';
 import { MAX_TOOL_LIST_PAGES, ModernEra } from '../src/eras/modern-era.js';
-import { createDispatcher } from '../src/http/remote.js';
 import { ToolHeaderRegistry } from '../src/eras/tool-headers.js';
 import { sseEvent, startFaultServer, type FaultServer } from './helpers/fault-server.js';
 import type { Dispatcher } from '../src/http/undici-parts.js';
 import { MODERN_VERSION_META_KEY } from '../src/core/protocol.js';
 import { fixedCredential } from '../src/credentials/create-credential.js';
+import { createDispatcher } from '../src/http/dispatcher.js';
 
 const VERSION = '2026-07-28';
 const annotatedTool = (name: string, header: string) => ({

@@ -18,10 +18,10 @@ import { OAuthCredential, refreshAt, cachedState, SIGN_IN_QUIET_MS } from '../sr
 import { LOGIN_TIMEOUT_MS, parseOAuthSettings } from '../src/config/oauth-settings.js';
 import { readPrivateFile } from '../src/credentials/oauth/private-file.js';
 import { cacheDirectory, MAX_CACHE_FILE_BYTES, MAX_CLIENT_BINDINGS, MAX_TOKEN_CHARS, TokenStore } from '../src/credentials/oauth/token-store.js';
-import { createDispatcher } from '../src/http/remote.js';
 import { Agent, type Dispatcher } from '../src/http/undici-parts.js';
 import { startOAuthSetup } from './helpers/oauth-servers.js';
 import { UsageError } from '../src/core/errors.js';
+import { createDispatcher } from '../src/http/dispatcher.js';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {

@@ -4,10 +4,10 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { proxyFor } from '../src/http/remote.js';
 import { freePort, startMcpServer } from './helpers/hardening-servers.js';
 import { startInProcessBridge } from './helpers/in-process-bridge.js';
 import { initializeRequest } from './helpers/spawn-bridge.js';
+import { proxyFor } from '../src/http/dispatcher.js';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {

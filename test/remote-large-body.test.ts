@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { EnvHttpProxyAgent } from '../src/http/undici-parts.js';
-import { LARGE_BODY_CHARS, sendHttp, utf8Slices } from '../src/http/remote.js';
+import { LARGE_BODY_CHARS, sendHttp, utf8Slices } from '../src/http/send.js';
 
 describe('a large request body', () => {
   it('is encoded slice by slice into exactly the bytes of the whole text, a surrogate pair never split', () => {

@@ -3,7 +3,9 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type LookupFunction } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BridgeError } from '../src/core/errors.js';
-import { createDispatcher, proxyFor, redactUserinfo, sendHttp, toBridgeError } from '../src/http/remote.js';
+import { createDispatcher, proxyFor, redactUserinfo } from '../src/http/dispatcher.js';
+import { toBridgeError } from '../src/http/failures.js';
+import { sendHttp } from '../src/http/send.js';
 
 const url = new URL('https://mcp.example:8443/mcp');
 const failure = (code: string, message = 'boom') => Object.assign(new Error(message), { code });

@@ -1,7 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import type { HttpExchange } from '../src/http/remote.js';
 import {
   ARRIVED_REPLY_MAX_BYTES,
   arrivedJsonLine,
@@ -19,6 +18,7 @@ import {
   type StreamItem,
 } from '../src/http/reply-reader.js';
 import { useRouteServer, type Handler } from './helpers/route-server.js';
+import { type HttpExchange } from '../src/http/send.js';
 
 const routes = useRouteServer();
 /** Registers `handler` under a fresh path and POSTs there. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { HttpExchange } from '../src/http/remote.js';
 import { createRedactor } from '../src/logging/redactor.js';
 import { hintForStatus, statusError } from '../src/http/status-errors.js';
+import { type HttpExchange } from '../src/http/send.js';
 
 const exchange = (status: number, headers: Record<string, string> = {}) => ({ status, headers, body: undefined }) as unknown as HttpExchange;
 const context = (body: string, extra: Partial<Parameters<typeof statusError>[2]> = {}) => ({

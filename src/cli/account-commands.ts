@@ -3,11 +3,11 @@
 import type { BridgeConfig } from '../config/config.js';
 import { isBridgeError } from '../core/errors.js';
 import type { Logger } from '../logging/logger.js';
-import { createDispatcher } from '../http/remote.js';
 import { maskUrl } from '../logging/redactor.js';
 import { toTerminalLine } from '../core/terminal-text.js';
 import { OAuthCredential } from '../credentials/oauth/oauth-credential.js';
 import { reasonOf } from '../credentials/oauth/discovery.js';
+import { createDispatcher } from '../http/dispatcher.js';
 
 export interface AccountCommandOptions {
   config: BridgeConfig;

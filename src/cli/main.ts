@@ -6,13 +6,13 @@ import { runBridge, type BridgeExit } from '../bridge.js';
 import { createConfig, DEFAULT_URL, FileTooLargeError, PROXY_VARIABLES, type BridgeConfig, type RawOptions } from '../config/config.js';
 import { createLogger, LogFileError, type BridgeLog } from '../logging/logger.js';
 import { onlyOwnOptions } from './own-options.js';
-import { proxyFor, redactUserinfo } from '../http/remote.js';
 import { addShellCommands, SHELL_COMMANDS } from '../shell/command-line.js';
 import { CLEAR_LINE } from '../shell/progress.js';
 import type { ShellCommand } from '../shell/commands.js';
 import { createRedactor, maskUrl, type Redactor } from '../logging/redactor.js';
 import { toTerminalLine, toTerminalText } from '../core/terminal-text.js';
 import { UsageError } from '../core/errors.js';
+import { proxyFor, redactUserinfo } from '../http/dispatcher.js';
 
 /** Exit codes; documented in the README's table. */
 export const EXIT = {

@@ -2,9 +2,9 @@
 
 import { encodeHeaderValue, mcpNameFor } from './header-encoding.js';
 import type { JsonObject } from '../core/json-rpc.js';
-import type { HttpExchange } from '../http/remote.js';
 import type { Reply } from '../http/reply-reader.js';
 import type { Era } from '../core/protocol.js';
+import { type HttpExchange } from '../http/send.js';
 
 /** The protocol a message is posted under; chosen once per message from its body. */
 export interface EraProtocol {

@@ -8,9 +8,9 @@ import { type Deadline, DeadlineList } from '../core/deadlines.js';
 import { BridgeError } from '../core/errors.js';
 import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
 import { JsonScanner, MAX_SMALL_MEMBER_BYTES, scanJson, type JsonScan } from '../core/json-scan.js';
-import type { HttpExchange } from './remote.js';
 import { LARGE_EVENT_BYTES, SseFramer, type SseEvent, type SseReadOptions } from './sse-reader.js';
 import { type AbortSource } from '../core/abort.js';
+import { type HttpExchange } from './send.js';
 
 /** Every stream's linger after its answer, on one timer: one per event-stream reply would be one timer per message. */
 const lingers = new DeadlineList();

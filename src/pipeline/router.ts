@@ -5,8 +5,8 @@ import { BridgeError } from '../core/errors.js';
 import type { InFlight, PendingRequest } from './in-flight.js';
 import { classifyServerMessage, toLoggedId, type JsonObject } from '../core/json-rpc.js';
 import type { Logger } from '../logging/logger.js';
-import type { HttpExchange } from '../http/remote.js';
 import type { ToolFilter } from './tool-filter.js';
+import { type HttpExchange } from '../http/send.js';
 
 export interface RouterOptions {
   inFlight: InFlight;

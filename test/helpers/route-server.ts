@@ -4,8 +4,9 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
-import { createDispatcher, sendHttp, type HttpExchange, type HttpMethod } from '../../src/http/remote.js';
 import type { Dispatcher } from '../../src/http/undici-parts.js';
+import { createDispatcher } from '../../src/http/dispatcher.js';
+import { sendHttp, type HttpExchange, type HttpMethod } from '../../src/http/send.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 

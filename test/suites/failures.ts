@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BRIDGE_ERRORS, type BridgeErrorCode } from '../../src/core/errors.js';
-import { MAX_CONNECTIONS } from '../../src/http/remote.js';
 import { sseEvent, startFaultServer, startRawServer, type FaultServer, type RawReply, type Script } from '../helpers/fault-server.js';
 import { startSdkV1Server, type SdkV1Server } from '../helpers/sdk-v1-server.js';
 import { expectCleanEnd, type BridgeMode, type RunningBridge } from '../helpers/bridge-mode.js';
 import { initializedNotification, initializeRequest } from '../helpers/spawn-bridge.js';
+import { MAX_CONNECTIONS } from '../../src/http/dispatcher.js';
 
 const TOKEN = `tok-${randomUUID()}`;
 const REPO = fileURLToPath(new URL('../..', import.meta.url));

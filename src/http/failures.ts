@@ -1,0 +1,120 @@
+// Classifies a failed exchange by err.code (never by class) into the BridgeError the request is answered with.
+
+import { BridgeError, isBridgeError } from '../core/errors.js';
+import { type AbortSource } from '../core/abort.js';
+import { redactUserinfo } from './dispatcher.js';
+
+export interface FailureContext {
+  url: URL;
+  proxy?: string | undefined;
+}
+
+const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|ERR_OSSL_|HOSTNAME_MISMATCH)/;
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** Walks `cause` chains: undici wraps socket and TLS errors. */
+function innermost(error: unknown): unknown {
+  let current = error;
+  for (let depth = 0; depth < 5; depth++) {
+    const cause = (current as { cause?: unknown } | null)?.cause;
+    if (cause === undefined || cause === null) break;
+    current = cause;
+  }
+  return current;
+}
+
+/**
+ * Maps a failure to a BridgeError by `err.code`, never by class. An aborted signal's reason wins:
+ * the deadline, a cancel or shutdown already said why.
+ */
+export function toBridgeError(error: unknown, signal: AbortSource | undefined, context: FailureContext): BridgeError {
+  if (isBridgeError(error)) return error;
+  if (signal?.aborted === true && isBridgeError(signal.reason)) return signal.reason;
+  const inner = innermost(error);
+  const code = codeOf(inner) ?? codeOf(error);
+  const detail = (inner instanceof Error ? inner.message : String(inner)) || String(error);
+  const where = context.url.host;
+  const proxyNote = context.proxy === undefined ? '' : ` (through the proxy ${redactUserinfo(context.proxy)})`;
+  const base = { cause: code ?? detail };
+
+  if (code !== undefined && TLS_CODES.test(code)) {
+    return new BridgeError('REMOTE_TLS', `TLS with ${where} failed: ${detail}`, {
+      ...base,
+      hint: 'the server certificate is not trusted: pass --ca-file <pem> with your CA (or set NODE_EXTRA_CA_CERTS), or check the host name in --url',
+    });
+  }
+  if (context.proxy !== undefined && /\(407\)/.test(detail)) {
+    return new BridgeError('PROXY_FAILED', `the proxy ${redactUserinfo(context.proxy)} wants credentials (407 Proxy Authentication Required)`, {
+      ...base,
+      hint: 'put the proxy user and password in the proxy URL: HTTPS_PROXY=http://user:password@proxy:port (or ask for a host to be added to NO_PROXY)',
+    });
+  }
+  if (/proxy/i.test(detail) && code === 'UND_ERR_ABORTED') {
+    return new BridgeError('PROXY_FAILED', `the proxy refused the tunnel to ${where}: ${detail}`, {
+      ...base,
+      hint: 'check HTTPS_PROXY / HTTP_PROXY (and credentials), or add the host to NO_PROXY',
+    });
+  }
+  switch (code) {
+    case 'EMFILE':
+    case 'ENFILE':
+      // Out of file descriptors while opening the socket: nothing was sent, so a retry is safe.
+      return new BridgeError('REMOTE_UNREACHABLE', `could not open a connection to ${where}: too many open files`, {
+        ...base,
+        neverSent: true,
+        hint: 'too many connections at once: send fewer requests in parallel, or raise the open-files limit (ulimit -n)',
+      });
+    case 'ECONNREFUSED':
+      // Through a proxy, the bridge connects to the proxy only: a refusal is the proxy's.
+      if (context.proxy !== undefined) {
+        return new BridgeError('PROXY_FAILED', `the proxy ${redactUserinfo(context.proxy)} is unreachable: nothing is listening there`, {
+          ...base,
+          neverSent: true,
+          hint: 'check HTTPS_PROXY / HTTP_PROXY (host and port), or add the host to NO_PROXY if it needs no proxy',
+        });
+      }
+      return new BridgeError('REMOTE_UNREACHABLE', `nothing is listening at ${where}`, {
+        ...base,
+        neverSent: true,
+        hint: `nothing is listening at ${where}: check --url (host and port), or start the server`,
+      });
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_FAIL':
+      return new BridgeError('REMOTE_UNREACHABLE', `the host name ${where} could not be resolved`, {
+        ...base,
+        neverSent: true,
+        hint: 'check the host name in --url, your DNS, or set HTTPS_PROXY if this network needs a proxy',
+      });
+    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'ETIMEDOUT':
+    case 'ENETUNREACH':
+    case 'EHOSTUNREACH':
+      return new BridgeError('REMOTE_UNREACHABLE', `could not connect to ${where}${proxyNote}: ${detail}`, {
+        ...base,
+        neverSent: true,
+        hint: 'the network path is blocked or slow: check firewalls and proxies (HTTPS_PROXY), or raise --connect-timeout',
+      });
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case 'UND_ERR_SOCKET':
+    case 'UND_ERR_CLOSED':
+    case 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH':
+    case 'ERR_STREAM_PREMATURE_CLOSE':
+      return new BridgeError('REMOTE_CONNECTION_LOST', `the connection to ${where} broke: ${detail}`, {
+        ...base,
+        hint: 'the server or a proxy closed the connection; retry, and check the server logs',
+      });
+    case 'Z_DATA_ERROR':
+    case 'Z_BUF_ERROR':
+    case 'ERR_PADDING_1':
+    case 'ERR__ERROR_FORMAT_PADDING_1':
+      return new BridgeError('REMOTE_BAD_REPLY', `the reply from ${where} could not be decompressed: ${detail}`, base);
+    default:
+      return new BridgeError('REMOTE_CONNECTION_LOST', `the exchange with ${where} failed: ${detail}`, base);
+  }
+}
