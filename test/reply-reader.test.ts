@@ -1,24 +1,11 @@
 import { gzipSync } from 'node:zlib';
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import {
-  ARRIVED_REPLY_MAX_BYTES,
-  arrivedJsonLine,
-  ERROR_BODY_MAX_BYTES,
-  excerptOf,
-  headerValue,
-  LARGE_REPLY_BYTES,
-  mediaTypeOf,
-  BODY_EXCERPT_CHARS,
-  readErrorBody,
-  readPrivateResponse,
-  readReply,
-  retryAfterMs,
-  singleLineBytes,
-  type StreamItem,
-} from '../src/http/reply-reader.js';
+import { ARRIVED_REPLY_MAX_BYTES, arrivedJsonLine, ERROR_BODY_MAX_BYTES, LARGE_REPLY_BYTES, readErrorBody, readPrivateResponse, readReply, type StreamItem } from '../src/http/reply-reader.js';
 import { useRouteServer, type Handler } from './helpers/route-server.js';
 import { type HttpExchange } from '../src/http/send.js';
+import { headerValue, mediaTypeOf, retryAfterMs } from '../src/http/header-values.js';
+import { excerptOf, BODY_EXCERPT_CHARS, singleLineBytes } from '../src/http/body-text.js';
 
 const routes = useRouteServer();
 /** Registers `handler` under a fresh path and POSTs there. */

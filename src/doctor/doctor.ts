@@ -12,7 +12,7 @@ import { REQUEST_TIMEOUT_MS } from '../config/config.js';
 import { BridgeError, isBridgeError } from '../core/errors.js';
 import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
 import { REDIRECT_HINT } from '../http/redirects.js';
-import { headerValue, readErrorBody, readPrivateResponse } from '../http/reply-reader.js';
+import { readErrorBody, readPrivateResponse } from '../http/reply-reader.js';
 import { createRedactor, maskUrl, type Redactor } from '../logging/redactor.js';
 import type { Logger } from '../logging/logger.js';
 import { MAX_MESSAGE_CHARS, shorten, toTerminalLine } from '../core/terminal-text.js';
@@ -21,6 +21,7 @@ import { cachedOAuthCredential, oauthCacheCheck } from './oauth-check.js';
 import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, MODERN_VERSION, MODERN_VERSION_META_KEY, SERVER_INFO_META_KEY, SESSION_VERSION } from '../core/protocol.js';
 import { createDispatcher, proxyFor, redactUserinfo, trustedCas } from '../http/dispatcher.js';
 import { type HttpExchange } from '../http/send.js';
+import { headerValue } from '../http/header-values.js';
 
 export interface Check {
   name: string;

@@ -6,10 +6,12 @@ import { mirroredHeaders, type EraProtocol } from './era.js';
 import { BridgeError, isBridgeError } from '../core/errors.js';
 import { bridgeErrorReply, isJsonObject, isSingleLine, isUsableId, type JsonObject } from '../core/json-rpc.js';
 import type { Logger } from '../logging/logger.js';
-import { excerptOf, headerValue, mediaTypeOf, readPrivateResponse, readReply, tryParseJson, type Reply } from '../http/reply-reader.js';
+import { readPrivateResponse, readReply, type Reply } from '../http/reply-reader.js';
 import { Backoff } from '../http/reconnect-backoff.js';
 import { resumableEventId } from '../http/sse-reader.js';
 import { type HttpExchange } from '../http/send.js';
+import { headerValue, mediaTypeOf } from '../http/header-values.js';
+import { excerptOf, tryParseJson } from '../http/body-text.js';
 
 /**
  * True when a 400 body is a JSON-RPC error saying the session is unknown: what the SDK's example

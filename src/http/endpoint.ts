@@ -7,13 +7,14 @@ import type { Credential } from '../core/credential.js';
 import { BridgeError } from '../core/errors.js';
 import type { Logger } from '../logging/logger.js';
 import { MAX_REDIRECT_HOPS, sameOriginTarget } from './redirects.js';
-import { headerValue, readErrorBody } from './reply-reader.js';
+import { readErrorBody } from './reply-reader.js';
 import { maskUrl, type Redactor } from '../logging/redactor.js';
 import type { RequestBody } from '../core/json-rpc.js';
 import { type AbortSource } from '../core/abort.js';
 import { proxyFor } from './dispatcher.js';
 import { toBridgeError } from './failures.js';
 import { sendHttp, type HttpExchange, type HttpMethod } from './send.js';
+import { headerValue } from './header-values.js';
 
 export const ACCEPT_BOTH = 'application/json, text/event-stream';
 

@@ -1,9 +1,7 @@
 // Reads HTTP replies: the one owner of every response body, which it reads, drains or destroys in one place.
 
 import { isUtf8 } from 'node:buffer';
-import { Readable, pipeline, type Transform } from 'node:stream';
-import { createRequire } from 'node:module';
-import type * as Zlib from 'node:zlib';
+import { Readable, pipeline } from 'node:stream';
 import { type Deadline, DeadlineList } from '../core/deadlines.js';
 import { BridgeError } from '../core/errors.js';
 import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
@@ -11,12 +9,14 @@ import { JsonScanner, MAX_SMALL_MEMBER_BYTES, scanJson, type JsonScan } from '..
 import { LARGE_EVENT_BYTES, SseFramer, type SseEvent, type SseReadOptions } from './sse-reader.js';
 import { type AbortSource } from '../core/abort.js';
 import { type HttpExchange } from './send.js';
+import { headerValue, mediaTypeOf } from './header-values.js';
+import { decoderFor } from './content-decoding.js';
+import { excerptOf, singleLineBytes, tryParseJson } from './body-text.js';
+import { defineOpenedOnRead, setMember } from '../core/lazy-object.js';
 
 /** Every stream's linger after its answer, on one timer: one per event-stream reply would be one timer per message. */
 const lingers = new DeadlineList();
 
-/** How much of an error body is kept for the error reply's `data.bodyExcerpt`. */
-export const BODY_EXCERPT_CHARS = 500;
 /** How much of an error body is read at most to find a JSON-RPC error in it. */
 export const ERROR_BODY_MAX_BYTES = 64 * 1024;
 /**
@@ -101,21 +101,6 @@ export interface ReadOptions {
    * and so is an event's data over LARGE_EVENT_BYTES (see toStreamItem).
    */
   scanLarge?: boolean | undefined;
-}
-
-export function headerValue(headers: HttpExchange['headers'], name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-/** The parsed media type ("text/event-stream"), lower-case, without parameters; never sniffed. */
-export function mediaTypeOf(headers: HttpExchange['headers']): string | undefined {
-  const raw = headerValue(headers, 'content-type');
-  if (raw === undefined) return undefined;
-  // The two types every reply carries, as servers usually spell them: no split or copy per message.
-  if (raw === 'application/json' || raw === 'text/event-stream') return raw;
-  const type = raw.split(';', 1)[0]!.trim().toLowerCase();
-  return type === '' ? undefined : type;
 }
 
 /**
@@ -209,28 +194,6 @@ interface OpenBody {
   encoded: boolean;
   /** Set (and the body already released) when the content encoding is one the bridge cannot decode. */
   unsupportedEncoding?: string;
-}
-
-// node:zlib is loaded the first time a server compresses a reply (the bridge never asks it to), not at start-up.
-const requireBuiltin = createRequire(import.meta.url);
-const zlib = () => requireBuiltin('node:zlib') as typeof Zlib;
-
-/** The decoder for a Content-Encoding: null for identity, undefined for one the bridge cannot decode. */
-function decoderFor(encoding: string): Transform | null | undefined {
-  switch (encoding) {
-    case 'identity':
-    case '':
-      return null;
-    case 'gzip':
-    case 'x-gzip':
-      return zlib().createGunzip();
-    case 'deflate':
-      return zlib().createInflate();
-    case 'br':
-      return zlib().createBrotliDecompress();
-    default:
-      return undefined;
-  }
 }
 
 /**
@@ -348,14 +311,10 @@ function standIn(bytes: Buffer, scan: JsonScan): { value: JsonObject; line: Buff
   for (const member of scan.members) {
     const key = member.key!;
     // Defined, never assigned: a "__proto__" key is an own member, as JSON.parse makes it.
-    if (member.small) define(value, key, member.value);
-    else Object.defineProperty(value, key, { get: () => wholeValue()[key], set: (next: unknown) => define(value, key, next), enumerable: true, configurable: true });
+    if (member.small) setMember(value, key, member.value);
+    else defineOpenedOnRead(value, key, () => wholeValue()[key]);
   }
   return { value, line: bytes.subarray(scan.start, scan.end) };
-}
-
-function define(target: JsonObject, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
 /**
@@ -485,41 +444,6 @@ function toStreamItem(event: SseEvent): StreamItem {
   }
   const message = tryParseJson(data);
   return message === undefined ? { message, eventId: event.id, data, unparsed: true } : { message, eventId: event.id, data };
-}
-
-/** A short single-line excerpt for error data: enough to recognise an HTML page or a proxy message. */
-export function excerptOf(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > BODY_EXCERPT_CHARS ? `${flat.slice(0, BODY_EXCERPT_CHARS)}…` : flat;
-}
-
-export function tryParseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
-
-/** The bytes without JSON whitespace around them (no copy), or undefined if a CR or LF stays inside. */
-export function singleLineBytes(bytes: Buffer): Buffer | undefined {
-  let start = 0;
-  let end = bytes.length;
-  while (start < end && WHITESPACE.has(bytes[start]!)) start++;
-  while (end > start && WHITESPACE.has(bytes[end - 1]!)) end--;
-  const trimmed = bytes.subarray(start, end);
-  return trimmed.includes(0x0a) || trimmed.includes(0x0d) ? undefined : trimmed;
-}
-
-/** Retry-After as milliseconds (delta-seconds or an HTTP date), undefined when absent or unreadable. */
-export function retryAfterMs(headers: HttpExchange['headers'], now: number = Date.now()): number | undefined {
-  const raw = headerValue(headers, 'retry-after')?.trim();
-  if (raw === undefined || raw === '') return undefined;
-  if (/^\d+$/.test(raw)) return Number(raw) * 1000;
-  const date = Date.parse(raw);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 /** Reads an error body (at most ERROR_BODY_MAX_BYTES) whatever the status, and releases the rest; never throws. */

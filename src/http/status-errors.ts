@@ -2,9 +2,10 @@
 
 import { BridgeError } from '../core/errors.js';
 import { isJsonObject } from '../core/json-rpc.js';
-import { excerptOf, headerValue } from './reply-reader.js';
 import type { Redactor } from '../logging/redactor.js';
 import { type HttpExchange } from './send.js';
+import { headerValue } from './header-values.js';
+import { excerptOf } from './body-text.js';
 
 export interface StatusContext {
   /** The error body as read (at most ERROR_BODY_MAX_BYTES), and its JSON if it parsed. */

@@ -13,7 +13,7 @@ import { classifyServerMessage, errorReply, isJsonObject, isSingleLine, modernVe
 import type { LegacySession } from '../eras/legacy-session.js';
 import type { Logger } from '../logging/logger.js';
 import { HEADER_MISMATCH, type ModernEra } from '../eras/modern-era.js';
-import { arrivedJsonLine, excerptOf, mediaTypeOf, readReply, releaseArrived, retryAfterMs, singleLineBytes, type Reply, type StreamItem } from '../http/reply-reader.js';
+import { arrivedJsonLine, readReply, releaseArrived, type Reply, type StreamItem } from '../http/reply-reader.js';
 import { malformedResponse, type Router } from './router.js';
 import { REDIRECT_HINT } from '../http/redirects.js';
 import { maskUrl, type Redactor } from '../logging/redactor.js';
@@ -21,6 +21,8 @@ import { statusError } from '../http/status-errors.js';
 import type { ToolFilter } from './tool-filter.js';
 import { Aborts, CANCELLED, untilAborted, type AbortSource } from '../core/abort.js';
 import { type HttpExchange } from '../http/send.js';
+import { mediaTypeOf, retryAfterMs } from '../http/header-values.js';
+import { excerptOf, singleLineBytes } from '../http/body-text.js';
 
 /** Retries of a request that provably never left (connection refused, DNS), and their delays. */
 export const NEVER_SENT_RETRY_DELAYS_MS = [200, 800] as const;

@@ -7,9 +7,10 @@ import { BridgeError } from '../core/errors.js';
 import { toLoggedId } from '../core/json-rpc.js';
 import type { PendingRequest } from './in-flight.js';
 import type { Logger } from '../logging/logger.js';
-import { excerptOf, readReply, type ReadOptions, type StreamItem } from '../http/reply-reader.js';
+import { readReply, type ReadOptions, type StreamItem } from '../http/reply-reader.js';
 import { type AbortSource } from '../core/abort.js';
 import { type HttpExchange } from '../http/send.js';
+import { excerptOf } from '../http/body-text.js';
 
 /** Resumptions of one cut POST stream in a row that bring no message before the request is given up. */
 export const MAX_IDLE_RESUMES = 3;

@@ -3,6 +3,7 @@
 import { isUtf8 } from 'node:buffer';
 import { scanJson, type JsonScan, type ScannedMember } from '../core/json-scan.js';
 import { checkLine, checkParsed, isUsableId, type CheckedLine, type IncomingMessage, type JsonObject, type JsonRpcId } from '../core/json-rpc.js';
+import { defineOpenedOnRead, setMember } from '../core/lazy-object.js';
 
 /**
  * How many levels of objects too large to decode whole are opened for routing (the message, its
@@ -140,27 +141,6 @@ function abridgeInner(inner: readonly Buffer[], depth: number): JsonObject | und
 
 function decodeWhole(inner: readonly Buffer[]): JsonObject {
   return JSON.parse(Buffer.concat(inner).toString('utf8')) as JsonObject;
-}
-
-/** An own data property as JSON.parse makes it ("__proto__" included); a later duplicate replaces it. */
-function setMember(object: JsonObject, key: string, value: unknown): void {
-  Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
-}
-
-/** A member computed the first time it is read, then an ordinary data property. */
-function defineOpenedOnRead(object: JsonObject, key: string, open: () => unknown): void {
-  Object.defineProperty(object, key, {
-    get() {
-      const value = open();
-      setMember(object, key, value);
-      return value;
-    },
-    set(value: unknown) {
-      setMember(object, key, value);
-    },
-    enumerable: true,
-    configurable: true,
-  });
 }
 
 const OPEN_BRACE = 0x7b;

@@ -1,0 +1,30 @@
+// Small readings of a body's text: an excerpt for error data, JSON parsed or not, the bytes of one line.
+
+/** How much of an error body is kept for the error reply's `data.bodyExcerpt`. */
+export const BODY_EXCERPT_CHARS = 500;
+
+/** A short single-line excerpt for error data: enough to recognise an HTML page or a proxy message. */
+export function excerptOf(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > BODY_EXCERPT_CHARS ? `${flat.slice(0, BODY_EXCERPT_CHARS)}…` : flat;
+}
+
+export function tryParseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+/** The bytes without JSON whitespace around them (no copy), or undefined if a CR or LF stays inside. */
+export function singleLineBytes(bytes: Buffer): Buffer | undefined {
+  let start = 0;
+  let end = bytes.length;
+  while (start < end && WHITESPACE.has(bytes[start]!)) start++;
+  while (end > start && WHITESPACE.has(bytes[end - 1]!)) end--;
+  const trimmed = bytes.subarray(start, end);
+  return trimmed.includes(0x0a) || trimmed.includes(0x0d) ? undefined : trimmed;
+}
