@@ -5,9 +5,9 @@ import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { EXIT } from '../src/cli/main.js';
 import { captureCliOutput, runCli } from './helpers/captured-cli.js';
 import { freePort, startMcpServer } from './helpers/hardening-servers.js';
+import { EXIT } from '../src/cli/exit-codes.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 

@@ -1,9 +1,9 @@
 // In-process: the shell subcommands on the command line: help, options, suggestions, usage errors.
 
 import { describe, expect, it } from 'vitest';
-import { EXIT } from '../../src/cli/main.js';
 import { captureCliOutput, runCli } from '../helpers/captured-cli.js';
 import { SHELL_COMMANDS } from '../../src/shell/command-line.js';
+import { EXIT } from '../../src/cli/exit-codes.js';
 
 // What main writes to the process's own streams, kept from the test runner's output.
 const output = captureCliOutput();

@@ -6,11 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoServer, type DemoServer } from '../../src/demo/demo-server.js';
 import { MAX_LIST_PAGES, SHELL_EXIT } from '../../src/shell/commands.js';
 import { MAX_MESSAGE_CHARS, toTerminalLine, toTerminalText } from '../../src/core/terminal-text.js';
-import { EXIT } from '../../src/cli/main.js';
 import { runShell } from '../helpers/in-process-shell.js';
 import { startScriptedMcpServer } from '../helpers/scripted-mcp-server.js';
 import { startSdkV1Server, type SdkV1Server } from '../helpers/sdk-v1-server.js';
 import { startSdkV2Server, TASKS, type SdkV2Server } from '../helpers/sdk-v2-server.js';
+import { EXIT } from '../../src/cli/exit-codes.js';
 
 const token = `tok-${randomUUID()}`;
 const env = { FENBS_TOKEN: token };

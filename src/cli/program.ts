@@ -1,0 +1,181 @@
+// The commander program: every command and option, the help text and its examples, and usage mistakes said plainly.
+
+import { Command, Option, type CommanderError } from 'commander';
+import { DEFAULT_URL, type RawOptions } from '../config/config.js';
+import { toTerminalLine } from '../core/terminal-text.js';
+import { EXIT } from './exit-codes.js';
+import { onlyOwnOptions } from './own-options.js';
+import { addShellCommands, SHELL_COMMANDS } from '../shell/command-line.js';
+import type { ShellCommand } from '../shell/commands.js';
+
+export interface CliOptions extends RawOptions {
+  demo?: boolean;
+  json?: boolean;
+  args?: string;
+}
+
+/** The subcommands, for suggestions when a word on the command line is none of them. */
+const COMMANDS = ['doctor', 'login', 'logout', 'help', ...SHELL_COMMANDS] as const;
+
+const EXAMPLES = `
+Examples:
+  # In a desktop client's config (Claude Desktop, Cursor, VS Code…): the token stays in "env"
+  {
+    "mcpServers": {
+      "fenbs": { "command": "npx", "args": ["-y", "fenbs-mcp"], "env": { "FENBS_TOKEN": "<your token>" } }
+    }
+  }
+
+  # Without writing JSON-RPC: list the tools, call one with key=value arguments (--json for scripts)
+  fenbs-mcp tools --demo
+  fenbs-mcp call tasks_get ref=T-1 --demo
+
+  # In a shell pipeline
+  printf '%s\\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \\
+    | FENBS_TOKEN=... fenbs-mcp
+
+  # Another server, an extra header, a longer deadline
+  fenbs-mcp --url https://example.com/mcp -H "X-Team: platform" --request-timeout 3600000
+
+  # A token a command prints (run again after a 401), or a header secret kept in the environment
+  fenbs-mcp --url https://example.com/mcp --token-command 'op read op://Private/example/token'
+  EXAMPLE_KEY=... fenbs-mcp --url https://example.com/mcp -H 'X-Api-Key: \${EXAMPLE_KEY}'
+
+  # See it work with no account: an embedded demo server
+  fenbs-mcp --demo < examples/session.jsonl
+
+Environment:
+  FENBS_TOKEN            bearer token (or the variable named by --token-env); comes before
+                         --token-file, --token-command and -H 'Authorization: Bearer \${VAR}'
+  FENBS_MCP_URL          endpoint when --url is not given (default ${DEFAULT_URL})
+  FENBS_MCP_LOG_LEVEL    log level when --log-level is not given
+  HTTPS_PROXY, HTTP_PROXY, NO_PROXY   proxy settings (either case), honoured by default
+  NODE_EXTRA_CA_CERTS    extra trusted CAs (PEM file); see also --ca-file
+`;
+
+/** Gathers a repeatable option's values in order. */
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/** The options that say where and how to connect; shared by the bridge and `doctor`. */
+function addConnectionOptions(command: Command): Command {
+  return command
+    .option('--url <url>', `MCP endpoint (env FENBS_MCP_URL, default ${DEFAULT_URL})`)
+    .option('--token-env <name>', 'environment variable that holds the bearer token', 'FENBS_TOKEN')
+    .option('--token-file <path>', 'read the bearer token from this file instead')
+    .option('--token-command <cmd>', 'run this shell command for the bearer token (its trimmed stdout); run again after a 401')
+    .option('-H, --header <header>', 'extra request header "Name: value" (repeatable); ${VAR} takes a value from the environment', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--request-timeout <ms>', 'deadline per request in ms, 0 = none (default 1800000 = 30 min)')
+    .option('--connect-timeout <ms>', 'TCP/TLS connect timeout in ms (default 10000)')
+    .option('--stream-idle-timeout <ms>', 'give up an event stream silent this long, in ms, 0 = never (default 0)')
+    .option('--max-line-bytes <n>', 'largest stdin line accepted, in bytes (default 67108864 = 64 MiB)')
+    .option('--max-message-bytes <n>', 'largest reply message accepted, in bytes (default 67108864 = 64 MiB)')
+    .option('--ca-file <pem>', 'also trust the CA certificates in this PEM file')
+    .option('--allow-http', 'allow sending the token over plain http:// to a non-loopback host')
+    .option('--oauth-client-id <id>', 'OAuth: a client id registered with the authorization server (secret in env FENBS_MCP_OAUTH_CLIENT_SECRET)')
+    .option('--oauth-client-secret-file <path>', 'OAuth: read the client secret from this file')
+    .option('--oauth-issuer <url>', 'OAuth: use only this authorization server; refuse any other the server names (env FENBS_MCP_OAUTH_ISSUER)')
+    .option('--oauth-client-metadata-url <url>', 'OAuth: an https URL of a Client ID Metadata Document, used as client id where supported')
+    .option('--oauth-callback-port <port>', 'OAuth: loopback port for the sign-in callback (default: a free port)')
+    .option('--oauth-login-timeout <ms>', 'OAuth: how long a sign-in in the browser may take, in ms (default 300000 = 5 min)')
+    .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (env FENBS_MCP_LOG_LEVEL, default info)'))
+    .option('--log-format <format>', 'json or pretty: how stderr shows the logs (default: pretty on a terminal, json otherwise)')
+    .option('--log-file <path>', 'also append the logs to this file (always JSON)')
+    .option('--protocol <mode>', 'auto: translate a 2025-era client for a 2026-07-28-only server; passthrough: never translate (default auto)')
+    .option('--allow-tools <patterns>', 'show only tools whose names match these comma-separated globs (* and ?; repeatable)', collect)
+    .option('--deny-tools <patterns>', 'hide tools whose names match these comma-separated globs (* and ?; repeatable); wins over --allow-tools', collect)
+    .option('--demo', 'use an embedded demo MCP server (a small task board) instead of --url');
+}
+
+/**
+ * The program; `args` (the words after the script) decide whether its subcommands are defined: a
+ * command line of the bridge's own options only cannot reach one, and defining them (each with every
+ * connection option) is most of the work of building the program on a desktop host's every start.
+ */
+export function buildProgram(
+  version: string,
+  args: readonly string[],
+  actions: {
+    bridge: (options: CliOptions) => Promise<number>;
+    doctor: (options: CliOptions) => Promise<number>;
+    shell: (command: ShellCommand, options: CliOptions) => Promise<number>;
+    account: (command: 'login' | 'logout', options: CliOptions) => Promise<number>;
+  },
+): { program: Command; result: () => number } {
+  let exitCode: number = EXIT.OK;
+  const program = addConnectionOptions(
+    new Command('fenbs-mcp')
+      .description('Bridges an MCP client on stdio to a Streamable HTTP MCP server: one JSON-RPC message per line in, one per line out.')
+      .version(version, '-v, --version'),
+  )
+    .addHelpText('after', EXAMPLES)
+    // `fenbs-mcp help` and `fenbs-mcp help doctor` work as in other tools.
+    .helpCommand(true)
+    // Options after `doctor` belong to doctor, not to the bridge.
+    .enablePositionalOptions()
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .action(async (options: CliOptions) => {
+      exitCode = await actions.bridge(options);
+    });
+  const output = {
+    writeOut: (text: string) => process.stdout.write(text),
+    writeErr: (text: string) => process.stderr.write(text),
+    outputError: () => undefined, // reported once, by usage()
+  };
+  program.configureOutput(output);
+  if (onlyOwnOptions(program, args)) return { program, result: () => exitCode };
+  addConnectionOptions(program.command('doctor').description('check the URL, network, TLS, token and protocol, one line per check with a hint on failure'))
+    .option('--json', 'print the report as one JSON object')
+    .addHelpText('after', '\nExamples:\n  fenbs-mcp doctor\n  fenbs-mcp doctor --url https://example.com/mcp --json\n  fenbs-mcp doctor --demo\n\nExit code 0 when the bridge can work, 3 when a check failed, 2 for usage errors.\n')
+    .exitOverride()
+    .action(async (options: CliOptions) => {
+      exitCode = await actions.doctor(options);
+    });
+  addShellCommands(program, addConnectionOptions, async (command, options) => {
+    exitCode = await actions.shell(command, options);
+  });
+  for (const command of ['login', 'logout'] as const) {
+    addConnectionOptions(program.command(command).description(command === 'login' ? 'sign in to the server with OAuth ahead of time (opens a browser), then exit' : "forget the server's OAuth tokens and client registration"))
+      .addHelpText('after', `\nExamples:\n  fenbs-mcp ${command} --url https://example.com/mcp\n`)
+      .exitOverride()
+      .action(async (options: CliOptions) => {
+        exitCode = await actions.account(command, options);
+      });
+  }
+  for (const command of program.commands) command.configureOutput(output);
+  return { program, result: () => exitCode };
+}
+
+/** Turns commander's complaint into a usage message that says what to do instead. */
+export function commandLineMistake(error: CommanderError, operands: readonly string[]): number {
+  if (error.code === 'commander.excessArguments') {
+    const word = operands[0] ?? '';
+    const near = COMMANDS.find((command) => editDistance(word, command) <= 2);
+    return usage(`unknown command "${word}"${near === undefined ? '' : ` (did you mean ${near}?)`}; the bridge itself takes no arguments, only options`, near === undefined ? 'fenbs-mcp help' : `fenbs-mcp ${near}`);
+  }
+  if (error.code === 'commander.unknownOption' && /'--token(=.*)?'/.test(error.message)) {
+    // Never echo the value: it is the secret a command line must not carry.
+    return usage(
+      '--token is not an option: a token on the command line shows up in process lists and shell history',
+      'put it in the environment: FENBS_TOKEN=<token> fenbs-mcp (in a desktop config, the "env" block), or use --token-file <path>',
+    );
+  }
+  return usage(error.message.replace(/^error: /, ''));
+}
+
+/** Levenshtein distance, for "did you mean" on short words. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+export function usage(message: string, fix?: string): number {
+  // The words of the command line and the files it names are quoted back: shown, never obeyed.
+  process.stderr.write(`fenbs-mcp: ${toTerminalLine(message)}\n${fix === undefined ? '' : `  try: ${toTerminalLine(fix)}\n`}  (fenbs-mcp --help shows every option)\n`);
+  return EXIT.USAGE;
+}
