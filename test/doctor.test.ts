@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createConfig } from '../src/config/config.js';
 import { startDemoServer } from '../src/demo/demo-server.js';
-import { formatReport, redactReport, reportDoctor, runDoctor, type DoctorProgress, type DoctorReport } from '../src/doctor/doctor.js';
+import { runDoctor, type DoctorProgress, type DoctorReport } from '../src/doctor/doctor.js';
 import { createRedactor } from '../src/logging/redactor.js';
 import { MAX_MESSAGE_CHARS, toTerminalLine } from '../src/core/terminal-text.js';
 import { startFaultServer } from './helpers/fault-server.js';
@@ -13,6 +13,7 @@ import { startSdkV2Server } from './helpers/sdk-v2-server.js';
 import { createTestCertificates, freePort, result, sendJson, startConnectProxy, startMcpServer, type Route } from './helpers/hardening-servers.js';
 import { startInProcessBridge } from './helpers/in-process-bridge.js';
 import { initializeRequest } from './helpers/spawn-bridge.js';
+import { formatReport, redactReport, reportDoctor } from '../src/doctor/report.js';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {

@@ -138,7 +138,7 @@ async function doctorCommand(options: CliOptions): Promise<number> {
   };
   const prepared = await prepare(options, report);
   if (typeof prepared === 'number') return prepared;
-  const { reportDoctor } = await import('../doctor/doctor.js');
+  const { reportDoctor } = await import('../doctor/report.js');
   const redact = redactorFor(prepared.config, prepared.env);
   const log = await openLog(prepared, redact, (message) => report(message, 'fenbs-mcp doctor --log-file ~/fenbs-mcp.log (a path you can write to)'));
   if (typeof log === 'number') return log;

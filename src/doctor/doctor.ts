@@ -1,8 +1,7 @@
 // `fenbs-mcp doctor`: checks, in order, everything the bridge needs, and says what to fix.
 
 import { lookup } from 'node:dns/promises';
-import { isIP, connect as connectTcp } from 'node:net';
-import { connect as connectTls, type ConnectionOptions } from 'node:tls';
+import { isIP } from 'node:net';
 import { pino } from 'pino';
 import type { BridgeConfig } from '../config/config.js';
 import type { Credential } from '../core/credential.js';
@@ -15,13 +14,13 @@ import { REDIRECT_HINT } from '../http/redirects.js';
 import { readErrorBody, readPrivateResponse } from '../http/reply-reader.js';
 import { createRedactor, maskUrl, type Redactor } from '../logging/redactor.js';
 import type { Logger } from '../logging/logger.js';
-import { MAX_MESSAGE_CHARS, shorten, toTerminalLine } from '../core/terminal-text.js';
 import { TokenCommandCredential } from '../credentials/token-command.js';
 import { cachedOAuthCredential, oauthCacheCheck } from './oauth-check.js';
 import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, MODERN_VERSION, MODERN_VERSION_META_KEY, SERVER_INFO_META_KEY, SESSION_VERSION } from '../core/protocol.js';
-import { createDispatcher, proxyFor, redactUserinfo, trustedCas } from '../http/dispatcher.js';
+import { createDispatcher, proxyFor, redactUserinfo } from '../http/dispatcher.js';
 import { type HttpExchange } from '../http/send.js';
 import { headerValue } from '../http/header-values.js';
+import { tryTcp, tryTls } from './network-checks.js';
 
 export interface Check {
   name: string;
@@ -373,168 +372,4 @@ async function countToolsAndTime(probe: Probe, build: (params: JsonObject) => { 
 function describeServer(info: JsonObject): string {
   const name = typeof info.name === 'string' ? info.name : 'unnamed';
   return typeof info.version === 'string' ? `${name} ${info.version}` : name;
-}
-
-function tryTcp(host: string, port: number, timeoutMs: number): Promise<{ ok: boolean; detail: string; hint: string }> {
-  return new Promise((resolve) => {
-    const started = performance.now();
-    const socket = connectTcp({ host, port, timeout: timeoutMs });
-    socket.once('connect', () => {
-      resolve({ ok: true, detail: `${host}:${port} in ${(performance.now() - started).toFixed(1)} ms`, hint: '' });
-      socket.destroy();
-    });
-    socket.once('timeout', () => {
-      resolve({ ok: false, detail: `${host}:${port}: no answer within ${timeoutMs} ms`, hint: 'a firewall or proxy may block it: set HTTPS_PROXY if you need one, or raise --connect-timeout' });
-      socket.destroy();
-    });
-    socket.once('error', (error: NodeJS.ErrnoException) => {
-      resolve({
-        ok: false,
-        detail: `${host}:${port}: ${error.code ?? error.message}`,
-        hint: error.code === 'ECONNREFUSED' ? 'nothing is listening there: check the port in --url, or start the server' : 'check --url and your network',
-      });
-    });
-  });
-}
-
-function tryTls(host: string, port: number, config: BridgeConfig, env: Readonly<Record<string, string | undefined>>): Promise<{ ok: boolean; detail: string; hint: string }> {
-  const ca = trustedCas({ caFile: config.caFile, env });
-  return new Promise((resolve) => {
-    const options: ConnectionOptions = { host, port, timeout: config.connectTimeoutMs };
-    if (isIP(host) === 0) options.servername = host;
-    if (ca !== undefined) options.ca = ca;
-    const socket = connectTls(options);
-    socket.once('secureConnect', () => {
-      const cert = socket.getPeerCertificate();
-      const subject = String(cert.subject?.CN ?? host);
-      const issuer = String(cert.issuer?.CN ?? cert.issuer?.O ?? 'unknown');
-      resolve({ ok: true, detail: `${socket.getProtocol() ?? 'TLS'}; certificate for ${subject}, issued by ${issuer}, valid until ${cert.valid_to}`, hint: '' });
-      socket.destroy();
-    });
-    socket.once('timeout', () => {
-      resolve({ ok: false, detail: 'TLS handshake timed out', hint: 'raise --connect-timeout, or check proxies' });
-      socket.destroy();
-    });
-    socket.once('error', (error: NodeJS.ErrnoException) => {
-      resolve({
-        ok: false,
-        detail: `${error.code ?? 'TLS error'}: ${error.message}`,
-        hint: 'the server certificate is not trusted here: pass --ca-file <your-ca.pem> (or set NODE_EXTRA_CA_CERTS); a corporate TLS proxy needs its CA',
-      });
-    });
-  });
-}
-
-/**
- * The report with the run's secrets masked in every text a server or the network could have put
- * there (server names, error bodies, WWW-Authenticate), for both the text and the JSON form.
- */
-export function redactReport(report: DoctorReport, redact: Redactor): DoctorReport {
-  return { ...report, url: redact(report.url), checks: report.checks.map((check) => redactCheck(check, redact)) };
-}
-
-function redactCheck(check: Check, redact: Redactor): Check {
-  return { ...check, name: redact(check.name), detail: redact(check.detail), ...(check.hint === undefined ? {} : { hint: redact(check.hint) }) };
-}
-
-/** Wide enough for every check's name, so lines printed one by one still line up. */
-const CHECK_NAME_CHARS = 8;
-/** How often the spinner on a terminal moves. */
-const SPINNER_FRAME_MS = 80;
-const SPINNER_FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-/** Erases the current terminal line: carriage return, then ECMA-48 "Erase in Line" (entire line). */
-const CLEAR_LINE = '\r\x1b[2K';
-
-/**
- * One check's line with ✓ or ✗, and the hint under a failure. A detail quotes what the server sent
- * (its serverInfo name and version, a WWW-Authenticate header, a JSON-RPC error, a certificate's
- * names), so each field is shown on one line with every control character visible (CWE-150), and
- * the detail and hint are cut at MAX_MESSAGE_CHARS: a server's error message may be megabytes.
- * The check comes masked (redactCheck), so it is masked, then cut, then escaped.
- */
-export function formatCheck(check: Check): string {
-  const name = toTerminalLine(check.name);
-  const width = Math.max(CHECK_NAME_CHARS, name.length);
-  const line = `${check.ok ? '✓' : '✗'} ${name.padEnd(width)}  ${toTerminalLine(shorten(check.detail, MAX_MESSAGE_CHARS))}\n`;
-  return check.ok || check.hint === undefined ? line : `${line}  ${' '.repeat(width)}  hint: ${toTerminalLine(shorten(check.hint, MAX_MESSAGE_CHARS))}\n`;
-}
-
-function formatVerdict(report: DoctorReport): string {
-  return report.ok ? 'fenbs-mcp can bridge to this server.\n' : 'fenbs-mcp cannot work with these settings yet: fix the first ✗ above.\n';
-}
-
-/** The human form: one line per check with ✓ or ✗, and the hint under a failure, then the verdict. */
-export function formatReport(report: DoctorReport): string {
-  return `${report.checks.map(formatCheck).join('')}${formatVerdict(report)}`;
-}
-
-/** Where `reportDoctor` writes: the report to `stdout`, what is being waited for to `stderr`. */
-export interface DoctorOutput {
-  stdout: { write(text: string): unknown };
-  /** `isTTY` true: a spinner line that is erased when the check ends; otherwise one plain line per start. */
-  stderr: { write(text: string): unknown; isTTY?: boolean };
-  /** Only the final report, as one JSON object, and nothing on stderr. */
-  json: boolean;
-  redact: Redactor;
-  /** The run's logger (--log-level, --log-file): each check at debug, the verdict at info. */
-  log?: Logger | undefined;
-}
-
-/**
- * Runs doctor as the command does. Text: each check's line on stdout as it ends, the verdict last,
- * and on stderr what is being waited for as each check starts. JSON: only the final report.
- * Everything printed is masked with `redact`. Returns the masked report.
- */
-export async function reportDoctor(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>, output: DoctorOutput): Promise<DoctorReport> {
-  const { stdout, stderr, redact, log } = output;
-  const logProgress = (event: DoctorProgress) => {
-    if (event.kind === 'start') log?.debug({ check: event.name }, `doctor: ${event.doing}`);
-    else log?.debug({ check: event.check.name, ok: event.check.ok, detail: event.check.detail, hint: event.check.hint }, `doctor: ${event.check.name} ${event.check.ok ? 'passed' : 'failed'}`);
-  };
-  const logVerdict = (report: DoctorReport) => {
-    const failed = report.checks.find((check) => !check.ok);
-    log?.info({ ok: report.ok, checks: report.checks.length, failed: failed?.name }, report.ok ? 'doctor: every check passed' : `doctor: the ${failed?.name ?? ''} check failed`);
-  };
-  if (output.json) {
-    const report = redactReport(await runDoctor(config, env, { onProgress: logProgress, redact, ...(log === undefined ? {} : { logger: log }) }), redact);
-    stdout.write(`${JSON.stringify(report)}\n`);
-    logVerdict(report);
-    return report;
-  }
-  const spinner = stderr.isTTY === true;
-  let timer: NodeJS.Timeout | undefined;
-  const stop = () => {
-    if (timer === undefined) return;
-    clearInterval(timer);
-    timer = undefined;
-    stderr.write(CLEAR_LINE);
-  };
-  const onProgress = (event: DoctorProgress) => {
-    logProgress(event);
-    if (event.kind === 'done') {
-      stop();
-      // Masked first, then escaped: a secret is recognised in the spelling it was sent in.
-      stdout.write(formatCheck(redactCheck(event.check, redact)));
-      return;
-    }
-    const waiting = toTerminalLine(redact(`${event.name.padEnd(CHECK_NAME_CHARS)}  ${event.doing}`));
-    if (!spinner) {
-      stderr.write(`… ${waiting}\n`);
-      return;
-    }
-    stop();
-    let frame = 0;
-    const draw = () => stderr.write(`${CLEAR_LINE}${SPINNER_FRAMES[frame++ % SPINNER_FRAMES.length]} ${waiting}`);
-    draw();
-    timer = setInterval(draw, SPINNER_FRAME_MS);
-  };
-  let report: DoctorReport;
-  try {
-    report = redactReport(await runDoctor(config, env, { onProgress, redact, ...(log === undefined ? {} : { logger: log }) }), redact);
-  } finally {
-    stop();
-  }
-  stdout.write(formatVerdict(report));
-  logVerdict(report);
-  return report;
 }
