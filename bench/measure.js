@@ -7,14 +7,7 @@ import { basename, dirname, join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
-import {
-  BridgeSubject,
-  EchoSubject,
-  ReplyWriterSubject,
-  UndiciChildSubject,
-  checkLargeLine,
-  toBlobJson,
-} from './subjects.js';
+import { BridgeSubject, EchoSubject, ReplyWriterSubject, UndiciChildSubject, checkLargeLine, toBlobJson } from './subjects.js';
 
 const BYTES_PER_MIB = 1024 * 1024;
 const START_TIMEOUT_MS = 15_000;
@@ -128,8 +121,7 @@ function readSubjectCpu(subject) {
 
 // The child subjects' peak RSS so far, in MiB (VmHWM never goes down).
 function readPeakRssEach(subjects) {
-  const peakOf = (subject) =>
-    subject instanceof Error ? subject : readMemory(subject.pid).peakRssBytes / BYTES_PER_MIB;
+  const peakOf = (subject) => (subject instanceof Error ? subject : readMemory(subject.pid).peakRssBytes / BYTES_PER_MIB);
   return { fenbs: peakOf(subjects.fenbs), echo: peakOf(subjects.echo) };
 }
 
@@ -146,9 +138,7 @@ function readPeakAboveRestingEach(subjects, restingBytes) {
 
 // Applies `summarize` to each subject's samples, keeping errors as they are.
 function summarizeEach(results, summarize) {
-  return Object.fromEntries(
-    Object.entries(results).map(([name, samples]) => [name, samples instanceof Error ? samples : summarize(samples)]),
-  );
+  return Object.fromEntries(Object.entries(results).map(([name, samples]) => [name, samples instanceof Error ? samples : summarize(samples)]));
 }
 
 // The bench's state: configuration, figures measured so far and notes for the reader.
@@ -283,9 +273,7 @@ export class BenchRun {
   }
 
   async warmUp(subjects) {
-    await this.interleave(subjects, 1, 'warm-up', (subject) =>
-      subject.timeInFlight(this.config.warmUp, WARM_UP_IN_FLIGHT),
-    );
+    await this.interleave(subjects, 1, 'warm-up', (subject) => subject.timeInFlight(this.config.warmUp, WARM_UP_IN_FLIGHT));
   }
 
   // Round trips one at a time: latency percentiles and CPU per message.
@@ -297,8 +285,14 @@ export class BenchRun {
       return { samplesMicros, cpuMicros: readSubjectCpu(subject) - cpuBefore, count: sequentialPerRound };
     });
     const allSamples = (rounds_) => rounds_.flatMap((round) => round.samplesMicros);
-    this.record(`sequentialP50${mode}`, summarizeEach(results, (r) => toPercentile(allSamples(r), 50)));
-    this.record(`sequentialP99${mode}`, summarizeEach(results, (r) => toPercentile(allSamples(r), 99)));
+    this.record(
+      `sequentialP50${mode}`,
+      summarizeEach(results, (r) => toPercentile(allSamples(r), 50)),
+    );
+    this.record(
+      `sequentialP99${mode}`,
+      summarizeEach(results, (r) => toPercentile(allSamples(r), 99)),
+    );
     return results;
   }
 
@@ -310,7 +304,10 @@ export class BenchRun {
       const elapsedMs = await subject.timeInFlight(total, inFlight);
       return { rate: (total * 1000) / elapsedMs, cpuMicros: readSubjectCpu(subject) - cpuBefore, count: total };
     });
-    this.record(`throughput${inFlight}${mode}`, summarizeEach(results, (r) => toMedian(r.map((round) => round.rate))));
+    this.record(
+      `throughput${inFlight}${mode}`,
+      summarizeEach(results, (r) => toMedian(r.map((round) => round.rate))),
+    );
     return results;
   }
 
@@ -382,7 +379,9 @@ export class BenchRun {
   noteLeastAgainstLimit(key, what) {
     const { least, undici, echo } = this.measured[key] ?? {};
     if (![least, undici, echo].every((value) => typeof value === 'number')) return;
-    this.notes.add(`${what}: the least undici bridge ${least.toFixed(0)} µs = ${(least / (undici + echo)).toFixed(2)}× undici + echo (${(undici + echo).toFixed(0)} µs)`);
+    this.notes.add(
+      `${what}: the least undici bridge ${least.toFixed(0)} µs = ${(least / (undici + echo)).toFixed(2)}× undici + echo (${(undici + echo).toFixed(0)} µs)`,
+    );
   }
 
   async measureJsonMode() {
@@ -417,7 +416,10 @@ export class BenchRun {
       // The stats look itself opens no connection: its agent keeps its one socket alive.
       return { elapsedMs, newConnections: after.acceptedConnections - before.acceptedConnections };
     });
-    this.record('pipelined', summarizeEach(pipelined, (r) => toMedian(r.map((round) => round.elapsedMs))));
+    this.record(
+      'pipelined',
+      summarizeEach(pipelined, (r) => toMedian(r.map((round) => round.elapsedMs))),
+    );
     for (const name of ['fenbs', 'undici']) {
       const rounds = pipelined[name];
       if (rounds instanceof Error || rounds.length === 0) continue;
@@ -551,7 +553,10 @@ export class BenchRun {
       },
       growthTimeoutMs,
     );
-    this.record('rssGrowth', summarizeEach(factors, ([factor]) => factor));
+    this.record(
+      'rssGrowth',
+      summarizeEach(factors, ([factor]) => factor),
+    );
     await Promise.all(Object.values(subjects).map((subject) => this.finish(subject)));
   }
 }

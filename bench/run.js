@@ -131,7 +131,13 @@ function coldStartFigures(counts) {
     });
   }
   for (const [suffix, major] of versions) {
-    figures.push(againstLeast(`coldStartLeast${suffix}`, `cold start, spawn → initialize reply, Node ${major}, against the least undici bridge (median of ${counts.coldStarts})`, 'ms'));
+    figures.push(
+      againstLeast(
+        `coldStartLeast${suffix}`,
+        `cold start, spawn → initialize reply, Node ${major}, against the least undici bridge (median of ${counts.coldStarts})`,
+        'ms',
+      ),
+    );
   }
   for (const [suffix, major] of versions) {
     figures.push({
@@ -421,10 +427,7 @@ function formatEnvironment(environment) {
 }
 
 function formatTable(figures) {
-  const lines = [
-    toRow(['figure', 'fenbs-mcp', 'limit', 'ratio', 'target', 'met?', 'limit is']),
-    toRow(['---', '---:', '---:', '---:', '---', '---', '---']),
-  ];
+  const lines = [toRow(['figure', 'fenbs-mcp', 'limit', 'ratio', 'target', 'met?', 'limit is']), toRow(['---', '---:', '---:', '---:', '---', '---', '---'])];
   for (const figure of figures) {
     lines.push(
       toRow([
@@ -444,10 +447,7 @@ function formatTable(figures) {
 // The parts each limit was built from, so a reader can see which hop dominates.
 function formatParts(figures) {
   // The stdio column is the echo child, or the one-way reply writer where the limit says one-way pipe.
-  const lines = [
-    toRow(['figure', 'undici in-process (own process)', 'stdio child', 'least undici bridge']),
-    toRow(['---', '---:', '---:', '---:']),
-  ];
+  const lines = [toRow(['figure', 'undici in-process (own process)', 'stdio child', 'least undici bridge']), toRow(['---', '---:', '---:', '---:'])];
   for (const figure of figures) {
     const part = (name) => (name in figure.parts ? formatValue(figure.parts[name], figure.unit) : '—');
     lines.push(toRow([figure.label, part('undici'), part('echo'), part('least')]));

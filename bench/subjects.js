@@ -479,7 +479,8 @@ export class UndiciSubject extends TimedSubject {
     }
     const text = await body.text();
     const isSse = String(headers['content-type']).startsWith('text/event-stream');
-    const expected = message.method === 'tools/call' && this.path === '/sse' ? (this.askProgress ? 'notifications/progress' : 'notifications/message') : undefined;
+    const expected =
+      message.method === 'tools/call' && this.path === '/sse' ? (this.askProgress ? 'notifications/progress' : 'notifications/message') : undefined;
     return { headers, message: isSse ? findSseMessage(text, message.id, expected) : JSON.parse(text) };
   }
 

@@ -6,7 +6,15 @@ var required = [20, 18, 1];
 var found = process.versions.node.split('.').map(Number);
 var tooOld = found[0] < required[0] || (found[0] === required[0] && (found[1] < required[1] || (found[1] === required[1] && found[2] < required[2])));
 if (tooOld) {
-  process.stderr.write('fenbs-mcp needs Node.js ' + required.join('.') + ' or newer, but it was started with Node.js ' + process.versions.node + ' (' + process.execPath + '); install a current Node.js LTS or point your client at it.\n');
+  process.stderr.write(
+    'fenbs-mcp needs Node.js ' +
+      required.join('.') +
+      ' or newer, but it was started with Node.js ' +
+      process.versions.node +
+      ' (' +
+      process.execPath +
+      '); install a current Node.js LTS or point your client at it.\n',
+  );
   process.exit(1);
 }
 
@@ -68,7 +76,10 @@ if (cacheFile !== undefined) {
 // strings would leave a second copy (0.65 MiB) in V8's large-object space until a full collection.
 // The bundle is ASCII (scripts/build.js escapes anything else), so Latin-1 reads the same text
 // as UTF-8 would, without the UTF-8 decoder's pass over 650 kB.
-var script = new vm.Script(Buffer.concat([Buffer.from(WRAPPER_HEAD), bytes, Buffer.from(WRAPPER_TAIL)]).toString('latin1'), { filename: file, cachedData: cached });
+var script = new vm.Script(Buffer.concat([Buffer.from(WRAPPER_HEAD), bytes, Buffer.from(WRAPPER_TAIL)]).toString('latin1'), {
+  filename: file,
+  cachedData: cached,
+});
 // The size V8 accepted, 0 when it had none or refused it; neither the cache's bytes nor the file's are
 // kept (the script holds its source).
 var acceptedBytes = cached === undefined || script.cachedDataRejected === true ? 0 : cached.length;

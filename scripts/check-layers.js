@@ -52,7 +52,10 @@ export function checkLayers(sources, layers = LAYERS) {
     }
     const targets = [];
     for (const spec of importsOf(text)) {
-      const target = relative('.', join(dirname(path), spec)).split('\\').join('/').replace(/\.js$/, '.ts');
+      const target = relative('.', join(dirname(path), spec))
+        .split('\\')
+        .join('/')
+        .replace(/\.js$/, '.ts');
       if (target.startsWith('..')) {
         problems.push(`src/${path}: imports ${spec}, outside src/`);
         continue;
@@ -64,7 +67,9 @@ export function checkLayers(sources, layers = LAYERS) {
       targets.push(target);
       const targetLayer = layerOf(target);
       if (targetLayer !== layer && !allowed.includes(targetLayer)) {
-        problems.push(`src/${path}: ${layer} may not import ${targetLayer} (src/${target}); it may import ${allowed.length === 0 ? 'nothing outside itself' : allowed.join(', ')}`);
+        problems.push(
+          `src/${path}: ${layer} may not import ${targetLayer} (src/${target}); it may import ${allowed.length === 0 ? 'nothing outside itself' : allowed.join(', ')}`,
+        );
       }
     }
     edges.set(path, targets);

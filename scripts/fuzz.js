@@ -44,7 +44,31 @@ function random() {
 const int = (n) => Math.floor(random() * n);
 const pick = (items) => items[int(items.length)];
 
-const ALPHABET = ['{', '}', '[', ']', '"', ':', ',', '\\', 'a', '0', '-', 'e', ' ', '\t', '\r', 'é', '世', '🔧', '\u2028', '\u0000', '\ud800', '\udfff', '\uFEFF'];
+const ALPHABET = [
+  '{',
+  '}',
+  '[',
+  ']',
+  '"',
+  ':',
+  ',',
+  '\\',
+  'a',
+  '0',
+  '-',
+  'e',
+  ' ',
+  '\t',
+  '\r',
+  'é',
+  '世',
+  '🔧',
+  '\u2028',
+  '\u0000',
+  '\ud800',
+  '\udfff',
+  '\uFEFF',
+];
 function randomString(max) {
   let text = '';
   for (let i = int(max); i > 0; i--) text += random() < 0.7 ? String.fromCharCode(32 + int(95)) : pick(ALPHABET);
@@ -79,14 +103,19 @@ function generate() {
     const line = JSON.stringify({ jsonrpc: '2.0', id, method, params }).replace('"__HUGE__"', '1e400').replace('"__INT64__"', '1234567890123456789');
     return text(line, [id]);
   }
-  if (roll < 430) return text(JSON.stringify({ jsonrpc: '2.0', method: `notifications/${pick(['fuzz', 'message', 'progress'])}`, params: { data: randomJson(1) } }));
+  if (roll < 430)
+    return text(JSON.stringify({ jsonrpc: '2.0', method: `notifications/${pick(['fuzz', 'message', 'progress'])}`, params: { data: randomJson(1) } }));
   if (roll < 460) return text(JSON.stringify({ jsonrpc: '2.0', id: `s${++serial}`, result: randomJson(1) }));
   if (roll < 610) return text(`~${randomString(120)}`.replace(/\n/g, ' '), [], 1);
   if (roll >= 680 && roll < 700) {
     // Not UTF-8, but only inside params: the id is intact, so its -32700 carries that id.
     const id = `v${++serial}`;
     const broken = Array.from({ length: 1 + int(8) }, () => 0x80 + int(0x80)).filter((b) => b !== 0x0a);
-    return { bytes: Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":"${id}","method":"m","params":{"s":"`), Buffer.from([0xff, ...broken]), Buffer.from('"}}\n')]), ids: [id], nulls: 0 };
+    return {
+      bytes: Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":"${id}","method":"m","params":{"s":"`), Buffer.from([0xff, ...broken]), Buffer.from('"}}\n')]),
+      ids: [id],
+      nulls: 0,
+    };
   }
   if (roll < 700) {
     const bytes = [0xff];
@@ -97,7 +126,9 @@ function generate() {
   if (roll < 800) {
     const ids = Array.from({ length: int(4) }, () => `b${++serial}`);
     // A batch: one -32600 per usable id, or one with id null when it has none.
-    return ids.length === 0 ? text(JSON.stringify([1, randomString(6), null, [{}]]), [], 1) : text(JSON.stringify(ids.map((id) => ({ jsonrpc: '2.0', id, method: 'x' }))), ids);
+    return ids.length === 0
+      ? text(JSON.stringify([1, randomString(6), null, [{}]]), [], 1)
+      : text(JSON.stringify(ids.map((id) => ({ jsonrpc: '2.0', id, method: 'x' }))), ids);
   }
   if (roll < 840) return text(`{"jsonrpc":"2.0","id":${pick(['null', '1.5', 'true', '1e400', '12345678901234567890', '{}', '[]'])},"method":"m"}`, [], 1);
   if (roll < 870) return text(JSON.stringify({ jsonrpc: pick(['1.0', 2, undefined]), id: null, method: 'x' }), [], 1);
@@ -113,7 +144,9 @@ function generate() {
     return text(JSON.stringify({ jsonrpc: '2.0', id, method: 'fuzz/long', params: { blob: 'y'.repeat(256 * 1024 + int(2 * 1024 * 1024)) } }), [id]);
   }
   if (roll < 900) return text(pick(['', ' ', '\t', '\r']));
-  return text(`{"jsonrpc":"2.0","id":"u${++serial}","method":"fuzz/${pick(['\\ud800', '\\udfff\\ud800', '\\u0000', 'é'])}","params":{"s":"\\udc00"}}`, [`u${serial}`]);
+  return text(`{"jsonrpc":"2.0","id":"u${++serial}","method":"fuzz/${pick(['\\ud800', '\\udfff\\ud800', '\\u0000', 'é'])}","params":{"s":"\\udc00"}}`, [
+    `u${serial}`,
+  ]);
 }
 
 /** The remote: JSON or SSE answers (with a notification first), 202 for everything without an id. */
@@ -153,11 +186,29 @@ async function startServer() {
 async function main() {
   const started = Date.now();
   const remote = await startServer();
-  const child = spawn(process.execPath, [BIN, '--url', remote.url, '--log-level', 'error', '--max-line-bytes', String(MAX_LINE_BYTES), '--request-timeout', '60000'], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const counts = { sent: 0, replies: 0, nullReplies: 0, expectedNull: 0, serverMessages: 0, nonJson: 0, notJsonRpc: 0, duplicates: 0, unexpected: 0, missing: 0, crashes: 0, hangs: 0, errorLogs: 0 };
+  const child = spawn(
+    process.execPath,
+    [BIN, '--url', remote.url, '--log-level', 'error', '--max-line-bytes', String(MAX_LINE_BYTES), '--request-timeout', '60000'],
+    {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
+  const counts = {
+    sent: 0,
+    replies: 0,
+    nullReplies: 0,
+    expectedNull: 0,
+    serverMessages: 0,
+    nonJson: 0,
+    notJsonRpc: 0,
+    duplicates: 0,
+    unexpected: 0,
+    missing: 0,
+    crashes: 0,
+    hangs: 0,
+    errorLogs: 0,
+  };
   const samples = [];
   const awaiting = new Set();
   let outstanding = 0;
@@ -233,7 +284,8 @@ async function main() {
         samples.push(`no progress: ${outstanding} replies outstanding after ${counts.sent} lines`);
         break;
       }
-      if (i % 100_000 === 99_999) process.stderr.write(`fuzz: ${i + 1} lines sent, ${counts.replies} replies, ${Math.round((Date.now() - started) / 1000)} s\n`);
+      if (i % 100_000 === 99_999)
+        process.stderr.write(`fuzz: ${i + 1} lines sent, ${counts.replies} replies, ${Math.round((Date.now() - started) / 1000)} s\n`);
     }
     if (!exited && counts.hangs === 0) {
       while (outstanding > 0 && !exited && !stalled() && Date.now() < deadline) {
@@ -261,7 +313,9 @@ async function main() {
   counts.missing = awaiting.size;
   const seconds = Math.round((Date.now() - started) / 100) / 10;
   for (const sample of samples) process.stderr.write(`fuzz: ${sample}\n`);
-  const clean = ['crashes', 'hangs', 'nonJson', 'notJsonRpc', 'duplicates', 'unexpected', 'missing'].every((key) => counts[key] === 0) && counts.nullReplies === counts.expectedNull;
+  const clean =
+    ['crashes', 'hangs', 'nonJson', 'notJsonRpc', 'duplicates', 'unexpected', 'missing'].every((key) => counts[key] === 0) &&
+    counts.nullReplies === counts.expectedNull;
   process.stdout.write(
     `fuzz: lines sent ${counts.sent}, replies ${counts.replies} (id null ${counts.nullReplies}/${counts.expectedNull} expected), server messages ${counts.serverMessages}, posts ${remote.posts()}; ` +
       `crashes ${counts.crashes}, hangs ${counts.hangs}, non-JSON stdout lines ${counts.nonJson}, non-JSON-RPC lines ${counts.notJsonRpc}, missing ${counts.missing}, duplicates ${counts.duplicates}, unexpected ${counts.unexpected}, error logs ${counts.errorLogs}; seed ${SEED}, ${seconds} s\n`,

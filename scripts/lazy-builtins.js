@@ -26,7 +26,9 @@ const h2Constants = Object.fromEntries(H2_CONSTANTS.map((name) => [name, http2.c
 // is called only for a proxy tunnel (connect) and OAuth (request).
 const UNDICI_API = ['request', 'stream', 'pipeline', 'upgrade', 'connect'];
 const apiIndexFrom = UNDICI_API.map((name) => `module.exports.${name} = require('./api-${name}')`).join('\n');
-const apiIndexTo = UNDICI_API.map((name) => `module.exports.${name} = function ${name} (...args) { return require('./api-${name}').apply(this, args) }`).join('\n');
+const apiIndexTo = UNDICI_API.map((name) => `module.exports.${name} = function ${name} (...args) { return require('./api-${name}').apply(this, args) }`).join(
+  '\n',
+);
 
 // undici's HTTP/1 client reads two tables of llhttp's constants module (error codes and parser
 // types), but loading that module builds all 32 of its tables with loops over character ranges
@@ -170,7 +172,8 @@ export const lazyBuiltins = {
         for (const rewrite of rewrites) {
           if (!source.includes(rewrite.from)) throw new Error(`lazy-builtins: ${path} no longer contains ${JSON.stringify(rewrite.from)}`);
           source = source.replace(rewrite.from, rewrite.to);
-          if (rewrite.check !== undefined && !rewrite.check(source)) throw new Error(`lazy-builtins: ${path} no longer fits the rewrite to ${JSON.stringify(rewrite.to)}`);
+          if (rewrite.check !== undefined && !rewrite.check(source))
+            throw new Error(`lazy-builtins: ${path} no longer fits the rewrite to ${JSON.stringify(rewrite.to)}`);
         }
         return { contents: source, loader: 'js' };
       });

@@ -52,13 +52,23 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   // Before the first line is read: a token command runs once here, so requests go with its token.
   const credential =
     options.credential ??
-    (await createCredential(config, { env: options.env, logger, redact: options.redact, dispatcher, ...(options.writeStderr === undefined ? {} : { writeStderr: options.writeStderr }) }));
+    (await createCredential(config, {
+      env: options.env,
+      logger,
+      redact: options.redact,
+      dispatcher,
+      ...(options.writeStderr === undefined ? {} : { writeStderr: options.writeStderr }),
+    }));
   let outputClosed: () => void = () => undefined;
   const outputGone = new Promise<void>((resolve) => (outputClosed = resolve));
-  const writer = createMessageWriter(options.output, (error) => {
-    logger.debug({ err: error?.message }, 'stdout closed by the reader');
-    outputClosed();
-  }, options.redact);
+  const writer = createMessageWriter(
+    options.output,
+    (error) => {
+      logger.debug({ err: error?.message }, 'stdout closed by the reader');
+      outputClosed();
+    },
+    options.redact,
+  );
   const endpoint = new Endpoint(config, dispatcher, options.env, credential, { logger, redact: options.redact });
   const toStdout = (message: JsonObject, serialised?: string | Buffer) => writer.write(message, serialised);
   // --protocol auto: a 2025-era client meeting a 2026-07-28-only server is translated; the
@@ -122,14 +132,25 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   const dispatchLine = (event: LineEvent): Promise<void> | undefined => {
     if (event.kind === 'oversized') {
       logger.warn({ bytes: event.bytes, limit: config.maxLineBytes }, 'line over the limit; skipped');
-      return writeAll([errorReply(null, -32600, `Invalid Request: the line is longer than ${config.maxLineBytes} bytes`, { bridgeCode: 'LINE_TOO_LONG', limit: config.maxLineBytes, hint: 'raise --max-line-bytes' })]);
+      return writeAll([
+        errorReply(null, -32600, `Invalid Request: the line is longer than ${config.maxLineBytes} bytes`, {
+          bridgeCode: 'LINE_TOO_LONG',
+          limit: config.maxLineBytes,
+          hint: 'raise --max-line-bytes',
+        }),
+      ]);
     }
     // A large line is checked from its bytes, which are then posted as they came (large-line.ts).
     const line = event.kind === 'large-line' ? checkLargeLine(takePieces(event), event.bytes) : event;
     if (line.kind === 'blank') return undefined;
     if (line.kind === 'not-utf8') {
       logger.warn({ bytes: line.bytes }, 'line is not valid UTF-8; skipped');
-      return writeAll([errorReply(line.id, -32700, 'Parse error: the line is not valid UTF-8; the stdio transport carries UTF-8 text', { bridgeCode: 'PARSE_ERROR', hint: 'encode messages as UTF-8' })]);
+      return writeAll([
+        errorReply(line.id, -32700, 'Parse error: the line is not valid UTF-8; the stdio transport carries UTF-8 text', {
+          bridgeCode: 'PARSE_ERROR',
+          hint: 'encode messages as UTF-8',
+        }),
+      ]);
     }
     let checked = line.kind === 'line' ? checkLine(line.text) : line;
     // The translator rewrites or reads whole what it takes: it gets the whole tree.

@@ -81,7 +81,9 @@ describe('a server that refuses everything, forever', () => {
       route: ({ req, res, message }) => {
         if (message?.method === 'initialize') {
           sessions += 1;
-          sendJson(res, 200, result(message.id, { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'forgetful', version: '1' } }), { 'mcp-session-id': `s${sessions}` });
+          sendJson(res, 200, result(message.id, { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'forgetful', version: '1' } }), {
+            'mcp-session-id': `s${sessions}`,
+          });
           return true;
         }
         if (req.headers['mcp-session-id'] !== undefined && message?.method !== 'notifications/initialized') {

@@ -41,7 +41,12 @@ async function bridgeAnswering(answer: Answer, args: string[] = [], env: Record<
   return { bridge: await openSession(bridge, server), server };
 }
 
-const call = (id: number, name = 'big', token?: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {}, ...(token === undefined ? {} : { _meta: { progressToken: token } }) } });
+const call = (id: number, name = 'big', token?: string) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: {}, ...(token === undefined ? {} : { _meta: { progressToken: token } }) },
+});
 const progress = (token: string) => ({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: 1, total: 2 } });
 
 /** The stdout line that answered `id`, as text. */
@@ -52,9 +57,13 @@ async function lineFor(bridge: InProcessBridge, id: number): Promise<string> {
 
 describe('an event larger than LARGE_EVENT_BYTES', () => {
   it('reaches stdout as the server sent it, after the progress sent before it: key order, spacing, escapes and non-ASCII text kept', async () => {
-    const data = (id: unknown) => ` {"result" : {"content":[{"type":"text","text":"caf\\u00e9 \\/ é € 😀 ${BULK}"}], "isError":false} ,"id":${JSON.stringify(id)}, "jsonrpc":"2.0"}`;
+    const data = (id: unknown) =>
+      ` {"result" : {"content":[{"type":"text","text":"caf\\u00e9 \\/ é € 😀 ${BULK}"}], "isError":false} ,"id":${JSON.stringify(id)}, "jsonrpc":"2.0"}`;
     const { bridge } = await bridgeAnswering(({ res, id }) =>
-      sendStream(res, `: ping\r\nid: 1\r\nevent: message\r\ndata: ${JSON.stringify(progress('p'))}\r\n\r\nid: 2\r\nevent: message\r\ndata: ${data(id)}\r\n\r\n`),
+      sendStream(
+        res,
+        `: ping\r\nid: 1\r\nevent: message\r\ndata: ${JSON.stringify(progress('p'))}\r\n\r\nid: 2\r\nevent: message\r\ndata: ${data(id)}\r\n\r\n`,
+      ),
     );
     bridge.send(call(2, 'big', 'p'));
     const line = await lineFor(bridge, 2);
@@ -66,7 +75,9 @@ describe('an event larger than LARGE_EVENT_BYTES', () => {
 
   it('from a server notification reaches stdout as sent (without the whitespace around it), before the response', async () => {
     const note = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"${BULK}"}}`;
-    const { bridge } = await bridgeAnswering(({ res, id }) => sendStream(res, `data:  ${note}\t\n\ndata: ${JSON.stringify(result(id, { content: [] }))}\n\n`, 65_536));
+    const { bridge } = await bridgeAnswering(({ res, id }) =>
+      sendStream(res, `data:  ${note}\t\n\ndata: ${JSON.stringify(result(id, { content: [] }))}\n\n`, 65_536),
+    );
     bridge.send(call(2));
     await bridge.reply(2);
     const noteAt = bridge.lines.indexOf(note);
@@ -76,7 +87,11 @@ describe('an event larger than LARGE_EVENT_BYTES', () => {
 
   it('spread over several data lines is written as one line, as a small one is', async () => {
     const value = (id: unknown) => result(id, { content: [{ type: 'text', text: BULK }] });
-    const dataLines = (id: unknown) => JSON.stringify(value(id), null, 2).split('\n').map((line) => `data: ${line}\n`).join('');
+    const dataLines = (id: unknown) =>
+      JSON.stringify(value(id), null, 2)
+        .split('\n')
+        .map((line) => `data: ${line}\n`)
+        .join('');
     const { bridge } = await bridgeAnswering(({ res, id }) => sendStream(res, `${dataLines(id)}\n`));
     bridge.send(call(2));
     expect(await lineFor(bridge, 2)).toBe(JSON.stringify(value(2)));
@@ -85,7 +100,14 @@ describe('an event larger than LARGE_EVENT_BYTES', () => {
   it('with invalid UTF-8 is written as its decoded value, as a small one is', async () => {
     const { bridge } = await bridgeAnswering(({ res, id, name }) => {
       const text = name === 'large' ? BULK : 'small';
-      sendStream(res, Buffer.concat([Buffer.from(`data: {"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"text":"${text}`), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}}\n\n')]));
+      sendStream(
+        res,
+        Buffer.concat([
+          Buffer.from(`data: {"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"text":"${text}`),
+          Buffer.from([0xc3, 0x28, 0xff]),
+          Buffer.from('"}}\n\n'),
+        ]),
+      );
     });
     bridge.send(call(2, 'large'));
     bridge.send(call(3, 'small'));
@@ -94,7 +116,9 @@ describe('an event larger than LARGE_EVENT_BYTES', () => {
   });
 
   it('that is not JSON is skipped with a warning, as a small one is, and the response after it arrives', async () => {
-    const { bridge } = await bridgeAnswering(({ res, id }) => sendStream(res, `data: upstream said: ${BULK}\n\ndata: upstream said: small\n\ndata: ${JSON.stringify(result(id, { ok: true }))}\n\n`));
+    const { bridge } = await bridgeAnswering(({ res, id }) =>
+      sendStream(res, `data: upstream said: ${BULK}\n\ndata: upstream said: small\n\ndata: ${JSON.stringify(result(id, { ok: true }))}\n\n`),
+    );
     bridge.send(call(2));
     expect(JSON.parse(await lineFor(bridge, 2))).toEqual(result(2, { ok: true }));
     await waitForLog(bridge, /not JSON[\s\S]*not JSON/);
@@ -103,7 +127,10 @@ describe('an event larger than LARGE_EVENT_BYTES', () => {
 
   it('with both a result and an error gets the REMOTE_BAD_REPLY a small one gets', async () => {
     const { bridge } = await bridgeAnswering(({ res, id, name }) =>
-      sendStream(res, `data: ${JSON.stringify({ jsonrpc: '2.0', id, result: { text: name === 'large' ? BULK : 'small' }, error: { code: 1, message: 'both' } })}\n\n`),
+      sendStream(
+        res,
+        `data: ${JSON.stringify({ jsonrpc: '2.0', id, result: { text: name === 'large' ? BULK : 'small' }, error: { code: 1, message: 'both' } })}\n\n`,
+      ),
     );
     bridge.send(call(2, 'large'));
     bridge.send(call(3, 'small'));
@@ -114,14 +141,21 @@ describe('an event larger than LARGE_EVENT_BYTES', () => {
   });
 
   it('past --max-message-bytes gets REPLY_TOO_LARGE', async () => {
-    const { bridge } = await bridgeAnswering(({ res, id }) => sendStream(res, `data: ${JSON.stringify(result(id, { text: BULK.repeat(3) }))}\n\n`, 65_536), ['--max-message-bytes', String(2 * LARGE_EVENT_BYTES)]);
+    const { bridge } = await bridgeAnswering(
+      ({ res, id }) => sendStream(res, `data: ${JSON.stringify(result(id, { text: BULK.repeat(3) }))}\n\n`, 65_536),
+      ['--max-message-bytes', String(2 * LARGE_EVENT_BYTES)],
+    );
     bridge.send(call(2));
     expect((await bridge.reply(2)).error).toMatchObject({ data: { bridgeCode: 'REPLY_TOO_LARGE' } });
   });
 
   it('masks a secret in it as in a small event', async () => {
     const secret = 'sk-large-event-secret';
-    const { bridge } = await bridgeAnswering(({ res, id }) => sendStream(res, `data: ${JSON.stringify(result(id, { content: [{ type: 'text', text: `${BULK} ${secret}` }] }))}\n\n`), [], { FENBS_TOKEN: secret });
+    const { bridge } = await bridgeAnswering(
+      ({ res, id }) => sendStream(res, `data: ${JSON.stringify(result(id, { content: [{ type: 'text', text: `${BULK} ${secret}` }] }))}\n\n`),
+      [],
+      { FENBS_TOKEN: secret },
+    );
     bridge.send(call(2));
     const line = await lineFor(bridge, 2);
     expect(line).not.toContain(secret);

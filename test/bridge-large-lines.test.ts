@@ -13,7 +13,13 @@ interface Posted {
 }
 
 /** A loopback MCP endpoint (2025-06-18) that keeps every POST body as its raw bytes and answers each request with the size it got. */
-async function startRecordingServer(): Promise<{ url: string; posted: Posted[]; whenPosted(count: number): Promise<void>; close(): Promise<void>; server: Server }> {
+async function startRecordingServer(): Promise<{
+  url: string;
+  posted: Posted[];
+  whenPosted(count: number): Promise<void>;
+  close(): Promise<void>;
+  server: Server;
+}> {
   const posted: Posted[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
   const server = createServer((req, res) => {
@@ -32,7 +38,10 @@ async function startRecordingServer(): Promise<{ url: string; posted: Posted[]; 
         res.writeHead(202).end();
         return;
       }
-      const result = message.method === 'initialize' ? { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'recording', version: '1' } } : { bytes: raw.length };
+      const result =
+        message.method === 'initialize'
+          ? { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'recording', version: '1' } }
+          : { bytes: raw.length };
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
     });
   });
@@ -64,7 +73,12 @@ function mixedText(chars: number): string {
   return unit.repeat(Math.ceil(chars / unit.length)).slice(0, chars);
 }
 
-const INITIALIZE = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } };
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } },
+};
 
 describe('a large stdin line', () => {
   let server: Awaited<ReturnType<typeof startRecordingServer>>;
@@ -103,8 +117,12 @@ describe('a large stdin line', () => {
 
   it('as a notification or as the answer to a server request, reaches the server as it came', async () => {
     await startInitialized();
-    const notification = Buffer.from(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: mixedText(LARGE_LINE_BYTES) } }));
-    const answer = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 'server-asked', result: { content: { type: 'text', text: mixedText(LARGE_LINE_BYTES) } } }));
+    const notification = Buffer.from(
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: mixedText(LARGE_LINE_BYTES) } }),
+    );
+    const answer = Buffer.from(
+      JSON.stringify({ jsonrpc: '2.0', id: 'server-asked', result: { content: { type: 'text', text: mixedText(LARGE_LINE_BYTES) } } }),
+    );
     sendInPieces(bridge, Buffer.concat([notification, Buffer.from('\n'), answer, Buffer.from('\n')]));
     bridge.send({ jsonrpc: '2.0', id: 'after', method: 'ping' });
     await bridge.reply('after');
@@ -118,7 +136,9 @@ describe('a large stdin line', () => {
 
   it('sent before the protocol era is known is read whole for the translator and still posted as it came', async () => {
     bridge = startInProcessBridge(['--url', server.url]);
-    const line = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 'early', method: 'tools/call', params: { name: 't', arguments: { blob: mixedText(LARGE_LINE_BYTES) } } }));
+    const line = Buffer.from(
+      JSON.stringify({ jsonrpc: '2.0', id: 'early', method: 'tools/call', params: { name: 't', arguments: { blob: mixedText(LARGE_LINE_BYTES) } } }),
+    );
     sendInPieces(bridge, Buffer.concat([line, Buffer.from('\n')]));
     expect((await bridge.reply('early')).result).toEqual({ bytes: line.length });
     expect(server.posted.at(-1)!.raw.equals(line)).toBe(true);
@@ -137,7 +157,14 @@ describe('a large stdin line', () => {
   describe('that is not one JSON-RPC message', () => {
     const pad = 'z'.repeat(LARGE_LINE_BYTES);
     const cases: { title: string; line: Buffer; ids: (string | number | null)[]; code: number; bridgeCode: string; message: RegExp }[] = [
-      { title: 'not JSON', line: Buffer.from(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"${pad}"}`), ids: [null], code: -32700, bridgeCode: 'PARSE_ERROR', message: /not valid JSON/ },
+      {
+        title: 'not JSON',
+        line: Buffer.from(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"${pad}"}`),
+        ids: [null],
+        code: -32700,
+        bridgeCode: 'PARSE_ERROR',
+        message: /not valid JSON/,
+      },
       {
         title: 'not UTF-8',
         line: Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"${pad}`), Buffer.from([0xff]), Buffer.from('"}}')]),
@@ -154,9 +181,35 @@ describe('a large stdin line', () => {
         bridgeCode: 'PARSE_ERROR',
         message: /not valid UTF-8/,
       },
-      { title: 'a batch', line: Buffer.from(JSON.stringify([{ jsonrpc: '2.0', id: 'a', method: 'm', params: { s: pad } }, { jsonrpc: '2.0', id: 'b', method: 'm' }])), ids: ['a', 'b'], code: -32600, bridgeCode: 'INVALID_REQUEST', message: /batches/ },
-      { title: 'params that are a string', line: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 'p', method: 'm', params: pad })), ids: ['p'], code: -32600, bridgeCode: 'INVALID_REQUEST', message: /params must be an object/ },
-      { title: 'without jsonrpc', line: Buffer.from(JSON.stringify({ id: 'v', method: 'm', params: { s: pad } })), ids: ['v'], code: -32600, bridgeCode: 'INVALID_REQUEST', message: /jsonrpc must be "2.0"/ },
+      {
+        title: 'a batch',
+        line: Buffer.from(
+          JSON.stringify([
+            { jsonrpc: '2.0', id: 'a', method: 'm', params: { s: pad } },
+            { jsonrpc: '2.0', id: 'b', method: 'm' },
+          ]),
+        ),
+        ids: ['a', 'b'],
+        code: -32600,
+        bridgeCode: 'INVALID_REQUEST',
+        message: /batches/,
+      },
+      {
+        title: 'params that are a string',
+        line: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 'p', method: 'm', params: pad })),
+        ids: ['p'],
+        code: -32600,
+        bridgeCode: 'INVALID_REQUEST',
+        message: /params must be an object/,
+      },
+      {
+        title: 'without jsonrpc',
+        line: Buffer.from(JSON.stringify({ id: 'v', method: 'm', params: { s: pad } })),
+        ids: ['v'],
+        code: -32600,
+        bridgeCode: 'INVALID_REQUEST',
+        message: /jsonrpc must be "2.0"/,
+      },
     ];
     for (const { title, line, ids, code, bridgeCode, message } of cases) {
       it(`(${title}) is answered as a short one is and never posted`, async () => {

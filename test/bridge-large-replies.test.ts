@@ -57,7 +57,8 @@ async function errorsFor(body: (id: unknown, text: string) => string): Promise<{
 
 describe('a JSON reply larger than LARGE_REPLY_BYTES', () => {
   it('reaches stdout as the server sent it: key order, spacing, escapes and non-ASCII text kept, surrounding whitespace dropped', async () => {
-    const body = (id: unknown) => `\r\n {"result" : {"content":[{"type":"text","text":"caf\\u00e9 \\/ é € 😀 ${BULK}"}], "isError":false} ,"id":${JSON.stringify(id)}, "jsonrpc":"2.0"}  \n`;
+    const body = (id: unknown) =>
+      `\r\n {"result" : {"content":[{"type":"text","text":"caf\\u00e9 \\/ é € 😀 ${BULK}"}], "isError":false} ,"id":${JSON.stringify(id)}, "jsonrpc":"2.0"}  \n`;
     const { bridge } = await bridgeAnswering((id) => ({ body: body(id) }));
     bridge.send(call(2));
     expect(await lineFor(bridge, 2)).toBe(body(2).trim());
@@ -86,7 +87,9 @@ describe('a JSON reply larger than LARGE_REPLY_BYTES', () => {
 
   it('masks a secret in it as in a small reply', async () => {
     const secret = 'sk-large-reply-secret';
-    const { bridge } = await bridgeAnswering((id) => ({ body: JSON.stringify(result(id, { content: [{ type: 'text', text: `${BULK} ${secret}` }] })) }), [], { FENBS_TOKEN: secret });
+    const { bridge } = await bridgeAnswering((id) => ({ body: JSON.stringify(result(id, { content: [{ type: 'text', text: `${BULK} ${secret}` }] })) }), [], {
+      FENBS_TOKEN: secret,
+    });
     bridge.send(call(2));
     const line = await lineFor(bridge, 2);
     expect(line).not.toContain(secret);
@@ -102,7 +105,11 @@ describe('a JSON reply larger than LARGE_REPLY_BYTES', () => {
 
   it('with invalid UTF-8 is written as its decoded value, as a small one is', async () => {
     const { bridge } = await bridgeAnswering((id) => ({
-      body: Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"${BULK}`), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}]}}')]),
+      body: Buffer.concat([
+        Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"${BULK}`),
+        Buffer.from([0xc3, 0x28, 0xff]),
+        Buffer.from('"}]}}'),
+      ]),
     }));
     bridge.send(call(2));
     const reply = JSON.parse(await lineFor(bridge, 2)) as { result: { content: { text: string }[] } };
@@ -112,7 +119,10 @@ describe('a JSON reply larger than LARGE_REPLY_BYTES', () => {
   it('that is not JSON gets the REMOTE_BAD_REPLY a small one gets', async () => {
     const { large, small } = await errorsFor((_id, text) => `upstream said: ${text}`);
     expect(large).toEqual(small);
-    expect(large).toMatchObject({ message: expect.stringMatching(/not JSON/), data: { bridgeCode: 'REMOTE_BAD_REPLY', hint: expect.stringMatching(/proxy or gateway/) } });
+    expect(large).toMatchObject({
+      message: expect.stringMatching(/not JSON/),
+      data: { bridgeCode: 'REMOTE_BAD_REPLY', hint: expect.stringMatching(/proxy or gateway/) },
+    });
   });
 
   it('that is a JSON array gets the REMOTE_BAD_REPLY a small one gets', async () => {

@@ -38,7 +38,15 @@ describe('the stop signal at the edges of a run', () => {
     input.write(`${JSON.stringify(initializeRequest(1))}\n`);
     const output = new PassThrough();
     const config = createConfig({ options: { url: server.url.href }, env: {}, readTextFile: () => '' });
-    const exit = await runBridge({ input, output, config, logger: pino({ level: 'silent' }), redact: createRedactor([]), env: {}, signal: AbortSignal.abort() });
+    const exit = await runBridge({
+      input,
+      output,
+      config,
+      logger: pino({ level: 'silent' }),
+      redact: createRedactor([]),
+      env: {},
+      signal: AbortSignal.abort(),
+    });
     expect(exit).toBe('signal');
     expect(server.requests).toEqual([]);
   });

@@ -5,7 +5,12 @@ import { freePort, result, sendJson, sendSse, startMcpServer, stdoutProblems, ty
 import { openSession, startInProcessBridge, waitForLog, type InProcessBridge } from './helpers/in-process-bridge.js';
 
 const MODERN_META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' };
-const call = (id: string | number, name = String(id), params: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {}, ...params } });
+const call = (id: string | number, name = String(id), params: Record<string, unknown> = {}) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: {}, ...params },
+});
 const okText = (name: string) => ({ content: [{ type: 'text', text: `ok ${name}` }] });
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
@@ -89,7 +94,10 @@ describe('notifications/cancelled', () => {
 
 describe('a notification the server does not accept', () => {
   it('is logged with the status and costs no stdout line; the next request is served', async () => {
-    const server = await serve({ route: ({ res, message }) => message?.method === 'notifications/roots/list_changed' && (res.writeHead(400, { 'content-type': 'text/plain' }).end('no roots here'), true) });
+    const server = await serve({
+      route: ({ res, message }) =>
+        message?.method === 'notifications/roots/list_changed' && (res.writeHead(400, { 'content-type': 'text/plain' }).end('no roots here'), true),
+    });
     const bridge = bridgeTo(server.url);
     bridge.send({ jsonrpc: '2.0', method: 'notifications/roots/list_changed' });
     await waitForLog(bridge, /the server did not accept the message/);
@@ -123,12 +131,19 @@ describe('a notification the server does not accept', () => {
     // The server lost the session (a restart): a message with the old id meets 404 (transports §Session Management).
     const server = await serve({
       sessions: true,
-      route: ({ req, res, message }) => req.method === 'POST' && message?.method !== 'initialize' && lost.session !== undefined && req.headers['mcp-session-id'] === lost.session && (sendJson(res, 404, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }), true),
+      route: ({ req, res, message }) =>
+        req.method === 'POST' &&
+        message?.method !== 'initialize' &&
+        lost.session !== undefined &&
+        req.headers['mcp-session-id'] === lost.session &&
+        (sendJson(res, 404, { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }), true),
     });
     const bridge = await sessionOn(server);
     lost.session = server.requests.find((r) => r.message?.method === 'notifications/initialized')!.headers['mcp-session-id'];
     bridge.send({ jsonrpc: '2.0', method: 'notifications/roots/list_changed' });
-    const reposted = await server.waitForRequest((r) => r.message?.method === 'notifications/roots/list_changed' && r.headers['mcp-session-id'] !== lost.session);
+    const reposted = await server.waitForRequest(
+      (r) => r.message?.method === 'notifications/roots/list_changed' && r.headers['mcp-session-id'] !== lost.session,
+    );
     const attempts = posts(server, 'notifications/roots/list_changed');
     expect(attempts.map((r) => r.headers['mcp-session-id'])).toEqual([lost.session, reposted.headers['mcp-session-id']]);
     expect(posts(server, 'initialize')).toHaveLength(2); // the client's, then the bridge's replay
@@ -190,10 +205,17 @@ describe('a server message with nowhere to go', () => {
 
 describe('a reply the bridge cannot use', () => {
   it('answers a body in an encoding it cannot decode with one REMOTE_BAD_REPLY naming it, and serves the next request', async () => {
-    const server = await serve({ route: ({ res, message }) => message?.params?.name === 'zstd' && (res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'zstd' }).end(Buffer.from([0x28, 0xb5, 0x2f, 0xfd])), true) });
+    const server = await serve({
+      route: ({ res, message }) =>
+        message?.params?.name === 'zstd' &&
+        (res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'zstd' }).end(Buffer.from([0x28, 0xb5, 0x2f, 0xfd])), true),
+    });
     const bridge = bridgeTo(server.url);
     bridge.send(call('zstd'));
-    expect((await bridge.reply('zstd')).error).toMatchObject({ message: expect.stringMatching(/content encoding "zstd"/), data: { bridgeCode: 'REMOTE_BAD_REPLY', status: 200 } });
+    expect((await bridge.reply('zstd')).error).toMatchObject({
+      message: expect.stringMatching(/content encoding "zstd"/),
+      data: { bridgeCode: 'REMOTE_BAD_REPLY', status: 200 },
+    });
     bridge.send(call('ok'));
     expect((await bridge.reply('ok')).result).toEqual(okText('ok'));
     expect(stdoutProblems(bridge.lines, ['zstd', 'ok'])).toEqual([]);
@@ -203,7 +225,12 @@ describe('a reply the bridge cannot use', () => {
     ['insufficient_scope', 'Bearer error="insufficient_scope", scope="tasks:write"', /lacks a scope/],
     ['no challenge', undefined, /not allowed to do this/],
   ])('answers a 403 with %s with REMOTE_AUTH and the matching hint', async (_, challenge, hint) => {
-    const server = await serve({ route: ({ res }) => (res.writeHead(403, { 'content-type': 'text/plain', ...(challenge === undefined ? {} : { 'www-authenticate': challenge }) }).end('forbidden'), true) });
+    const server = await serve({
+      route: ({ res }) => (
+        res.writeHead(403, { 'content-type': 'text/plain', ...(challenge === undefined ? {} : { 'www-authenticate': challenge }) }).end('forbidden'),
+        true
+      ),
+    });
     const bridge = bridgeTo(server.url);
     bridge.send(call('denied'));
     expect((await bridge.reply('denied')).error.data).toMatchObject({ bridgeCode: 'REMOTE_AUTH', status: 403, hint: expect.stringMatching(hint) });

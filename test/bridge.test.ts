@@ -37,7 +37,9 @@ describe('runBridge in-process', () => {
   });
   it('answers a stdin line that is not UTF-8 with -32700 under its intact id, posts nothing, and answers the next request', async () => {
     const bridge = await bridgeToDemo();
-    bridge.sendRaw(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"bad","method":"initialize","params":{"x":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}\n')]));
+    bridge.sendRaw(
+      Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"bad","method":"initialize","params":{"x":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}\n')]),
+    );
     const rejected = await bridge.waitFor((m) => m.error?.code === -32700);
     // The broken bytes are in params only: the client waiting for "bad" hears back under that id.
     expect(rejected).toMatchObject({ id: 'bad', error: { data: { bridgeCode: 'PARSE_ERROR' } } });
@@ -61,7 +63,11 @@ describe('runBridge in-process', () => {
 
   it('answers server/discover refused by a 2025 server with -32601, so the client falls back at once, and logs no warning', async () => {
     const bridge = await bridgeToDemo();
-    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
     bridge.send({ jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: { _meta: meta } });
     const reply = await bridge.reply('probe');
     expect(reply.error).toMatchObject({ code: -32601, data: { bridgeCode: 'METHOD_NOT_FOUND', status: 400 } });
@@ -86,7 +92,10 @@ describe('runBridge in-process', () => {
     bridge.send(initializeRequest('init'));
     await bridge.reply('init');
     bridge.send({ jsonrpc: '2.0', id: 'call', method: 'tools/call', params: { name: 'x', arguments: {} } });
-    expect((await bridge.reply('call')).error).toMatchObject({ code: -31002, data: { bridgeCode: 'REMOTE_AUTH', status: 401, wwwAuthenticate: 'Bearer realm="t"' } });
+    expect((await bridge.reply('call')).error).toMatchObject({
+      code: -31002,
+      data: { bridgeCode: 'REMOTE_AUTH', status: 401, wwwAuthenticate: 'Bearer realm="t"' },
+    });
     bridge.send({ jsonrpc: '2.0', id: 'next', method: 'ping' });
     expect((await bridge.reply('next')).result).toBeDefined();
   });

@@ -20,7 +20,8 @@ describe('fenbs-mcp --help and --version', () => {
   it('prints the options, the environment variables and examples for --help, and returns 0', async () => {
     expect(await run('--help')).toBe(EXIT.OK);
     expect(output.stdout).toMatch(/^Usage: fenbs-mcp/m);
-    for (const option of ['--url', '--token-env', '--token-file', '--header', '--request-timeout', '--max-line-bytes', '--ca-file', '--log-file', '--demo']) expect(output.stdout).toContain(option);
+    for (const option of ['--url', '--token-env', '--token-file', '--header', '--request-timeout', '--max-line-bytes', '--ca-file', '--log-file', '--demo'])
+      expect(output.stdout).toContain(option);
     expect(output.stdout).toMatch(/FENBS_TOKEN/);
     expect(output.stdout).toMatch(/Examples:/);
     expect(output.stderr).toBe('');
@@ -58,7 +59,11 @@ describe('a usage error', () => {
     ['a malformed -H', ['-H', 'no colon here'], /-H expects "Name: value"/],
     ['a header the bridge owns', ['-H', 'Mcp-Session-Id: abc'], /the bridge sets that header itself/],
     ['a header undici refuses to send', ['-H', 'Expect: 100-continue'], /-H Expect is refused: undici does not support Expect/],
-    ['-H naming a variable that is not set', ['-H', 'X-Api-Key: ${FENBS_CLI_TEST_UNSET_KEY}'], /-H X-Api-Key refers to \$\{FENBS_CLI_TEST_UNSET_KEY\}, but FENBS_CLI_TEST_UNSET_KEY is not set/],
+    [
+      '-H naming a variable that is not set',
+      ['-H', 'X-Api-Key: ${FENBS_CLI_TEST_UNSET_KEY}'],
+      /-H X-Api-Key refers to \$\{FENBS_CLI_TEST_UNSET_KEY\}, but FENBS_CLI_TEST_UNSET_KEY is not set/,
+    ],
     ['-H with a reference that is not a variable name', ['-H', 'X-Api-Key: ${not a name}'], /not a variable reference/],
     ['an empty --token-command', ['--token-command', '  '], /--token-command is empty/],
     ['a --token-file that does not exist', ['--token-file', '/nonexistent/fenbs-token'], /cannot read --token-file/],
@@ -134,10 +139,30 @@ describe('a command line a newcomer might type', () => {
   it.each([
     ['a misspelt doctor', ['docter'], /^fenbs-mcp: unknown command "docter" \(did you mean doctor\?\)/m, 'fenbs-mcp doctor'],
     ['a word that is no command', ['bridge'], /^fenbs-mcp: unknown command "bridge"; the bridge itself takes no arguments/m, 'fenbs-mcp help'],
-    ['--token with a value', ['--token', 'cli-secret-value'], /^fenbs-mcp: --token is not an option: a token on the command line shows up in process lists/m, 'put it in the environment: FENBS_TOKEN=<token> fenbs-mcp'],
-    ['--token=value', ['--token=cli-secret-value'], /^fenbs-mcp: --token is not an option/m, 'put it in the environment: FENBS_TOKEN=<token> fenbs-mcp (in a desktop config, the "env" block), or use --token-file <path>'],
-    ['a URL without its scheme', ['--url', 'localhost:3000/mcp'], /^fenbs-mcp: --url: the URL must start with https:\/\/ or http:\/\//m, 'fenbs-mcp --url http://localhost:3000/mcp'],
-    ['an address and port without a scheme', ['--url', '127.0.0.1:3000'], /^fenbs-mcp: --url: invalid URL "127\.0\.0\.1:3000" \(no http:\/\/ or https:\/\/ in front\)/m, 'fenbs-mcp --url http://127.0.0.1:3000/'],
+    [
+      '--token with a value',
+      ['--token', 'cli-secret-value'],
+      /^fenbs-mcp: --token is not an option: a token on the command line shows up in process lists/m,
+      'put it in the environment: FENBS_TOKEN=<token> fenbs-mcp',
+    ],
+    [
+      '--token=value',
+      ['--token=cli-secret-value'],
+      /^fenbs-mcp: --token is not an option/m,
+      'put it in the environment: FENBS_TOKEN=<token> fenbs-mcp (in a desktop config, the "env" block), or use --token-file <path>',
+    ],
+    [
+      'a URL without its scheme',
+      ['--url', 'localhost:3000/mcp'],
+      /^fenbs-mcp: --url: the URL must start with https:\/\/ or http:\/\//m,
+      'fenbs-mcp --url http://localhost:3000/mcp',
+    ],
+    [
+      'an address and port without a scheme',
+      ['--url', '127.0.0.1:3000'],
+      /^fenbs-mcp: --url: invalid URL "127\.0\.0\.1:3000" \(no http:\/\/ or https:\/\/ in front\)/m,
+      'fenbs-mcp --url http://127.0.0.1:3000/',
+    ],
     ['a host name without a scheme', ['--url', 'mcp.example.com/mcp'], /invalid URL/, 'fenbs-mcp --url https://mcp.example.com/mcp'],
   ])('returns 2 for %s, saying what to type instead, never echoing a token', async (_, args, message, fix) => {
     expect(await run(...args)).toBe(EXIT.USAGE);
@@ -182,8 +207,14 @@ describe('fenbs-mcp doctor, for scripts and logs', () => {
   it('writes each check to --log-file at --log-level debug, and the verdict at info', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'fenbs-doctor-log-')), 'doctor.log');
     expect(await run('doctor', '--demo', '--log-level', 'debug', '--log-file', path)).toBe(EXIT.OK);
-    const entries = readFileSync(path, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as { level: number; msg: string; check?: string });
-    expect(entries.filter((entry) => entry.level === 20 && entry.check === 'tools').map((entry) => entry.msg)).toEqual(['doctor: tools/list', 'doctor: tools passed']);
+    const entries = readFileSync(path, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { level: number; msg: string; check?: string });
+    expect(entries.filter((entry) => entry.level === 20 && entry.check === 'tools').map((entry) => entry.msg)).toEqual([
+      'doctor: tools/list',
+      'doctor: tools passed',
+    ]);
     expect(entries.at(-1)).toMatchObject({ level: 30, msg: 'doctor: every check passed' });
   });
 });
@@ -225,10 +256,15 @@ describe('the bridge command', () => {
     } finally {
       Object.defineProperty(process, 'stdin', original);
       // main installs its signal handlers for the life of the process; this test process lives on.
-      for (const [signal, before] of signals) for (const listener of process.listeners(signal as NodeJS.Signals)) if (!before.includes(listener)) process.off(signal, listener);
+      for (const [signal, before] of signals)
+        for (const listener of process.listeners(signal as NodeJS.Signals)) if (!before.includes(listener)) process.off(signal, listener);
     }
   }
-  const replies = () => output.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { id?: unknown; result?: unknown });
+  const replies = () =>
+    output.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id?: unknown; result?: unknown });
 
   it('answers the example session against the embedded demo server with --demo, and returns 0 at stdin EOF', async () => {
     expect(await withStdin(SESSION, '--demo', '--log-level', 'silent')).toBe(EXIT.OK);
@@ -241,7 +277,15 @@ describe('the bridge command', () => {
     const server = await startMcpServer();
     try {
       vi.stubEnv('FENBS_TOKEN', 'cli-bridge-token');
-      expect(await withStdin(`${JSON.stringify({ jsonrpc: '2.0', id: 'q', method: 'tools/call', params: { name: 'q', arguments: {} } })}\n`, '--url', server.url.href, '--log-level', 'silent')).toBe(EXIT.OK);
+      expect(
+        await withStdin(
+          `${JSON.stringify({ jsonrpc: '2.0', id: 'q', method: 'tools/call', params: { name: 'q', arguments: {} } })}\n`,
+          '--url',
+          server.url.href,
+          '--log-level',
+          'silent',
+        ),
+      ).toBe(EXIT.OK);
     } finally {
       vi.unstubAllEnvs();
       await server.close();
@@ -253,20 +297,31 @@ describe('the bridge command', () => {
   /** A fresh path for --log-file, and a reader of its lines once main has returned. */
   const logFile = () => {
     const path = join(mkdtempSync(join(tmpdir(), 'fenbs-cli-log-')), 'bridge.log');
-    return { path, lines: () => readFileSync(path, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as { level: number; msg: string; proxy?: string }) };
+    return {
+      path,
+      lines: () =>
+        readFileSync(path, 'utf8')
+          .trimEnd()
+          .split('\n')
+          .map((line) => JSON.parse(line) as { level: number; msg: string; proxy?: string }),
+    };
   };
 
   it('logs its start to --log-file naming the proxy --url goes through by its origin alone, and warns once when no token is set', async () => {
     const log = logFile();
     vi.stubEnv('HTTPS_PROXY', 'http://proxy-user:proxy-pass-5678@127.0.0.1:9');
     try {
-      expect(await withStdin('', '--url', 'https://127.0.0.1:9/mcp', '--token-env', 'FENBS_CLI_TEST_UNSET_TOKEN', '--log-level', 'info', '--log-file', log.path)).toBe(EXIT.OK);
+      expect(
+        await withStdin('', '--url', 'https://127.0.0.1:9/mcp', '--token-env', 'FENBS_CLI_TEST_UNSET_TOKEN', '--log-level', 'info', '--log-file', log.path),
+      ).toBe(EXIT.OK);
     } finally {
       vi.unstubAllEnvs();
     }
     const lines = log.lines();
     expect(lines.find((line) => line.msg === 'fenbs-mcp started')).toMatchObject({ proxy: 'http://127.0.0.1:9' });
-    expect(lines.filter((line) => /no token/i.test(line.msg))).toEqual([expect.objectContaining({ level: 40, msg: expect.stringContaining('FENBS_CLI_TEST_UNSET_TOKEN') })]);
+    expect(lines.filter((line) => /no token/i.test(line.msg))).toEqual([
+      expect.objectContaining({ level: 40, msg: expect.stringContaining('FENBS_CLI_TEST_UNSET_TOKEN') }),
+    ]);
     expect(readFileSync(log.path, 'utf8')).not.toMatch(/proxy-pass-5678|proxy-user/);
     expect(output.stdout).toBe('');
   });
@@ -292,7 +347,13 @@ describe('the bridge command', () => {
     const server = await startMcpServer({
       route: ({ res, message }) => {
         if (message?.method !== 'tools/call') return false;
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: 'seen https-proxy-pass-2468 and http-proxy-pass-1357' }] } }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: message.id,
+            result: { content: [{ type: 'text', text: 'seen https-proxy-pass-2468 and http-proxy-pass-1357' }] },
+          }),
+        );
         return true;
       },
     });
@@ -300,7 +361,15 @@ describe('the bridge command', () => {
     vi.stubEnv('HTTP_PROXY', 'http://u:http-proxy-pass-1357@127.0.0.1:9');
     vi.stubEnv('NO_PROXY', '127.0.0.1');
     try {
-      expect(await withStdin(`${JSON.stringify({ jsonrpc: '2.0', id: 'echo', method: 'tools/call', params: { name: 'echo', arguments: {} } })}\n`, '--url', server.url.href, '--log-level', 'silent')).toBe(EXIT.OK);
+      expect(
+        await withStdin(
+          `${JSON.stringify({ jsonrpc: '2.0', id: 'echo', method: 'tools/call', params: { name: 'echo', arguments: {} } })}\n`,
+          '--url',
+          server.url.href,
+          '--log-level',
+          'silent',
+        ),
+      ).toBe(EXIT.OK);
     } finally {
       vi.unstubAllEnvs();
       await server.close();
@@ -321,7 +390,12 @@ describe('the bridge command', () => {
 
   it.each([
     ['a token', 'FENBS_TOKEN', [], /^the credential from env FENBS_TOKEN is shorter than 8 characters.*cannot be masked/],
-    ['a -H value from the environment', 'FENBS_CLI_TEST_KEY', ['-H', 'X-Api-Key: ${FENBS_CLI_TEST_KEY}', '--token-env', 'FENBS_CLI_TEST_UNSET_TOKEN'], /^the -H X-Api-Key value from \$FENBS_CLI_TEST_KEY is shorter than 8 characters.*cannot be masked/],
+    [
+      'a -H value from the environment',
+      'FENBS_CLI_TEST_KEY',
+      ['-H', 'X-Api-Key: ${FENBS_CLI_TEST_KEY}', '--token-env', 'FENBS_CLI_TEST_UNSET_TOKEN'],
+      /^the -H X-Api-Key value from \$FENBS_CLI_TEST_KEY is shorter than 8 characters.*cannot be masked/,
+    ],
   ])('warns that %s shorter than MIN_MASKABLE_SECRET_CHARS cannot be masked on stdout, never showing it', async (_source, variable, args, warning) => {
     const log = logFile();
     vi.stubEnv(variable, 'zq7x9'); // 5 characters: masked in logs, too short to mask on stdout
@@ -340,7 +414,10 @@ describe('the bridge command', () => {
       route: ({ res, message, req }) => {
         if (message?.method !== 'tools/call') return false;
         const echoed = `${String(req.headers.authorization)} ${String(req.headers['x-api-key'])}`;
-        if (message.id === 'echo') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: echoed }] } }));
+        if (message.id === 'echo')
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: echoed }] } }));
         else res.writeHead(500, { 'content-type': 'text/plain' }).end(`failed for ${echoed}`);
         return true;
       },
@@ -348,12 +425,29 @@ describe('the bridge command', () => {
     vi.stubEnv('FENBS_CLI_TEST_KEY', 'cli-header-secret-1357');
     const calls = ['echo', 'fail'].map((id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: id, arguments: {} } })).join('\n');
     try {
-      expect(await withStdin(`${calls}\n`, '--url', server.url.href, '--token-command', 'printf cli-command-token-9753', '-H', 'X-Api-Key: ${FENBS_CLI_TEST_KEY}', '--log-level', 'debug', '--log-file', log.path)).toBe(EXIT.OK);
+      expect(
+        await withStdin(
+          `${calls}\n`,
+          '--url',
+          server.url.href,
+          '--token-command',
+          'printf cli-command-token-9753',
+          '-H',
+          'X-Api-Key: ${FENBS_CLI_TEST_KEY}',
+          '--log-level',
+          'debug',
+          '--log-file',
+          log.path,
+        ),
+      ).toBe(EXIT.OK);
     } finally {
       vi.unstubAllEnvs();
       await server.close();
     }
-    expect(server.requests.find((r) => r.message?.id === 'echo')!.headers).toMatchObject({ authorization: 'Bearer cli-command-token-9753', 'x-api-key': 'cli-header-secret-1357' });
+    expect(server.requests.find((r) => r.message?.id === 'echo')!.headers).toMatchObject({
+      authorization: 'Bearer cli-command-token-9753',
+      'x-api-key': 'cli-header-secret-1357',
+    });
     expect(replies().find((reply) => reply.id === 'echo')).toMatchObject({ result: { content: [{ text: 'Bearer [REDACTED] [REDACTED]' }] } });
     const logText = readFileSync(log.path, 'utf8');
     expect(logText).toContain('token from --token-command');
@@ -369,7 +463,19 @@ describe('the bridge command', () => {
     vi.stubEnv('HTTPS_PROXY', 'http://127.0.0.1:9'); // a proxy without a password: nothing of it to mask
     vi.stubEnv('NO_PROXY', '*');
     try {
-      expect(await withStdin('', '--url', 'https://127.0.0.1:9/mcp?api_key=query-secret-4321&team=blue', '--token-env', 'FENBS_CLI_TEST_UNSET_TOKEN', '--log-level', 'info', '--log-file', log.path)).toBe(EXIT.OK);
+      expect(
+        await withStdin(
+          '',
+          '--url',
+          'https://127.0.0.1:9/mcp?api_key=query-secret-4321&team=blue',
+          '--token-env',
+          'FENBS_CLI_TEST_UNSET_TOKEN',
+          '--log-level',
+          'info',
+          '--log-file',
+          log.path,
+        ),
+      ).toBe(EXIT.OK);
     } finally {
       vi.unstubAllEnvs();
     }
@@ -390,7 +496,8 @@ describe('the bridge command', () => {
       expect(await exit).toBe(EXIT.FAILURE);
     } finally {
       Object.defineProperty(process, 'stdin', original);
-      for (const [signal, before] of signals) for (const listener of process.listeners(signal as NodeJS.Signals)) if (!before.includes(listener)) process.off(signal, listener);
+      for (const [signal, before] of signals)
+        for (const listener of process.listeners(signal as NodeJS.Signals)) if (!before.includes(listener)) process.off(signal, listener);
     }
     expect(output.stdout).toBe('');
   });

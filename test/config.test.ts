@@ -5,7 +5,17 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { createTestCertificates } from './helpers/hardening-servers.js';
-import { createConfig, FileTooLargeError, isLoopbackHost, MAX_LINE_BYTES, MAX_TIMEOUT_MS, MAX_TOKEN_FILE_BYTES, REQUEST_TIMEOUT_MS, UNSENDABLE_HEADERS, type RawOptions } from '../src/config/config.js';
+import {
+  createConfig,
+  FileTooLargeError,
+  isLoopbackHost,
+  MAX_LINE_BYTES,
+  MAX_TIMEOUT_MS,
+  MAX_TOKEN_FILE_BYTES,
+  REQUEST_TIMEOUT_MS,
+  UNSENDABLE_HEADERS,
+  type RawOptions,
+} from '../src/config/config.js';
 import { UsageError } from '../src/core/errors.js';
 import { createDispatcher } from '../src/http/dispatcher.js';
 import { sendHttp } from '../src/http/send.js';
@@ -48,7 +58,11 @@ describe('createConfig', () => {
       authorization: 'Bearer tok-env',
       ignored: ['file /t', '--token-command'],
     });
-    expect(make({ tokenFile: '/t', tokenCommand: 'op read x' }, {}, () => 'tok-file').credential).toMatchObject({ kind: 'static', source: 'file /t', ignored: ['--token-command'] });
+    expect(make({ tokenFile: '/t', tokenCommand: 'op read x' }, {}, () => 'tok-file').credential).toMatchObject({
+      kind: 'static',
+      source: 'file /t',
+      ignored: ['--token-command'],
+    });
     expect(make({ tokenCommand: ' op read x ' }).credential).toEqual({ kind: 'command', source: '--token-command', command: 'op read x', ignored: [] });
     expect(make({}).credential).toEqual({ kind: 'none', source: 'none', ignored: [] });
   });
@@ -72,7 +86,9 @@ describe('createConfig', () => {
   it('refuses to send a credential or a -H secret from the environment over plain http to a remote host', () => {
     expect(() => make({ url: 'http://example.invalid/mcp', tokenCommand: 'op read x' })).toThrow(/plain http/);
     expect(() => make({ url: 'http://example.invalid/mcp', header: ['Authorization: Bearer ${T}'] }, { T: 'tok' })).toThrow(/plain http/);
-    expect(() => make({ url: 'http://example.invalid/mcp', header: ['X-Api-Key: ${K}'] }, { K: 'key' })).toThrow(/refusing to send the -H values taken from the environment over plain http/);
+    expect(() => make({ url: 'http://example.invalid/mcp', header: ['X-Api-Key: ${K}'] }, { K: 'key' })).toThrow(
+      /refusing to send the -H values taken from the environment over plain http/,
+    );
     expect(make({ url: 'http://example.invalid/mcp', header: ['X-Team: platform'] }).url.protocol).toBe('http:');
   });
 
@@ -96,9 +112,19 @@ describe('createConfig', () => {
     ['an unknown log level', { logLevel: 'loud' }, {}, /log-level/],
     ['an unreadable token file', { tokenFile: '/missing' }, {}, /cannot read --token-file/],
     ['a -H value naming an unset variable', { header: ['X-Api-Key: ${UNSET_KEY}'] }, {}, /UNSET_KEY is not set/],
-    ['a -H value whose expansion holds a line break', { header: ['X-Api-Key: ${BROKEN}'] }, { BROKEN: 'a\nb' }, /after expanding \$BROKEN\) contains a line break/],
+    [
+      'a -H value whose expansion holds a line break',
+      { header: ['X-Api-Key: ${BROKEN}'] },
+      { BROKEN: 'a\nb' },
+      /after expanding \$BROKEN\) contains a line break/,
+    ],
     ['-H Authorization given twice', { header: ['Authorization: Bearer ${A}', 'authorization: Bearer ${A}'] }, { A: 'tok-a' }, /more than once/],
-    ['-H Authorization with --token-command', { header: ['Authorization: Bearer ${A}'], tokenCommand: 'op read x' }, { A: 'tok-a' }, /cannot be combined with --token-command/],
+    [
+      '-H Authorization with --token-command',
+      { header: ['Authorization: Bearer ${A}'], tokenCommand: 'op read x' },
+      { A: 'tok-a' },
+      /cannot be combined with --token-command/,
+    ],
     ['-H Cookie even from the environment', { header: ['Cookie: ${A}'] }, { A: 'tok-a' }, /refused/],
   ])('refuses %s', (_title, options, env, message) => {
     expect(() => make(options as RawOptions, env as Record<string, string>)).toThrow(UsageError);
@@ -198,8 +224,12 @@ describe('createConfig: start-up limits', () => {
     expect(spaced).not.toMatch(/words-2626|Bearer " in front/);
     expect(usageMessage(() => make({ header: ['Authorization: ${SCHEME_ONLY}'] }, { SCHEME_ONLY: 'Bearer' }))).toMatch(/contains nothing \(it is empty\)/);
     // Another scheme keeps its own syntax (RFC 9110 §11.4 allows auth-params with spaces).
-    expect(make({ header: ['Authorization: Digest ${DIGEST}'] }, { DIGEST: 'username="a", realm="b"' }).credential).toMatchObject({ authorization: 'Digest username="a", realm="b"' });
-    expect(make({ header: ['Authorization: ${WHOLE}'] }, { WHOLE: 'bearer whole-value-2626' }).credential).toMatchObject({ authorization: 'bearer whole-value-2626' });
+    expect(make({ header: ['Authorization: Digest ${DIGEST}'] }, { DIGEST: 'username="a", realm="b"' }).credential).toMatchObject({
+      authorization: 'Digest username="a", realm="b"',
+    });
+    expect(make({ header: ['Authorization: ${WHOLE}'] }, { WHOLE: 'bearer whole-value-2626' }).credential).toMatchObject({
+      authorization: 'bearer whole-value-2626',
+    });
   });
 
   it.each([
@@ -241,16 +271,35 @@ describe('createConfig: start-up limits', () => {
 });
 
 describe('createConfig: -H names undici refuses to send', () => {
-  it.each(['Expect', 'Upgrade', 'Keep-Alive', 'transfer-encoding', 'Content-Length'])('refuses -H %s at start, naming the header and why every request would fail', (name) => {
-    const message = usageMessage(() => make({ header: [`${name}: 1`] }));
-    expect(message).toContain(`-H ${name} is refused: undici`);
-    expect(message).toMatch(/every request carrying it would fail/);
-  });
+  it.each(['Expect', 'Upgrade', 'Keep-Alive', 'transfer-encoding', 'Content-Length'])(
+    'refuses -H %s at start, naming the header and why every request would fail',
+    (name) => {
+      const message = usageMessage(() => make({ header: [`${name}: 1`] }));
+      expect(message).toContain(`-H ${name} is refused: undici`);
+      expect(message).toMatch(/every request carrying it would fail/);
+    },
+  );
 
   it("lists exactly the names undici refuses: each of undici's well-known header names, and the hop-by-hop ones, sent through the bridge's dispatcher to a loopback server", async () => {
     // The list is undici's own (lib/core/constants.js), so a new undici brings its new names along.
     const { wellknownHeaderNames } = createRequire(import.meta.url)('undici/lib/core/constants.js') as { wellknownHeaderNames: readonly string[] };
-    const extra = ['Expect', 'Keep-Alive', 'Proxy-Connection', 'TE', 'Trailer', 'Transfer-Encoding', 'Upgrade', 'HTTP2-Settings', 'Forwarded', 'Via', 'Max-Forwards', 'Priority', 'Early-Data', 'Mcp-Session-Id', 'X-Team'];
+    const extra = [
+      'Expect',
+      'Keep-Alive',
+      'Proxy-Connection',
+      'TE',
+      'Trailer',
+      'Transfer-Encoding',
+      'Upgrade',
+      'HTTP2-Settings',
+      'Forwarded',
+      'Via',
+      'Max-Forwards',
+      'Priority',
+      'Early-Data',
+      'Mcp-Session-Id',
+      'X-Team',
+    ];
     const candidates = [...new Set([...wellknownHeaderNames, ...extra].map((name) => name.toLowerCase()))];
     expect(candidates.length).toBeGreaterThan(90);
     const received: string[] = [];
@@ -268,7 +317,13 @@ describe('createConfig: -H names undici refuses to send', () => {
       for (const name of candidates) {
         // Sent as the bridge sends a message: a POST with a JSON body, the candidate beside the bridge's own headers.
         const headers = { 'x-candidate': name, 'content-type': 'application/json', accept: 'application/json, text/event-stream', [name]: '1' };
-        const exchange = await sendHttp(dispatcher, { method: 'POST', url, headers, body: '{"jsonrpc":"2.0","method":"ping"}', signal: new AbortController().signal }).catch(() => undefined);
+        const exchange = await sendHttp(dispatcher, {
+          method: 'POST',
+          url,
+          headers,
+          body: '{"jsonrpc":"2.0","method":"ping"}',
+          signal: new AbortController().signal,
+        }).catch(() => undefined);
         if (exchange === undefined) refused.push(name);
         else for await (const chunk of exchange.body) void chunk;
       }
@@ -300,7 +355,9 @@ describe('isLoopbackHost', () => {
 describe('proxy settings', () => {
   it.each(['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'])('refuses %s that is not a URL, naming the variable and masking a password', (name) => {
     const env = { FENBS_TOKEN: 'token-value-123', [name]: 'user:proxy-secret@not a proxy url' };
-    expect(() => createConfig({ options: { url: 'https://example.com/mcp' }, env, readTextFile: () => '' })).toThrow(new RegExp(`^${name} is not an http:// or https:// proxy URL$`));
+    expect(() => createConfig({ options: { url: 'https://example.com/mcp' }, env, readTextFile: () => '' })).toThrow(
+      new RegExp(`^${name} is not an http:// or https:// proxy URL$`),
+    );
     try {
       createConfig({ options: { url: 'https://example.com/mcp' }, env, readTextFile: () => '' });
     } catch (error) {

@@ -20,7 +20,12 @@ function jarFor(origin = ORIGIN) {
       callback();
     },
   });
-  const jar = new CookieJar({ origin: new URL(origin).origin, logger: pino({ level: 'debug' }, sink), onSecret: (value) => secrets.push(value), now: () => now });
+  const jar = new CookieJar({
+    origin: new URL(origin).origin,
+    logger: pino({ level: 'debug' }, sink),
+    onSecret: (value) => secrets.push(value),
+    now: () => now,
+  });
   return { jar, secrets, logs, advance: (ms: number) => (now += ms), now: () => now };
 }
 
@@ -57,7 +62,13 @@ describe('CookieJar', () => {
 
   it('honours Max-Age and Expires, Max-Age first, and lets the server delete a cookie', () => {
     const { jar, advance, now } = jarFor();
-    jar.store(at('/'), ['short=1; Max-Age=60', `dated=2; Expires=${new Date(now() + 120_000).toUTCString()}`, `both=3; Max-Age=30; Expires=${new Date(now() + 999_000).toUTCString()}`, 'badage=4; Max-Age=soon', 'baddate=5; Expires=never']);
+    jar.store(at('/'), [
+      'short=1; Max-Age=60',
+      `dated=2; Expires=${new Date(now() + 120_000).toUTCString()}`,
+      `both=3; Max-Age=30; Expires=${new Date(now() + 999_000).toUTCString()}`,
+      'badage=4; Max-Age=soon',
+      'baddate=5; Expires=never',
+    ]);
     expect(jar.header(at('/'))).toBe('short=1; dated=2; both=3; badage=4; baddate=5');
     advance(31_000);
     expect(jar.header(at('/'))).toBe('short=1; dated=2; badage=4; baddate=5');
@@ -97,7 +108,12 @@ describe('CookieJar', () => {
 
   it('keeps a cookie whose Domain widens to a parent as host-only, and refuses one for another domain', () => {
     const { jar, logs } = jarFor('https://api.example.com');
-    jar.store(new URL('https://api.example.com/mcp'), ['wide=1; Domain=.example.com; Path=/', 'exact=2; Domain=API.example.com; Path=/', 'foreign=3; Domain=example.org; Path=/', 'suffix=4; Domain=pi.example.com; Path=/']);
+    jar.store(new URL('https://api.example.com/mcp'), [
+      'wide=1; Domain=.example.com; Path=/',
+      'exact=2; Domain=API.example.com; Path=/',
+      'foreign=3; Domain=example.org; Path=/',
+      'suffix=4; Domain=pi.example.com; Path=/',
+    ]);
     expect(jar.header(new URL('https://api.example.com/mcp'))).toBe('wide=1; exact=2');
     // Host-only: the origin check means no other host ever gets it.
     expect(jar.header(new URL('https://www.example.com/mcp'))).toBeUndefined();
@@ -107,7 +123,13 @@ describe('CookieJar', () => {
   it('applies the __Secure- and __Host- name prefixes (RFC 6265bis §4.1.3)', () => {
     const { jar } = jarFor('https://mcp.example.com');
     const url = new URL('https://mcp.example.com/mcp');
-    jar.store(url, ['__Secure-a=1; Path=/', '__Secure-b=2; Secure; Path=/', '__Host-c=3; Secure; Path=/', '__Host-d=4; Secure; Path=/mcp', '__Host-e=5; Secure; Path=/; Domain=mcp.example.com']);
+    jar.store(url, [
+      '__Secure-a=1; Path=/',
+      '__Secure-b=2; Secure; Path=/',
+      '__Host-c=3; Secure; Path=/',
+      '__Host-d=4; Secure; Path=/mcp',
+      '__Host-e=5; Secure; Path=/; Domain=mcp.example.com',
+    ]);
     expect(jar.header(url)).toBe('__Secure-b=2; __Host-c=3');
   });
 
@@ -144,7 +166,10 @@ describe('CookieJar', () => {
 
   it('drops expired cookies before live ones when it is full', () => {
     const { jar, advance } = jarFor();
-    jar.store(at('/'), Array.from({ length: MAX_COOKIES }, (_, i) => (i === MAX_COOKIES - 1 ? `brief=1; Path=/b; Max-Age=1` : `c${i}=v; Path=/p${i}`)));
+    jar.store(
+      at('/'),
+      Array.from({ length: MAX_COOKIES }, (_, i) => (i === MAX_COOKIES - 1 ? `brief=1; Path=/b; Max-Age=1` : `c${i}=v; Path=/p${i}`)),
+    );
     advance(2_000);
     jar.store(at('/'), 'late=1; Path=/l');
     expect(jar.size).toBe(MAX_COOKIES);

@@ -108,7 +108,9 @@ async function sessionServerRefusingGet(refuse: (res: ServerResponse) => void) {
     if (message?.method === 'initialize') {
       const session = randomUUID();
       issued.push(session);
-      sendJson(res, 200, result(message.id, { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'no-get', version: '1' } }), { 'mcp-session-id': session });
+      sendJson(res, 200, result(message.id, { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'no-get', version: '1' } }), {
+        'mcp-session-id': session,
+      });
       return true;
     }
     if (typeof sent !== 'string' || !issued.includes(sent) || deleted.includes(sent)) {
@@ -169,7 +171,10 @@ describe('priming events are not progress', () => {
     expect((await bridge.reply('init')).result).toBeDefined();
     bridge.send(initializedNotification);
     await sleep(OBSERVATION_MS);
-    expect(requestsWhere(server, (r) => r.method === 'GET'), `listen GETs in ${OBSERVATION_MS} ms`).toBeLessThanOrEqual(10);
+    expect(
+      requestsWhere(server, (r) => r.method === 'GET'),
+      `listen GETs in ${OBSERVATION_MS} ms`,
+    ).toBeLessThanOrEqual(10);
     bridge.send(call('works'));
     expect((await bridge.reply('works')).result).toEqual(okText('works'));
   });
@@ -230,7 +235,9 @@ describe('a protocolVersion that cannot be a header value', () => {
     bridge.send(call('after'));
     await bridge.reply('after');
     // A header value the server sees that is the odd version (or what its CR LF would have injected).
-    const carried = server.requests.filter((r) => r.rawHeaders.some((value) => value !== '2025-06-18' && /^2025.06.18/.test(value)) || r.headers['x-injected'] !== undefined);
+    const carried = server.requests.filter(
+      (r) => r.rawHeaders.some((value) => value !== '2025-06-18' && /^2025.06.18/.test(value)) || r.headers['x-injected'] !== undefined,
+    );
     expect(carried.map((r) => `${r.method} ${r.message?.method ?? ''}`)).toEqual([]);
   });
 });
@@ -241,7 +248,10 @@ describe('a reply with both result and error', () => {
   // JSON-RPC 2.0 §5: "Either the result member or error member MUST be included, but both members MUST NOT be included."
   it.each([
     { name: 'a JSON body', serve: (res: ServerResponse, id: string) => sendJson(res, 200, BOTH(id)) },
-    { name: 'an event stream', serve: (res: ServerResponse, id: string) => void res.writeHead(200, { 'content-type': 'text/event-stream' }).end(sseEvent(BOTH(id))) },
+    {
+      name: 'an event stream',
+      serve: (res: ServerResponse, id: string) => void res.writeHead(200, { 'content-type': 'text/event-stream' }).end(sseEvent(BOTH(id))),
+    },
   ])('is answered REMOTE_BAD_REPLY when it comes in $name', async ({ serve }) => {
     const server = await serverWith((context) => {
       if (toolName(context) !== 'both') return false;

@@ -7,7 +7,8 @@ import { createCredential, fixedCredential } from '../src/credentials/create-cre
 import { createRedactor } from '../src/logging/redactor.js';
 
 const env = { PATH: process.env.PATH };
-const configOf = (options: RawOptions, variables: Record<string, string> = {}) => createConfig({ options: { url: 'https://mcp.example/mcp', ...options }, env: { ...env, ...variables }, readTextFile: () => 'file-token-value\n' });
+const configOf = (options: RawOptions, variables: Record<string, string> = {}) =>
+  createConfig({ options: { url: 'https://mcp.example/mcp', ...options }, env: { ...env, ...variables }, readTextFile: () => 'file-token-value\n' });
 const recording = () => {
   const lines: { level: number; msg: string }[] = [];
   return { lines, logger: pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) }) };
@@ -25,7 +26,11 @@ describe('createCredential', () => {
 
   it('takes env, then --token-file, then --token-command, and warns about each one it leaves', async () => {
     const { lines, logger } = recording();
-    const credential = await createCredential(configOf({ tokenFile: '/t', tokenCommand: 'printf never-run' }, { FENBS_TOKEN: 'env-token-value' }), { env, logger, redact: createRedactor([]) });
+    const credential = await createCredential(configOf({ tokenFile: '/t', tokenCommand: 'printf never-run' }, { FENBS_TOKEN: 'env-token-value' }), {
+      env,
+      logger,
+      redact: createRedactor([]),
+    });
     expect(credential.source).toBe('env FENBS_TOKEN');
     expect(lines.filter((line) => line.level === 40).map((line) => line.msg)).toEqual([
       'file /t is set but not used: env FENBS_TOKEN comes first',
@@ -36,13 +41,22 @@ describe('createCredential', () => {
   });
 
   it('runs --token-command before it resolves', async () => {
-    const credential = await createCredential(configOf({ tokenCommand: 'printf command-token-value' }), { env, logger: recording().logger, redact: createRedactor([]), tokenCommandTimeoutMs: 10_000 });
+    const credential = await createCredential(configOf({ tokenCommand: 'printf command-token-value' }), {
+      env,
+      logger: recording().logger,
+      redact: createRedactor([]),
+      tokenCommandTimeoutMs: 10_000,
+    });
     expect([credential.source, credential.authorization()]).toEqual(['--token-command', 'Bearer command-token-value']);
     await credential.close?.();
   });
 
   it('sends an Authorization -H from the environment as it is, under its own scheme', async () => {
-    const credential = await createCredential(configOf({ header: ['Authorization: token ${GH_TOKEN}'] }, { GH_TOKEN: 'gh-token-value' }), { env, logger: recording().logger, redact: createRedactor([]) });
+    const credential = await createCredential(configOf({ header: ['Authorization: token ${GH_TOKEN}'] }, { GH_TOKEN: 'gh-token-value' }), {
+      env,
+      logger: recording().logger,
+      redact: createRedactor([]),
+    });
     expect([credential.source, credential.authorization()]).toEqual(['-H Authorization from $GH_TOKEN', 'token gh-token-value']);
   });
 
@@ -61,7 +75,11 @@ describe('createCredential', () => {
   it('warns that a -H value from the environment shorter than 8 characters cannot be masked on stdout, naming the header and not the value', async () => {
     const { lines, logger } = recording();
     const redact = createRedactor([]);
-    await createCredential(configOf({ header: ['X-Api-Key: ${SHORT_KEY}', 'X-Team: ${TEAM_KEY}'] }, { SHORT_KEY: 'k7q2', TEAM_KEY: 'long-enough-team-key' }), { env, logger, redact });
+    await createCredential(configOf({ header: ['X-Api-Key: ${SHORT_KEY}', 'X-Team: ${TEAM_KEY}'] }, { SHORT_KEY: 'k7q2', TEAM_KEY: 'long-enough-team-key' }), {
+      env,
+      logger,
+      redact,
+    });
     expect(lines.map((line) => line.msg)).toEqual([
       'the -H X-Api-Key value from $SHORT_KEY is shorter than 8 characters: too short to tell apart from ordinary text, so it cannot be masked in server replies on stdout',
     ]);
@@ -72,8 +90,14 @@ describe('createCredential', () => {
 
   it('warns once about a short -H Authorization from the environment, which is both the credential and a -H value', async () => {
     const { lines, logger } = recording();
-    await createCredential(configOf({ header: ['Authorization: Bearer ${SHORT_TOKEN}'] }, { SHORT_TOKEN: 'tok5x' }), { env, logger, redact: createRedactor([]) });
-    expect(lines.map((line) => line.msg)).toEqual([expect.stringMatching(/^the credential from -H Authorization from \$SHORT_TOKEN is shorter than 8 characters/)]);
+    await createCredential(configOf({ header: ['Authorization: Bearer ${SHORT_TOKEN}'] }, { SHORT_TOKEN: 'tok5x' }), {
+      env,
+      logger,
+      redact: createRedactor([]),
+    });
+    expect(lines.map((line) => line.msg)).toEqual([
+      expect.stringMatching(/^the credential from -H Authorization from \$SHORT_TOKEN is shorter than 8 characters/),
+    ]);
   });
 });
 

@@ -38,7 +38,12 @@ function parseEvents(text: string) {
     .map((block) => {
       const lines = block.split('\n');
       expect(lines[0]).toBe('event: message');
-      return JSON.parse(lines.filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n'));
+      return JSON.parse(
+        lines
+          .filter((line) => line.startsWith('data: '))
+          .map((line) => line.slice(6))
+          .join('\n'),
+      );
     });
 }
 
@@ -357,7 +362,13 @@ describe('startDemoServer with the official SDK client', () => {
       expect([...first.resources, ...second.resources].map((resource) => resource.uri)).toEqual(['demo://board', 'demo://board/open', 'demo://board.json']);
       await expect(client.listResources({ cursor: 'nonsense' })).rejects.toThrow(/unknown cursor/);
       const open = await client.readResource({ uri: 'demo://board/open' });
-      expect(open.contents).toEqual([{ uri: 'demo://board/open', mimeType: 'text/plain', text: 'T-1 [open] Draft the release notes (assignee: claude)\nT-2 [open] Review the bridge README' }]);
+      expect(open.contents).toEqual([
+        {
+          uri: 'demo://board/open',
+          mimeType: 'text/plain',
+          text: 'T-1 [open] Draft the release notes (assignee: claude)\nT-2 [open] Review the bridge README',
+        },
+      ]);
       const json = await client.readResource({ uri: 'demo://board.json' });
       expect(JSON.parse((json.contents[0] as { text: string }).text).tasks).toHaveLength(3);
       expect((await client.readResource({ uri: 'demo://board' })).contents[0]).toMatchObject({ text: expect.stringContaining('T-3 [done]') });

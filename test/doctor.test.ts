@@ -52,14 +52,23 @@ describe('runDoctor', () => {
   it('fails the token check on a 401, shows the challenge, names the variable to fix and never the token', async () => {
     const server = await serve({
       route: ({ res }) => {
-        sendJson(res, 401, { error: 'invalid_token' }, { 'www-authenticate': 'Bearer resource_metadata="https://auth.example/.well-known/oauth-protected-resource"' });
+        sendJson(
+          res,
+          401,
+          { error: 'invalid_token' },
+          { 'www-authenticate': 'Bearer resource_metadata="https://auth.example/.well-known/oauth-protected-resource"' },
+        );
         return true;
       },
     });
     const report = await doctor({ url: server.url.href }, { FENBS_TOKEN: 'expired-token-1234' });
     expect(report.ok).toBe(false);
     expect(names(report)).toEqual(['url', 'credential', 'tcp', 'token']);
-    expect(check(report, 'token')).toMatchObject({ ok: false, detail: expect.stringMatching(/^401 with the token from env FENBS_TOKEN; WWW-Authenticate: Bearer resource_metadata=/), hint: expect.stringMatching(/FENBS_TOKEN/) });
+    expect(check(report, 'token')).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(/^401 with the token from env FENBS_TOKEN; WWW-Authenticate: Bearer resource_metadata=/),
+      hint: expect.stringMatching(/FENBS_TOKEN/),
+    });
     expect(JSON.stringify(report)).not.toContain('expired-token-1234');
   });
 
@@ -85,8 +94,16 @@ describe('runDoctor', () => {
     cleanups.push(() => demo.close());
     const report = await doctor({ url: demo.url.href, tokenCommand: 'echo "not signed in" >&2; exit 4' });
     expect(report.ok).toBe(false);
-    expect(check(report, 'credential')).toMatchObject({ ok: false, detail: '--token-command exited with code 4: not signed in', hint: expect.stringMatching(/run the command in a terminal/) });
-    expect(check(report, 'token')).toMatchObject({ ok: false, detail: expect.stringMatching(/^401 and no token is set/), hint: expect.stringMatching(/check what --token-command prints/) });
+    expect(check(report, 'credential')).toMatchObject({
+      ok: false,
+      detail: '--token-command exited with code 4: not signed in',
+      hint: expect.stringMatching(/run the command in a terminal/),
+    });
+    expect(check(report, 'token')).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(/^401 and no token is set/),
+      hint: expect.stringMatching(/check what --token-command prints/),
+    });
   });
 
   it('says no token is set on a 403 without one, and hints at the missing permission', async () => {
@@ -101,21 +118,35 @@ describe('runDoctor', () => {
     expect(report.ok).toBe(false);
     expect(report.revision).toBeUndefined();
     expect(check(report, 'token')!.detail).toBe('none set, and the server did not ask for one');
-    expect(check(report, 'protocol')).toMatchObject({ ok: false, detail: expect.stringMatching(/^neither server\/discover nor initialize worked/), hint: expect.stringMatching(/does not look like an MCP endpoint/) });
+    expect(check(report, 'protocol')).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(/^neither server\/discover nor initialize worked/),
+      hint: expect.stringMatching(/does not look like an MCP endpoint/),
+    });
     expect(names(report)).not.toContain('tools');
   });
 
   it('fails the protocol check when initialize is answered with a JSON-RPC error', async () => {
-    const server = await serve({ route: ({ res, message }) => (sendJson(res, 200, { jsonrpc: '2.0', id: message.id, error: { code: -32600, message: 'nope' } }), true) });
+    const server = await serve({
+      route: ({ res, message }) => (sendJson(res, 200, { jsonrpc: '2.0', id: message.id, error: { code: -32600, message: 'nope' } }), true),
+    });
     const report = await doctor({ url: server.url.href });
     expect(check(report, 'protocol')).toMatchObject({ ok: false, detail: expect.stringMatching(/initialize failed/) });
   });
 
   it('fails the tools check when the server answers the handshake but not tools/list', async () => {
-    const server = await serve({ route: ({ res, message }) => message?.method === 'tools/list' && (sendJson(res, 200, { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }), true) });
+    const server = await serve({
+      route: ({ res, message }) =>
+        message?.method === 'tools/list' &&
+        (sendJson(res, 200, { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }), true),
+    });
     const report = await doctor({ url: server.url.href });
     expect(check(report, 'protocol')!.ok).toBe(true);
-    expect(check(report, 'tools')).toMatchObject({ ok: false, detail: expect.stringMatching(/tools\/list failed/), hint: expect.stringMatching(/check its logs/) });
+    expect(check(report, 'tools')).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(/tools\/list failed/),
+      hint: expect.stringMatching(/check its logs/),
+    });
     expect(names(report)).not.toContain('latency');
   });
 
@@ -124,7 +155,11 @@ describe('runDoctor', () => {
     const report = await doctor({ url: `http://127.0.0.1:${port}/mcp` });
     expect(report.ok).toBe(false);
     expect(names(report)).toEqual(['url', 'credential', 'tcp']);
-    expect(check(report, 'tcp')).toMatchObject({ ok: false, detail: `127.0.0.1:${port}: ECONNREFUSED`, hint: expect.stringMatching(/nothing is listening there/) });
+    expect(check(report, 'tcp')).toMatchObject({
+      ok: false,
+      detail: `127.0.0.1:${port}: ECONNREFUSED`,
+      hint: expect.stringMatching(/nothing is listening there/),
+    });
   });
 
   it('fails the connect check when the server takes the connection but resets the request, with the failure and its hint', async () => {
@@ -145,7 +180,11 @@ describe('runDoctor', () => {
     expect(check(resolved, 'dns')!.ok).toBe(true);
     const report = await doctor({ url: 'https://nonexistent.invalid/mcp' });
     expect(names(report)).toEqual(['url', 'credential', 'dns']);
-    expect(check(report, 'dns')).toMatchObject({ ok: false, detail: expect.stringMatching(/^nonexistent\.invalid: /), hint: expect.stringMatching(/HTTPS_PROXY/) });
+    expect(check(report, 'dns')).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(/^nonexistent\.invalid: /),
+      hint: expect.stringMatching(/HTTPS_PROXY/),
+    });
   });
 
   it('follows pages of tools/list and counts every tool', async () => {
@@ -166,7 +205,15 @@ describe('runDoctor', () => {
     const server = await serve({
       route: ({ res, message }) => {
         if (message?.method === 'server/discover') {
-          sendJson(res, 200, result(message.id, { supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'modern-board', version: '2.0.0' } } }));
+          sendJson(
+            res,
+            200,
+            result(message.id, {
+              supportedVersions: ['2026-07-28'],
+              capabilities: { tools: {} },
+              _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'modern-board', version: '2.0.0' } },
+            }),
+          );
           return true;
         }
         if (message?.method === 'tools/list') {
@@ -178,7 +225,9 @@ describe('runDoctor', () => {
     });
     const report = await doctor({ url: server.url.href });
     expect(report).toMatchObject({ ok: true, revision: '2026-07-28' });
-    expect(check(report, 'protocol')!.detail).toBe('2026-07-28 (server/discover, no handshake); versions 2026-07-28; server modern-board 2.0.0; capabilities tools');
+    expect(check(report, 'protocol')!.detail).toBe(
+      '2026-07-28 (server/discover, no handshake); versions 2026-07-28; server modern-board 2.0.0; capabilities tools',
+    );
     expect(check(report, 'tools')!.detail).toBe('1 tool listed');
     const lists = server.requests.filter((r) => r.message?.method === 'tools/list');
     expect(lists.length).toBeGreaterThan(0);
@@ -201,7 +250,10 @@ describe('runDoctor', () => {
     const untrusted = await doctor({ url: server.url.href });
     expect(names(untrusted)).toEqual(['url', 'credential', 'tcp', 'tls']);
     expect(check(untrusted, 'tls')).toMatchObject({ ok: false, hint: expect.stringMatching(/--ca-file/) });
-    const trusted = await runDoctor(createConfig({ options: { url: server.url.href, caFile: certificates.caFile }, env: {}, readTextFile: (path) => readFileSync(path, 'utf8') }), {});
+    const trusted = await runDoctor(
+      createConfig({ options: { url: server.url.href, caFile: certificates.caFile }, env: {}, readTextFile: (path) => readFileSync(path, 'utf8') }),
+      {},
+    );
     expect(check(trusted, 'tls')).toMatchObject({ ok: true, detail: expect.stringMatching(/issued by fenbs-mcp test ca/) });
     expect(trusted.ok).toBe(true);
   });
@@ -234,7 +286,10 @@ describe('runDoctor', () => {
     cleanups.push(() => bridge.kill());
     bridge.send(initializeRequest('init'));
     expect((await bridge.reply('init')).result).toBeDefined();
-    expect({ doctor: check(report, 'network')?.detail.startsWith('through the proxy') ?? false, bridge: tunnelled() > before }).toEqual({ doctor: throughProxy, bridge: throughProxy });
+    expect({ doctor: check(report, 'network')?.detail.startsWith('through the proxy') ?? false, bridge: tunnelled() > before }).toEqual({
+      doctor: throughProxy,
+      bridge: throughProxy,
+    });
     expect(names(report)).toContain(throughProxy ? 'network' : 'tcp');
   });
 
@@ -265,18 +320,30 @@ describe('runDoctor against servers that are MCP and servers that only look like
   it('fails a server that echoes the request verbatim (no result) with the same hint', async () => {
     const server = await serve({ route: ({ res, message }) => (sendJson(res, 200, message), true) });
     const report = await doctor({ url: server.url.href });
-    expect(check(report, 'protocol')).toMatchObject({ ok: false, detail: expect.stringMatching(/^initialize failed: /), hint: expect.stringMatching(/does not look like an MCP endpoint/) });
+    expect(check(report, 'protocol')).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(/^initialize failed: /),
+      hint: expect.stringMatching(/does not look like an MCP endpoint/),
+    });
   });
 
   it('fails the tools check when a tools/list result has no tools array', async () => {
-    const server = await serve({ route: ({ res, message }) => message?.method === 'tools/list' && (sendJson(res, 200, result(message.id, { items: [] })), true) });
+    const server = await serve({
+      route: ({ res, message }) => message?.method === 'tools/list' && (sendJson(res, 200, result(message.id, { items: [] })), true),
+    });
     const report = await doctor({ url: server.url.href });
     expect(check(report, 'protocol')!.ok).toBe(true);
-    expect(check(report, 'tools')).toMatchObject({ ok: false, detail: 'the tools/list result has no tools array: not an MCP tools/list result', hint: expect.stringMatching(/does not look like an MCP endpoint/) });
+    expect(check(report, 'tools')).toMatchObject({
+      ok: false,
+      detail: 'the tools/list result has no tools array: not an MCP tools/list result',
+      hint: expect.stringMatching(/does not look like an MCP endpoint/),
+    });
   });
 
   it('does not take a server/discover result without supportedVersions for a 2026-07-28 server', async () => {
-    const server = await serve({ route: ({ res, message }) => message?.method === 'server/discover' && (sendJson(res, 200, result(message.id, { hello: 'world' })), true) });
+    const server = await serve({
+      route: ({ res, message }) => message?.method === 'server/discover' && (sendJson(res, 200, result(message.id, { hello: 'world' })), true),
+    });
     const report = await doctor({ url: server.url.href });
     expect(report).toMatchObject({ ok: true, revision: '2025-06-18' });
   });
@@ -309,7 +376,9 @@ describe('runDoctor against servers that are MCP and servers that only look like
     expect(names(report)).toEqual(['url', 'credential', 'tcp', 'connect']);
     expect(check(report, 'connect')).toMatchObject({
       ok: false,
-      detail: expect.stringMatching(/^the server redirected server\/discover \(307\) to https:\/\/elsewhere\.example\/mcp\?sig=\S+; doctor, like the bridge, follows only a 307 or 308 to the same origin$/),
+      detail: expect.stringMatching(
+        /^the server redirected server\/discover \(307\) to https:\/\/elsewhere\.example\/mcp\?sig=\S+; doctor, like the bridge, follows only a 307 or 308 to the same origin$/,
+      ),
       hint: expect.stringMatching(/pass it with --url/),
     });
     expect(JSON.stringify(report)).not.toContain('s3cr3t-signature');
@@ -321,7 +390,11 @@ describe('runDoctor against servers that are MCP and servers that only look like
     const started = performance.now();
     const report = await doctor({ url: server.url.href, requestTimeout: '300' });
     const elapsedMs = performance.now() - started;
-    expect(check(report, 'connect')).toMatchObject({ ok: false, detail: 'no answer to server/discover within 300 ms (--request-timeout)', hint: expect.stringMatching(/raise --request-timeout/) });
+    expect(check(report, 'connect')).toMatchObject({
+      ok: false,
+      detail: 'no answer to server/discover within 300 ms (--request-timeout)',
+      hint: expect.stringMatching(/raise --request-timeout/),
+    });
     expect(elapsedMs).toBeLessThan(5_000);
   });
 
@@ -369,7 +442,9 @@ describe('reportDoctor', () => {
     const { report, stdout, stderr } = await run(false, false);
     expect(stdout.text()).toBe(formatReport(report));
     expect(stdout.chunks.length).toBe(report.checks.length + 1);
-    expect(stderr.text()).toMatch(/^… tcp +connecting to 127\.0\.0\.1:\d+ \(--connect-timeout 10000 ms\)\n… token +POST server\/discover to http:\/\/127\.0\.0\.1:\d+\/mcp\n… protocol +initialize \(2025-06-18\)\n… tools +tools\/list\n… latency +timing 5 tools\/list round trips\n$/);
+    expect(stderr.text()).toMatch(
+      /^… tcp +connecting to 127\.0\.0\.1:\d+ \(--connect-timeout 10000 ms\)\n… token +POST server\/discover to http:\/\/127\.0\.0\.1:\d+\/mcp\n… protocol +initialize \(2025-06-18\)\n… tools +tools\/list\n… latency +timing 5 tools\/list round trips\n$/,
+    );
     expect(stderr.text()).not.toContain('\x1b');
   });
 
@@ -408,8 +483,21 @@ describe('reportDoctor against a server whose strings carry terminal controls', 
   it('shows the serverInfo name and version, capability names and a JSON-RPC error with every control visible, one line per check', async () => {
     const server = await serve({
       route: ({ res, message }) => {
-        if (message?.method === 'initialize') return (sendJson(res, 200, result(message.id, { protocolVersion: '2025-06-18', capabilities: { [`tools${HOSTILE}`]: {} }, serverInfo: { name: `name${HOSTILE}`, version: `1${HOSTILE}` } })), true);
-        if (message?.method === 'tools/list') return (sendJson(res, 200, { jsonrpc: '2.0', id: message.id, error: { code: -32000, message: `boom${HOSTILE}` } }), true);
+        if (message?.method === 'initialize')
+          return (
+            sendJson(
+              res,
+              200,
+              result(message.id, {
+                protocolVersion: '2025-06-18',
+                capabilities: { [`tools${HOSTILE}`]: {} },
+                serverInfo: { name: `name${HOSTILE}`, version: `1${HOSTILE}` },
+              }),
+            ),
+            true
+          );
+        if (message?.method === 'tools/list')
+          return (sendJson(res, 200, { jsonrpc: '2.0', id: message.id, error: { code: -32000, message: `boom${HOSTILE}` } }), true);
         return false;
       },
     });
@@ -430,7 +518,9 @@ describe('reportDoctor against a server whose strings carry terminal controls', 
   it('masks a secret the server echoes before escaping it, so a secret with a C1 character (allowed in a header value) is still recognised', async () => {
     const secret = 'header-secret-\x9b-13579';
     const server = await serve({
-      route: ({ res, message }) => message?.method === 'initialize' && (sendJson(res, 200, result(message.id, { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: `echo ${secret}` } })), true),
+      route: ({ res, message }) =>
+        message?.method === 'initialize' &&
+        (sendJson(res, 200, result(message.id, { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: `echo ${secret}` } })), true),
     });
     const { stdout } = await report(server.url, false, [secret]);
     expect(stdout).toMatch(/server echo \S+; capabilities none/);
@@ -443,7 +533,10 @@ describe('reportDoctor against a server whose strings carry terminal controls', 
     const SECRET = 'straddling-secret-13579';
     const CUT = MAX_MESSAGE_CHARS - 1; // code points kept before the …
     const serveError = (message: string) =>
-      serve({ route: ({ res, message: request }) => request?.method === 'tools/list' && (sendJson(res, 200, { jsonrpc: '2.0', id: request.id, error: { code: -32000, message } }), true) });
+      serve({
+        route: ({ res, message: request }) =>
+          request?.method === 'tools/list' && (sendJson(res, 200, { jsonrpc: '2.0', id: request.id, error: { code: -32000, message } }), true),
+      });
     const toolsLine = (stdout: string) => stdout.split('\n').find((line) => line.startsWith('✗ tools'))!;
 
     it('masks a secret across the cut before cutting, so no piece of it shows', async () => {
@@ -453,7 +546,9 @@ describe('reportDoctor against a server whose strings carry terminal controls', 
       expect(toolsLine(stdout)).toBe(`✗ tools     ${PREFIX}${'x'.repeat(CUT - PREFIX.length - 4)}[RED…`);
       expect(stdout).not.toContain(SECRET.slice(0, 4));
       const json = await report(server.url, true, [SECRET]);
-      expect(json.result.checks.find((c) => c.name === 'tools')!.detail).toBe(`tools/list failed: ${JSON.stringify({ code: -32000, message: message.replace(SECRET, '[REDACTED]') })}`);
+      expect(json.result.checks.find((c) => c.name === 'tools')!.detail).toBe(
+        `tools/list failed: ${JSON.stringify({ code: -32000, message: message.replace(SECRET, '[REDACTED]') })}`,
+      );
     });
 
     it('cuts before escaping, so each control kept is shown by its whole escape', async () => {
@@ -487,11 +582,15 @@ describe('formatReport', () => {
         { name: 'tcp', ok: false, detail: 'example.com:443: ECONNREFUSED', hint: 'nothing is listening there' },
       ],
     });
-    expect(text).toBe('✓ url       https://example.com/mcp\n✗ tcp       example.com:443: ECONNREFUSED\n            hint: nothing is listening there\nfenbs-mcp cannot work with these settings yet: fix the first ✗ above.\n');
+    expect(text).toBe(
+      '✓ url       https://example.com/mcp\n✗ tcp       example.com:443: ECONNREFUSED\n            hint: nothing is listening there\nfenbs-mcp cannot work with these settings yet: fix the first ✗ above.\n',
+    );
   });
 
   it('ends with the good verdict when every check passed', () => {
-    expect(formatReport({ ok: true, url: 'u', checks: [{ name: 'url', ok: true, detail: 'u' }] })).toBe('✓ url       u\nfenbs-mcp can bridge to this server.\n');
+    expect(formatReport({ ok: true, url: 'u', checks: [{ name: 'url', ok: true, detail: 'u' }] })).toBe(
+      '✓ url       u\nfenbs-mcp can bridge to this server.\n',
+    );
   });
 });
 

@@ -18,7 +18,12 @@ const initialize = (id: number | string, capabilities: Record<string, unknown> =
   params: { protocolVersion: '2025-06-18', capabilities, clientInfo: { name: 'raw-2025-client', version: '0.1' } },
 });
 const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
-const call = (id: number | string, name: string, args: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+const call = (id: number | string, name: string, args: Record<string, unknown> = {}) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args },
+});
 const cancelled = (requestId: number | string) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'user' } });
 const isBridgeRequest = (method: string) => (m: any) => m.method === method && typeof m.id === 'string' && m.id.startsWith('fenbs-mcp-');
 
@@ -128,7 +133,11 @@ describe('the era translator against the SDK v2 server (legacy: reject)', () => 
     bridge.send(call(20, 'tasks_ask_sampling'));
     const ask = await bridge.waitFor(isBridgeRequest('sampling/createMessage'));
     expect(ask.params).toMatchObject({ maxTokens: 50, messages: [{ role: 'user', content: { type: 'text', text: 'Summarise T-1' } }] });
-    bridge.send({ jsonrpc: '2.0', id: ask.id, result: { role: 'assistant', content: { type: 'text', text: 'Draft notes' }, model: 'm', stopReason: 'endTurn' } });
+    bridge.send({
+      jsonrpc: '2.0',
+      id: ask.id,
+      result: { role: 'assistant', content: { type: 'text', text: 'Draft notes' }, model: 'm', stopReason: 'endTurn' },
+    });
     expect((await bridge.reply(20)).result.content).toEqual([{ type: 'text', text: 'summary: {"type":"text","text":"Draft notes"}' }]);
   });
 
@@ -258,7 +267,9 @@ describe('the era translator against the SDK v2 server (legacy: reject)', () => 
 });
 
 /** A scripted server: each method gets its scripted answer (status, body; "ID" becomes the request id), anything else 404. */
-async function startScripted(answers: Record<string, [number, string]>): Promise<{ url: string; methods: string[]; until: (count: number) => Promise<void>; close: () => Promise<void> }> {
+async function startScripted(
+  answers: Record<string, [number, string]>,
+): Promise<{ url: string; methods: string[]; until: (count: number) => Promise<void>; close: () => Promise<void> }> {
   const methods: string[] = [];
   const arrived = new EventEmitter();
   const http: Server = createServer((req, res) => {
@@ -316,7 +327,11 @@ describe('deciding whether to translate', () => {
   });
 
   it('never translates a server that answers initialize, and never asks it server/discover', async () => {
-    const answer = JSON.stringify({ jsonrpc: '2.0', id: 'ID', result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'old', version: '1' } } });
+    const answer = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'ID',
+      result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'old', version: '1' } },
+    });
     scripted = await startScripted({ initialize: [200, answer], 'server/discover': [200, discoverResult(['2026-07-28'])] });
     bridge = startInProcessBridge(['--url', scripted.url], { FENBS_TOKEN: TOKEN });
     bridge.send(initialize(5));

@@ -18,7 +18,9 @@ describe('the bridge error table', () => {
   });
 
   it('gives each failure of the remote side its own code', () => {
-    const codes = entries.filter(([name]) => !['PARSE_ERROR', 'INVALID_REQUEST', 'LINE_TOO_LONG', 'METHOD_NOT_FOUND', 'TOOL_FILTERED'].includes(name)).map(([, e]) => e.rpcCode);
+    const codes = entries
+      .filter(([name]) => !['PARSE_ERROR', 'INVALID_REQUEST', 'LINE_TOO_LONG', 'METHOD_NOT_FOUND', 'TOOL_FILTERED'].includes(name))
+      .map(([, e]) => e.rpcCode);
     expect(new Set(codes).size).toBe(codes.length);
   });
 

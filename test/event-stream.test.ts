@@ -52,7 +52,10 @@ describe('Backoff', () => {
 describe('followRequestStream', () => {
   const routes = useRouteServer();
   const open = (handler: Handler, signal: AbortSignal): Promise<HttpExchange> => routes.exchange(handler, { method: 'GET', signal });
-  const eventStream = (text: string): Handler => (_req, res) => res.writeHead(200, { 'content-type': 'text/event-stream' }).end(text);
+  const eventStream =
+    (text: string): Handler =>
+    (_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).end(text);
 
   function recordingLogger() {
     const lines: { msg: string; data?: string }[] = [];
@@ -99,7 +102,10 @@ describe('followRequestStream', () => {
 
   it('loses the request of a stream that cannot be resumed when it ends without the response', async () => {
     const { run } = await follow(eventStream('id: e1\ndata: {"jsonrpc":"2.0","method":"notifications/progress"}\n\n'), { resumable: false });
-    await expect(run).rejects.toMatchObject({ code: 'REMOTE_STREAM_ENDED', context: { status: 200, lastEventId: 'e1', hint: expect.stringContaining('send it again') } });
+    await expect(run).rejects.toMatchObject({
+      code: 'REMOTE_STREAM_ENDED',
+      context: { status: 200, lastEventId: 'e1', hint: expect.stringContaining('send it again') },
+    });
   });
 
   it('fails with REMOTE_STREAM_ENDED naming the status and body when resuming is refused', async () => {

@@ -5,7 +5,12 @@ import { bearerTokenOf, expandHeaderValue, isAuthorizationFromReference } from '
 
 describe('expandHeaderValue', () => {
   it('replaces each ${NAME} by its value from the environment and reports the values as secrets', () => {
-    expect(expandHeaderValue('id=${ID}; key=${KEY}', { ID: 'team-1', KEY: 'k-2' })).toEqual({ kind: 'expanded', value: 'id=team-1; key=k-2', secrets: ['team-1', 'k-2'], variables: ['ID', 'KEY'] });
+    expect(expandHeaderValue('id=${ID}; key=${KEY}', { ID: 'team-1', KEY: 'k-2' })).toEqual({
+      kind: 'expanded',
+      value: 'id=team-1; key=k-2',
+      secrets: ['team-1', 'k-2'],
+      variables: ['ID', 'KEY'],
+    });
   });
 
   it('leaves a value without references, and a $ not followed by {, as written', () => {
@@ -32,9 +37,12 @@ describe('isAuthorizationFromReference', () => {
     expect(isAuthorizationFromReference(value)).toBe(true);
   });
 
-  it.each(['Bearer abc', 'Bearer abc${TOKEN}', 'Bearer ${TOKEN}x', 'Bearer ${A}${B}', 'Bearer', ''])('refuses %s: a credential written on the command line', (value) => {
-    expect(isAuthorizationFromReference(value)).toBe(false);
-  });
+  it.each(['Bearer abc', 'Bearer abc${TOKEN}', 'Bearer ${TOKEN}x', 'Bearer ${A}${B}', 'Bearer', ''])(
+    'refuses %s: a credential written on the command line',
+    (value) => {
+      expect(isAuthorizationFromReference(value)).toBe(false);
+    },
+  );
 });
 
 describe('bearerTokenOf', () => {

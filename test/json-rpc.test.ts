@@ -34,7 +34,12 @@ describe('checkLine', () => {
     ['an object with neither method nor result', '{"jsonrpc":"2.0","id":9}', -32600, [9]],
     ['an empty batch', '[]', -32600, [null]],
     ['a batch without usable ids', '[{"jsonrpc":"2.0","method":"n"},1,{"id":null}]', -32600, [null]],
-    ['a batch with usable ids', '[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":"b","method":"c"},{"id":2.5}]', -32600, [1, 'b']],
+    [
+      'a batch with usable ids',
+      '[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":"b","method":"c"},{"id":2.5}]',
+      -32600,
+      [1, 'b'],
+    ],
   ])('rejects %s with one reply per usable id', (_title, line, code, ids) => {
     const checked = checkLine(line);
     expect(checked.kind).toBe('rejected');
@@ -82,12 +87,14 @@ describe('classifyServerMessage', () => {
     expect(classifyServerMessage(message)?.kind).toBe(kind);
   });
 
-  it.each([['an array', []], ['a string', 'x'], ['another version', { jsonrpc: '1.0', id: 1, result: {} }], ['a bare object', { id: 1 }]])(
-    'refuses %s',
-    (_title, value) => {
-      expect(classifyServerMessage(value)).toBeUndefined();
-    },
-  );
+  it.each([
+    ['an array', []],
+    ['a string', 'x'],
+    ['another version', { jsonrpc: '1.0', id: 1, result: {} }],
+    ['a bare object', { id: 1 }],
+  ])('refuses %s', (_title, value) => {
+    expect(classifyServerMessage(value)).toBeUndefined();
+  });
 });
 
 describe('idKey', () => {
@@ -121,8 +128,16 @@ describe('checkLine and V8 hidden classes', () => {
   const haveSameMap = runInThisContext('(a, b) => %HaveSameMap(a, b)') as (a: unknown, b: unknown) => boolean;
 
   it.each([
-    ['requests', '{"jsonrpc":"2.0","id":1,"method":"tools/list"}', '{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"x","arguments":{"a":1}}}'],
-    ['notifications', '{"jsonrpc":"2.0","method":"notifications/initialized"}', '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}'],
+    [
+      'requests',
+      '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+      '{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"x","arguments":{"a":1}}}',
+    ],
+    [
+      'notifications',
+      '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+      '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}',
+    ],
     ['responses', '{"jsonrpc":"2.0","id":7,"result":{}}', '{"jsonrpc":"2.0","id":"s1","error":{"code":-1,"message":"no"}}'],
   ])('gives all %s one hidden class, whatever their ids, methods and params', (_kind, first, second) => {
     // Mixed kinds in between, as a real session sends them: a megamorphic spread made new classes then.

@@ -17,8 +17,52 @@ function randomFrom(seed: number): () => number {
 }
 
 const WHITESPACE = [' ', '\t', '\n', '\r'];
-const STRING_PIECES = ['a', 'xyz', 'é', '€', '😀', '\u2028', '\u007f', '\\"', '\\\\', '\\/', '\\b', '\\f', '\\n', '\\r', '\\t', '\\u00e9', '\\uD83D\\uDE00', '\\uDFFF', '"', '\\x', '\t', '\\u12'];
-const NUMBERS = ['0', '-0', '1', '-12', '3.25', '1e5', '1E+2', '2e-3', '-0.5e10', '01', '1.', '.5', '-', '+1', '1e', '0x1', '1.5e+', '00', '-01', '123456789012345678901234567890'];
+const STRING_PIECES = [
+  'a',
+  'xyz',
+  'é',
+  '€',
+  '😀',
+  '\u2028',
+  '\u007f',
+  '\\"',
+  '\\\\',
+  '\\/',
+  '\\b',
+  '\\f',
+  '\\n',
+  '\\r',
+  '\\t',
+  '\\u00e9',
+  '\\uD83D\\uDE00',
+  '\\uDFFF',
+  '"',
+  '\\x',
+  '\t',
+  '\\u12',
+];
+const NUMBERS = [
+  '0',
+  '-0',
+  '1',
+  '-12',
+  '3.25',
+  '1e5',
+  '1E+2',
+  '2e-3',
+  '-0.5e10',
+  '01',
+  '1.',
+  '.5',
+  '-',
+  '+1',
+  '1e',
+  '0x1',
+  '1.5e+',
+  '00',
+  '-01',
+  '123456789012345678901234567890',
+];
 const LITERALS = ['true', 'false', 'null', 'tru', 'nul', 'True', 'falsey'];
 
 class Gen {
@@ -56,7 +100,10 @@ class Gen {
         return `[${items.join(',')}]`;
       }
       default: {
-        const members = Array.from({ length: this.int(4) }, () => `${this.space()}${this.string()}${this.space()}:${this.space()}${this.value(depth + 1)}${this.space()}`);
+        const members = Array.from(
+          { length: this.int(4) },
+          () => `${this.space()}${this.string()}${this.space()}:${this.space()}${this.value(depth + 1)}${this.space()}`,
+        );
         return `{${members.join(',')}}`;
       }
     }
@@ -66,7 +113,10 @@ class Gen {
   }
 }
 
-const MUTATION_BYTES = [0x22, 0x5c, 0x2c, 0x3a, 0x7b, 0x7d, 0x5b, 0x5d, 0x0a, 0x00, 0x1f, 0x20, 0x30, 0x65, 0x2d, 0x2e, 0x75, 0x80, 0xbf, 0xc0, 0xc2, 0xe2, 0xed, 0xf0, 0xf4, 0xf5, 0xff];
+const MUTATION_BYTES = [
+  0x22, 0x5c, 0x2c, 0x3a, 0x7b, 0x7d, 0x5b, 0x5d, 0x0a, 0x00, 0x1f, 0x20, 0x30, 0x65, 0x2d, 0x2e, 0x75, 0x80, 0xbf, 0xc0, 0xc2, 0xe2, 0xed, 0xf0, 0xf4, 0xf5,
+  0xff,
+];
 
 function mutate(gen: Gen, bytes: Buffer): Buffer {
   const out = [...bytes];
@@ -155,7 +205,12 @@ describe('JsonScanner', () => {
       const whole = scanJson(bytes);
       expectAgreement(bytes, whole);
       for (let cut = 0; cut <= bytes.length; cut++) expect(scanInPieces(bytes, [cut], cut % 4)).toEqual(whole);
-      expect(scanInPieces(bytes, Array.from({ length: bytes.length }, (_, i) => i))).toEqual(whole);
+      expect(
+        scanInPieces(
+          bytes,
+          Array.from({ length: bytes.length }, (_, i) => i),
+        ),
+      ).toEqual(whole);
       expect(scanJson([...bytes].map((b) => Buffer.from([b])))).toEqual(whole);
     }
   });
@@ -197,7 +252,12 @@ describe('JsonScanner', () => {
         expectAgreement(bytes, whole);
         expect(whole.kind !== 'invalid' && whole.utf8).toBe(isUtf8(bytes));
         for (let cut = 0; cut <= bytes.length; cut++) expect(scanInPieces(bytes, [cut])).toEqual(whole);
-        expect(scanInPieces(bytes, Array.from({ length: bytes.length }, (_, i) => i))).toEqual(whole);
+        expect(
+          scanInPieces(
+            bytes,
+            Array.from({ length: bytes.length }, (_, i) => i),
+          ),
+        ).toEqual(whole);
       }
     }
     // A text that ends inside a sequence: no closing quote needed to see the carried bytes are lost.
@@ -240,7 +300,28 @@ describe('JsonScanner', () => {
   });
 
   it('refuses what RFC 8259 refuses', () => {
-    for (const text of ['', ' ', '{', '[1,]', '{"a":1,}', '{,}', '[,1]', '{"a" 1}', '{1:2}', '"\t"', '01', '1 2', '"\\u00g0"', '\ufeff{}', 'nan', '[1}', '{]', '{"a":1]', '"abc', '[1 2]']) {
+    for (const text of [
+      '',
+      ' ',
+      '{',
+      '[1,]',
+      '{"a":1,}',
+      '{,}',
+      '[,1]',
+      '{"a" 1}',
+      '{1:2}',
+      '"\t"',
+      '01',
+      '1 2',
+      '"\\u00g0"',
+      '\ufeff{}',
+      'nan',
+      '[1}',
+      '{]',
+      '{"a":1]',
+      '"abc',
+      '[1 2]',
+    ]) {
       const bytes = Buffer.from(text, 'utf8');
       expect(scanJson(bytes), text).toEqual({ kind: 'invalid' });
       expectAgreement(bytes, scanJson(bytes));

@@ -16,7 +16,10 @@ function piecesOf(line: string | Buffer, size = 65_536): Buffer[] {
 
 function checkLarge(line: string | Buffer, size?: number): LargeLineCheck {
   const pieces = piecesOf(line, size);
-  return checkLargeLine(pieces, pieces.reduce((sum, piece) => sum + piece.length, 0));
+  return checkLargeLine(
+    pieces,
+    pieces.reduce((sum, piece) => sum + piece.length, 0),
+  );
 }
 
 /** Every value of `abridged` is the one in `whole`, or stands for it as an OmittedValue. */
@@ -42,10 +45,17 @@ describe('checkLargeLine', () => {
       jsonrpc: '2.0',
       id: 'call-1',
       method: 'tools/call',
-      params: { name: 'upload', _meta: { progressToken: 7, 'io.modelcontextprotocol/protocolVersion': '2026-07-28' }, arguments: { blob: BIG, mode: 'fast', n: 3 } },
+      params: {
+        name: 'upload',
+        _meta: { progressToken: 7, 'io.modelcontextprotocol/protocolVersion': '2026-07-28' },
+        arguments: { blob: BIG, mode: 'fast', n: 3 },
+      },
     };
     const pieces = piecesOf(JSON.stringify(message));
-    const checked = checkLargeLine(pieces, pieces.reduce((sum, piece) => sum + piece.length, 0));
+    const checked = checkLargeLine(
+      pieces,
+      pieces.reduce((sum, piece) => sum + piece.length, 0),
+    );
     if (checked.kind !== 'request') throw new Error(`a ${checked.kind}`);
     expect(checked).toMatchObject({ id: 'call-1', method: 'tools/call', abridged: true });
     expect(checked.body).toBe(pieces);
@@ -76,7 +86,10 @@ describe('checkLargeLine', () => {
       { jsonrpc: '2.0', id: BIG, method: 'm' },
       { jsonrpc: '2.0', id: 9, method: BIG },
       { jsonrpc: '2.0', id: 10, method: 'initialize', params: { clientInfo: { name: BIG } } },
-      [{ jsonrpc: '2.0', id: 11, method: 'm', params: { s: BIG } }, { jsonrpc: '2.0', id: 12, method: 'm' }],
+      [
+        { jsonrpc: '2.0', id: 11, method: 'm', params: { s: BIG } },
+        { jsonrpc: '2.0', id: 12, method: 'm' },
+      ],
       BIG,
     ].map((value) => ` ${JSON.stringify(value, null, value === BIG ? undefined : 1)}\t`);
     for (const line of lines) {

@@ -38,8 +38,7 @@ function recordingLogger() {
       callback();
     },
   });
-  const logged = (msg: string) =>
-    lines.some((line) => line.msg === msg) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ msg, resolve }));
+  const logged = (msg: string) => (lines.some((line) => line.msg === msg) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ msg, resolve })));
   return { logger: pino({ level: 'debug' }, sink), lines, logged };
 }
 
@@ -110,7 +109,9 @@ describe('LegacySession', () => {
       'mcp-session-id': 'session-1',
       'mcp-protocol-version': '2025-06-18',
     });
-    expect(session.headersFor({ jsonrpc: '2.0', id: 3, method: 'initialize', params: INITIALIZE_PARAMS }, 'initialize')).toEqual({ 'mcp-method': 'initialize' });
+    expect(session.headersFor({ jsonrpc: '2.0', id: 3, method: 'initialize', params: INITIALIZE_PARAMS }, 'initialize')).toEqual({
+      'mcp-method': 'initialize',
+    });
   });
 
   it('does not echo a session id that is not visible ASCII (transports §Session Management 1)', () => {
@@ -152,7 +153,10 @@ describe('LegacySession', () => {
 
   it('cannot heal a session without an initialize to replay', async () => {
     session.onResponse('initialize', initializeResponse('2025-06-18'), exchangeWithHeaders({ 'mcp-session-id': 'session-1' }));
-    await expect(session.heal({ 'mcp-session-id': 'session-1' })).rejects.toMatchObject({ code: 'SESSION_LOST', message: expect.stringContaining('no initialize to replay') });
+    await expect(session.heal({ 'mcp-session-id': 'session-1' })).rejects.toMatchObject({
+      code: 'SESSION_LOST',
+      message: expect.stringContaining('no initialize to replay'),
+    });
   });
 
   it('does nothing to heal a request sent with a session that was already replaced, or with none', async () => {
@@ -205,7 +209,10 @@ describe('LegacySession', () => {
 
   it('opens the listen stream after notifications/initialized, hands its messages on, and stops on a 405 next time', async () => {
     session.onResponse('initialize', initializeResponse('2025-06-18'), exchangeWithHeaders({ 'mcp-session-id': 'session-1' }));
-    server.next('GET', () => ({ kind: 'sse', steps: ['data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n', 'data: not json\n\n', 'retry: 1\n\n'] }));
+    server.next('GET', () => ({
+      kind: 'sse',
+      steps: ['data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n', 'data: not json\n\n', 'retry: 1\n\n'],
+    }));
     session.onAccepted('notifications/message');
     session.onAccepted('notifications/initialized');
     const gets = await server.received((request) => request.method === 'GET', 2);
@@ -223,7 +230,10 @@ describe('LegacySession', () => {
     session.onAccepted('notifications/initialized');
     const gets = await server.received((request) => request.method === 'GET', 2);
     expect(gets.map((request) => request.headers['mcp-session-id'])).toEqual(['session-1', 'session-2']);
-    expect(server.requests.filter((request) => request.method === 'POST').map((request) => request.rpcMethod)).toEqual(['initialize', 'notifications/initialized']);
+    expect(server.requests.filter((request) => request.method === 'POST').map((request) => request.rpcMethod)).toEqual([
+      'initialize',
+      'notifications/initialized',
+    ]);
     expect(session.sessionId).toBe('session-2');
   });
 
@@ -264,7 +274,11 @@ describe('LegacySession', () => {
     for (let heal = 0; heal < MAX_HEALS_WITHOUT_PROGRESS; heal++) await clocked.heal({ 'mcp-session-id': clocked.sessionId! });
     expect(waits).toHaveLength(MAX_HEALS_WITHOUT_PROGRESS - 1);
     // A reply that says the session is gone again is no progress.
-    clocked.onResponse('tools/call', { jsonrpc: '2.0', id: 5, error: { code: -32001, message: 'Session not found' } }, { ...exchangeWithHeaders({}), status: 404 });
+    clocked.onResponse(
+      'tools/call',
+      { jsonrpc: '2.0', id: 5, error: { code: -32001, message: 'Session not found' } },
+      { ...exchangeWithHeaders({}), status: 404 },
+    );
     await expect(clocked.heal({ 'mcp-session-id': clocked.sessionId! })).rejects.toMatchObject({ code: 'SESSION_LOST' });
     now += HEAL_PAUSE_MS;
     await clocked.heal({ 'mcp-session-id': clocked.sessionId! });

@@ -67,7 +67,10 @@ describe('pumpLines', () => {
     source.push(Buffer.from('more bytes of the same line\nnext\n'));
     source.push(null);
     await pumped;
-    expect(events).toEqual([{ kind: 'oversized', bytes: 10 }, { kind: 'line', text: 'next' }]);
+    expect(events).toEqual([
+      { kind: 'oversized', bytes: 10 },
+      { kind: 'line', text: 'next' },
+    ]);
   });
 
   it('discards an over-long last line without a newline after reporting it', async () => {
@@ -105,7 +108,7 @@ describe('pumpLines', () => {
     }
   });
 
-  it('gives a large line\'s pieces away once: the event keeps none after takePieces', async () => {
+  it("gives a large line's pieces away once: the event keeps none after takePieces", async () => {
     const [event] = await collect(['x'.repeat(LARGE_LINE_BYTES + 1)], 4 * LARGE_LINE_BYTES);
     if (event?.kind !== 'large-line') throw new Error('not a large line');
     expect(takePieces(event)).toHaveLength(1);
@@ -133,7 +136,7 @@ describe('pumpLines', () => {
 });
 
 describe('pumpLines pacing and ending', () => {
-  it('hands on nothing more, and reads no more, while a handler\'s promise is pending', async () => {
+  it("hands on nothing more, and reads no more, while a handler's promise is pending", async () => {
     const source = new Readable({ read() {} });
     const events: string[] = [];
     let release: () => void = () => undefined;
@@ -181,7 +184,7 @@ describe('pumpLines pacing and ending', () => {
     expect(source.destroyed).toBe(true);
   });
 
-  it('fails with the input\'s error, and when the input closes before its end', async () => {
+  it("fails with the input's error, and when the input closes before its end", async () => {
     const broken = new Readable({ read() {} });
     const failed = pumpLines(broken, 1024, () => undefined);
     broken.destroy(new Error('EIO: stdin broke'));

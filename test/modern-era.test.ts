@@ -50,7 +50,12 @@ describe('ModernEra', () => {
     tools = new ToolHeaderRegistry();
     const recording = recordingLogger();
     lines = recording.lines;
-    era = new ModernEra({ endpoint: new Endpoint(config, dispatcher, {}, fixedCredential(config)), tools, logger: recording.logger, maxMessageBytes: 1024 * 1024 });
+    era = new ModernEra({
+      endpoint: new Endpoint(config, dispatcher, {}, fixedCredential(config)),
+      tools,
+      logger: recording.logger,
+      maxMessageBytes: 1024 * 1024,
+    });
   });
   afterEach(async () => {
     await dispatcher.close();
@@ -106,7 +111,10 @@ describe('ModernEra', () => {
   // 2026-07-28 Streamable HTTP §Schema Extension: after a HeaderMismatch the schemas may be stale.
   describe('refreshTools', () => {
     it('fetches every page of tools/list with the call’s protocol _meta, and remembers the tools of each page', async () => {
-      server.next('tools/list', (request) => ({ kind: 'json', body: { jsonrpc: '2.0', id: request.id, result: { tools: [annotatedTool('first', 'Region')], nextCursor: 'page-2' } } }));
+      server.next('tools/list', (request) => ({
+        kind: 'json',
+        body: { jsonrpc: '2.0', id: request.id, result: { tools: [annotatedTool('first', 'Region')], nextCursor: 'page-2' } },
+      }));
       server.next('tools/list', (request) => ({
         kind: 'sse',
         steps: [
@@ -136,7 +144,10 @@ describe('ModernEra', () => {
     });
 
     it('stops after MAX_TOOL_LIST_PAGES pages from a server whose cursor never ends', async () => {
-      server.every('tools/list', (request) => ({ kind: 'json', body: { jsonrpc: '2.0', id: request.id, result: { tools: [], nextCursor: `after-${String(request.id)}` } } }));
+      server.every('tools/list', (request) => ({
+        kind: 'json',
+        body: { jsonrpc: '2.0', id: request.id, result: { tools: [], nextCursor: `after-${String(request.id)}` } },
+      }));
       await era.refreshTools(callOf('x'), new AbortController().signal);
       expect(server.requests.filter((request) => request.rpcMethod === 'tools/list')).toHaveLength(MAX_TOOL_LIST_PAGES);
     });

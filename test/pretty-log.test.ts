@@ -19,7 +19,14 @@ describe('toTerminalLog', () => {
   it('escapes every string of a JSON line, keys included, and keeps its numbers, nulls and shape', () => {
     const log = toTerminalLog(line);
     const safe = toTerminalLine(HOSTILE);
-    expect(log).toEqual({ level: 40, time: 0, name: 'fenbs-mcp', msg: `tool ${safe} failed`, tool: safe, data: { [`key${safe}`]: [safe, 1, null, { deep: safe }] } });
+    expect(log).toEqual({
+      level: 40,
+      time: 0,
+      name: 'fenbs-mcp',
+      msg: `tool ${safe} failed`,
+      tool: safe,
+      data: { [`key${safe}`]: [safe, 1, null, { deep: safe }] },
+    });
   });
 
   it('escapes a line that is not a JSON object as one line', () => {

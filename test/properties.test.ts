@@ -22,13 +22,26 @@ const isUsableId = (id: unknown) => typeof id === 'string' || (typeof id === 'nu
 
 /** Text from single units: JSON punctuation, any code point, and lone surrogates. */
 const loneSurrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((unit) => String.fromCharCode(unit));
-const anyUnit = fc.oneof(fc.constantFrom('{', '}', '[', ']', '"', ':', ',', '\\', '0', 'e', '-', ' ', '\u2028', '\uFEFF'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }), loneSurrogate);
+const anyUnit = fc.oneof(
+  fc.constantFrom('{', '}', '[', ']', '"', ':', ',', '\\', '0', 'e', '-', ' ', '\u2028', '\uFEFF'),
+  fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+  loneSurrogate,
+);
 const anyText = fc.string({ unit: anyUnit, maxLength: 80 });
 const anyJson = fc.jsonValue({ maxDepth: 4, stringUnit: fc.oneof(fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }), loneSurrogate) });
 const usableId = fc.oneof(fc.string({ unit: 'binary', maxLength: 12 }), fc.maxSafeInteger(), fc.integer({ min: -(2 ** 53) + 1, max: 0 }));
-const unusableId = fc.oneof(fc.constant(null), fc.boolean(), fc.double({ noInteger: true }), fc.constantFrom(2 ** 53, -(2 ** 60), 1e300), fc.array(fc.nat(), { maxLength: 2 }), fc.dictionary(fc.string(), fc.nat(), { maxKeys: 2 }));
+const unusableId = fc.oneof(
+  fc.constant(null),
+  fc.boolean(),
+  fc.double({ noInteger: true }),
+  fc.constantFrom(2 ** 53, -(2 ** 60), 1e300),
+  fc.array(fc.nat(), { maxLength: 2 }),
+  fc.dictionary(fc.string(), fc.nat(), { maxKeys: 2 }),
+);
 const params = fc.option(fc.dictionary(fc.string({ unit: 'binary', maxLength: 8 }), anyJson, { maxKeys: 4 }), { nil: undefined });
-const request = fc.record({ id: usableId, method: fc.string({ unit: 'binary', maxLength: 20 }), params }).map(({ id, method, params }) => ({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) }));
+const request = fc
+  .record({ id: usableId, method: fc.string({ unit: 'binary', maxLength: 20 }), params })
+  .map(({ id, method, params }) => ({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) }));
 
 describe('checkLine', () => {
   it('answers any line that is not JSON with exactly one -32700 reply with id null', () => {
@@ -36,7 +49,10 @@ describe('checkLine', () => {
       fc.property(anyText, (line) => {
         fc.pre(!isJson(line));
         const checked = checkLine(line);
-        expect(checked).toMatchObject({ kind: 'rejected', replies: [{ jsonrpc: '2.0', id: null, error: { code: -32700, data: { bridgeCode: 'PARSE_ERROR' } } }] });
+        expect(checked).toMatchObject({
+          kind: 'rejected',
+          replies: [{ jsonrpc: '2.0', id: null, error: { code: -32700, data: { bridgeCode: 'PARSE_ERROR' } } }],
+        });
         expect(checked.kind === 'rejected' && checked.replies).toHaveLength(1);
       }),
       { numRuns: 2000 },
@@ -45,18 +61,24 @@ describe('checkLine', () => {
 
   it('never throws, and every reply it builds is one JSON-RPC 2.0 error line', () => {
     fc.assert(
-      fc.property(fc.oneof(anyText, anyJson.map((value) => JSON.stringify(value))), (line) => {
-        const checked = checkLine(line);
-        if (checked.kind !== 'rejected') return;
-        expect(checked.replies.length).toBeGreaterThan(0);
-        for (const reply of checked.replies) {
-          expect(JSON.stringify(reply)).not.toMatch(/[\r\n]/);
-          const { jsonrpc, id, error } = reply as { jsonrpc: string; id: unknown; error: { code: number } };
-          expect(jsonrpc).toBe('2.0');
-          expect([-32700, -32600]).toContain(error.code);
-          expect(id === null || isUsableId(id)).toBe(true);
-        }
-      }),
+      fc.property(
+        fc.oneof(
+          anyText,
+          anyJson.map((value) => JSON.stringify(value)),
+        ),
+        (line) => {
+          const checked = checkLine(line);
+          if (checked.kind !== 'rejected') return;
+          expect(checked.replies.length).toBeGreaterThan(0);
+          for (const reply of checked.replies) {
+            expect(JSON.stringify(reply)).not.toMatch(/[\r\n]/);
+            const { jsonrpc, id, error } = reply as { jsonrpc: string; id: unknown; error: { code: number } };
+            expect(jsonrpc).toBe('2.0');
+            expect([-32700, -32600]).toContain(error.code);
+            expect(id === null || isUsableId(id)).toBe(true);
+          }
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -103,7 +125,10 @@ describe('checkLine', () => {
       fc.property(fc.array(fc.oneof(request, anyJson), { maxLength: 6 }), (batch) => {
         const checked = checkLine(JSON.stringify(batch));
         const parsed = JSON.parse(JSON.stringify(batch)) as unknown[];
-        const ids = parsed.filter((e): e is { id: unknown } => typeof e === 'object' && e !== null && !Array.isArray(e)).map((e) => e.id).filter(isUsableId);
+        const ids = parsed
+          .filter((e): e is { id: unknown } => typeof e === 'object' && e !== null && !Array.isArray(e))
+          .map((e) => e.id)
+          .filter(isUsableId);
         expect(checked.kind === 'rejected' && checked.replies.map((r) => r.id)).toEqual(ids.length > 0 ? ids : [null]);
       }),
     );
@@ -146,7 +171,8 @@ function expectedLines(bytes: Uint8Array, maxLineBytes: number): LineEvent[] {
       // A BOM at the start of a line is ignored too (RFC 8259 §8.1); it counts toward the limit.
       const content = withBom.subarray(0, 3).equals(Buffer.from([0xef, 0xbb, 0xbf])) ? withBom.subarray(3) : withBom;
       // The transport carries UTF-8: other bytes are reported, never decoded with U+FFFD.
-      if (!isUtf8(content)) events.push({ kind: 'not-utf8', bytes: content.length, id: null }); // compared by kind
+      if (!isUtf8(content))
+        events.push({ kind: 'not-utf8', bytes: content.length, id: null }); // compared by kind
       else if (content.toString('utf8').trim() !== '') events.push({ kind: 'line', text: content.toString('utf8') });
     }
     start = end + 1;
@@ -190,7 +216,10 @@ describe('pumpLines', () => {
     const chunks = [];
     for (let offset = 0; offset < big.length; offset += 65_536) chunks.push(big.subarray(offset, offset + 65_536));
     const events = await collect([...chunks, Buffer.from('\n{"next":1}\n')], 1024 * 1024);
-    expect(events).toEqual([{ kind: 'oversized', bytes: expect.any(Number) }, { kind: 'line', text: '{"next":1}' }]);
+    expect(events).toEqual([
+      { kind: 'oversized', bytes: expect.any(Number) },
+      { kind: 'line', text: '{"next":1}' },
+    ]);
   });
 
   it('reads a 32 MB line under the limit whole', async () => {
@@ -263,7 +292,11 @@ describe('the spawned bridge on hostile stdin', () => {
   });
 
   it.each([
-    ['a 64-bit integer argument', '{"jsonrpc":"2.0","id":"int64","method":"tools/call","params":{"name":"get_order","arguments":{"orderId":1234567890123456789}}}', '1234567890123456789'],
+    [
+      'a 64-bit integer argument',
+      '{"jsonrpc":"2.0","id":"int64","method":"tools/call","params":{"name":"get_order","arguments":{"orderId":1234567890123456789}}}',
+      '1234567890123456789',
+    ],
     ['a number beyond double range', '{"jsonrpc":"2.0","id":"huge","method":"fuzz/huge","params":{"n":1e400}}', '1e400'],
   ])('posts a request with %s as the client wrote it', async (_, line, literal) => {
     const id = (JSON.parse(line) as { id: string }).id;

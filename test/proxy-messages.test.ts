@@ -17,7 +17,9 @@ afterEach(async () => {
 /** A proxy that wants credentials: 407 to every CONNECT and every forwarded request. */
 async function proxyAskingForCredentials(): Promise<{ url: string; server: Server }> {
   const server = createServer((_req, res) => res.writeHead(407, { 'proxy-authenticate': 'Basic realm="corp"' }).end());
-  server.on('connect', (_req, socket) => socket.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="corp"\r\nContent-Length: 0\r\n\r\n'));
+  server.on('connect', (_req, socket) =>
+    socket.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="corp"\r\nContent-Length: 0\r\n\r\n'),
+  );
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   cleanups.push(() => new Promise((resolve) => server.close(resolve)));
@@ -70,7 +72,10 @@ describe('a proxy that fails', () => {
   it('names a proxy whose URL carries credentials by its origin alone, on stdout and in the log', async () => {
     const proxy = await proxyAskingForCredentials();
     const withCredentials = proxy.url.replace('//', '//proxy-user:proxy-p%40ss-9876@');
-    const bridge = startInProcessBridge(['--url', 'http://127.0.0.1:1/mcp', '--log-level', 'debug'], { HTTP_PROXY: withCredentials, FENBS_MCP_LOG_LEVEL: 'debug' });
+    const bridge = startInProcessBridge(['--url', 'http://127.0.0.1:1/mcp', '--log-level', 'debug'], {
+      HTTP_PROXY: withCredentials,
+      FENBS_MCP_LOG_LEVEL: 'debug',
+    });
     cleanups.push(() => bridge.kill());
     bridge.send(initializeRequest('init'));
     const reply = await bridge.reply('init', 15_000);

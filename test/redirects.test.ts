@@ -53,7 +53,13 @@ interface Seen {
 async function trailingSlashServer(status: number, sessions = true): Promise<{ server: McpServer; seen: Seen[] }> {
   const seen: Seen[] = [];
   const route: Route = ({ req, res, record }) => {
-    seen.push({ path: req.url ?? '', method: req.method ?? '', body: record.body, authorization: req.headers.authorization, session: req.headers['mcp-session-id'] as string | undefined });
+    seen.push({
+      path: req.url ?? '',
+      method: req.method ?? '',
+      body: record.body,
+      authorization: req.headers.authorization,
+      session: req.headers['mcp-session-id'] as string | undefined,
+    });
     if (req.url !== '/mcp') return false;
     res.writeHead(status, { location: '/mcp/', 'content-type': 'text/plain' }).end('Moved to /mcp/');
     return true;
@@ -87,7 +93,10 @@ describe('a framework-style trailing-slash redirect', () => {
     const session = seen.find((s) => s.session !== undefined)?.session;
     expect(session).toBeDefined();
     // One info line says where the endpoint moved.
-    const moves = bridge.stderr().split('\n').filter((line) => line.includes('moved the endpoint'));
+    const moves = bridge
+      .stderr()
+      .split('\n')
+      .filter((line) => line.includes('moved the endpoint'));
     expect(moves).toHaveLength(1);
     expect(JSON.parse(moves[0]!)).toMatchObject({ level: 30, from: server.url.href, to: `${server.url.href}/`, status });
   });
@@ -96,11 +105,20 @@ describe('a framework-style trailing-slash redirect', () => {
     const { server, seen } = await trailingSlashServer(308, false);
     const bridge = bridgeTo(server.url);
     // 2026-07-28 requests carry no session: several can go at once from the start.
-    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' } };
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+      'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' },
+    };
     for (const id of [1, 2, 3]) bridge.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: `t${id}`, arguments: {}, _meta: meta } });
     for (const id of [1, 2, 3]) expect((await bridge.reply(id)).result.content[0].text).toBe(`ok t${id}`);
     expect(seen.filter((s) => s.path === '/mcp/')).toHaveLength(3);
-    expect(bridge.stderr().split('\n').filter((line) => line.includes('moved the endpoint'))).toHaveLength(1);
+    expect(
+      bridge
+        .stderr()
+        .split('\n')
+        .filter((line) => line.includes('moved the endpoint')),
+    ).toHaveLength(1);
   });
 });
 
@@ -109,7 +127,12 @@ describe('redirects the bridge refuses', () => {
     const other = await serve();
     const server = await serve({ route: ({ res }) => (res.writeHead(307, { location: `http://127.0.0.1:${other.port}/mcp` }).end(), true) });
     const bridge = bridgeTo(server.url);
-    bridge.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    bridge.send({
+      jsonrpc: '2.0',
+      id: 'init',
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
     const reply = await bridge.reply('init');
     expect(reply.error).toMatchObject({ code: -31011, data: { bridgeCode: 'REDIRECT_REFUSED', status: 307, location: `http://127.0.0.1:${other.port}/mcp` } });
     expect(reply.error.message).toMatch(/follows only a 307 or 308 to the same origin/);
@@ -144,7 +167,9 @@ describe('redirects the bridge refuses', () => {
 
   it('refuses a cross-origin redirect met after a same-origin hop, and remembers neither', async () => {
     const other = await serve();
-    const server = await serve({ route: ({ req, res }) => (res.writeHead(307, { location: req.url === '/mcp' ? '/mcp/' : `http://127.0.0.1:${other.port}/mcp` }).end(), true) });
+    const server = await serve({
+      route: ({ req, res }) => (res.writeHead(307, { location: req.url === '/mcp' ? '/mcp/' : `http://127.0.0.1:${other.port}/mcp` }).end(), true),
+    });
     const bridge = bridgeTo(server.url);
     bridge.send({ jsonrpc: '2.0', id: 1, method: 'ping' });
     expect((await bridge.reply(1)).error).toMatchObject({ data: { bridgeCode: 'REDIRECT_REFUSED' } });

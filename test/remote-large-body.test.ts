@@ -33,7 +33,13 @@ describe('a large request body', () => {
       const pieces = [whole.subarray(0, 1), whole.subarray(1, 65_537), whole.subarray(65_537)];
       const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
       for (let round = 0; round < 2; round++) {
-        const exchange = await sendHttp(dispatcher, { method: 'POST', url, headers: { 'content-type': 'application/json' }, body: pieces, signal: new AbortController().signal });
+        const exchange = await sendHttp(dispatcher, {
+          method: 'POST',
+          url,
+          headers: { 'content-type': 'application/json' },
+          body: pieces,
+          signal: new AbortController().signal,
+        });
         for await (const chunk of exchange.body) expect(chunk).toBeDefined();
         expect(exchange.status).toBe(202);
       }
@@ -65,7 +71,13 @@ describe('a large request body', () => {
     try {
       const text = `{"blob":"${'😀é'.repeat(LARGE_BODY_CHARS / 2)}"}`;
       const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
-      const exchange = await sendHttp(dispatcher, { method: 'POST', url, headers: { 'content-type': 'application/json' }, body: text, signal: new AbortController().signal });
+      const exchange = await sendHttp(dispatcher, {
+        method: 'POST',
+        url,
+        headers: { 'content-type': 'application/json' },
+        body: text,
+        signal: new AbortController().signal,
+      });
       for await (const chunk of exchange.body) expect(chunk).toBeDefined();
       expect(exchange.status).toBe(202);
       expect(received?.headers['content-length']).toBe(String(Buffer.byteLength(text)));

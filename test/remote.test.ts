@@ -166,7 +166,13 @@ describe('proxyFor and the dispatcher agree', () => {
     const before = { A: seen.A.length, B: seen.B.length };
     const dispatcher = createDispatcher({ connectTimeoutMs: 2_000, env, lookup: toLoopback });
     try {
-      const exchange = await sendHttp(dispatcher, { method: 'POST', url, headers: { 'content-type': 'application/json' }, body: '{}', signal: new AbortController().signal }).catch(() => undefined);
+      const exchange = await sendHttp(dispatcher, {
+        method: 'POST',
+        url,
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+        signal: new AbortController().signal,
+      }).catch(() => undefined);
       if (exchange !== undefined) for await (const chunk of exchange.body) void chunk;
     } finally {
       await dispatcher.destroy();

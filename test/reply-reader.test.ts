@@ -1,7 +1,16 @@
 import { gzipSync } from 'node:zlib';
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { ARRIVED_REPLY_MAX_BYTES, arrivedJsonLine, ERROR_BODY_MAX_BYTES, LARGE_REPLY_BYTES, readErrorBody, readPrivateResponse, readReply, type StreamItem } from '../src/http/reply-reader.js';
+import {
+  ARRIVED_REPLY_MAX_BYTES,
+  arrivedJsonLine,
+  ERROR_BODY_MAX_BYTES,
+  LARGE_REPLY_BYTES,
+  readErrorBody,
+  readPrivateResponse,
+  readReply,
+  type StreamItem,
+} from '../src/http/reply-reader.js';
 import { useRouteServer, type Handler } from './helpers/route-server.js';
 import { type HttpExchange } from '../src/http/send.js';
 import { headerValue, mediaTypeOf, retryAfterMs } from '../src/http/header-values.js';
@@ -40,7 +49,10 @@ describe('readErrorBody', () => {
 describe('readPrivateResponse', () => {
   it('rejects with REMOTE_HTTP_STATUS and a short excerpt when the server answers with an HTTP error', async () => {
     const exchange = await exchangeWith((_req, res) => res.writeHead(401, { 'content-type': 'text/plain' }).end('  token\n expired  '));
-    await expect(readPrivateResponse(exchange, 'own-1', 1024)).rejects.toMatchObject({ code: 'REMOTE_HTTP_STATUS', context: { status: 401, bodyExcerpt: 'token expired' } });
+    await expect(readPrivateResponse(exchange, 'own-1', 1024)).rejects.toMatchObject({
+      code: 'REMOTE_HTTP_STATUS',
+      context: { status: 401, bodyExcerpt: 'token expired' },
+    });
   });
 
   it('finds its response in an event stream among other messages, and skips a server request with the same id', async () => {
@@ -53,7 +65,9 @@ describe('readPrivateResponse', () => {
   });
 
   it('rejects with REMOTE_BAD_REPLY when an event stream ends without its response', async () => {
-    const exchange = await exchangeWith((_req, res) => res.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: {"jsonrpc":"2.0","id":"other","result":{}}\n\n'));
+    const exchange = await exchangeWith((_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: {"jsonrpc":"2.0","id":"other","result":{}}\n\n'),
+    );
     await expect(readPrivateResponse(exchange, 'own-3', 1024)).rejects.toMatchObject({ code: 'REMOTE_BAD_REPLY' });
   });
 });
@@ -85,7 +99,9 @@ describe('readReply', () => {
   });
 
   it('parses the JSON of an HTTP error body when there is one', async () => {
-    const exchange = await exchangeWith((_req, res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"bad"}}'));
+    const exchange = await exchangeWith((_req, res) =>
+      res.writeHead(400, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"bad"}}'),
+    );
     expect(await readReply(exchange, plain)).toMatchObject({ kind: 'http-error', status: 400, parsed: { error: { code: -32600 } } });
   });
 
@@ -96,12 +112,16 @@ describe('readReply', () => {
       res.end('1}');
     });
     expect(await readReply(chunked, plain)).toMatchObject({ kind: 'json', value: { a: 1 } });
-    const undecodable = await exchangeWith((_req, res) => res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync('{"b":2}')));
+    const undecodable = await exchangeWith((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync('{"b":2}')),
+    );
     expect(await readReply(undecodable, plain)).toMatchObject({ kind: 'json', value: { b: 2 } });
   });
 
   it('refuses a JSON body above maxMessageBytes, declared or counted', async () => {
-    const declared = await exchangeWith((_req, res) => res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2000' }).end('x'.repeat(2000)));
+    const declared = await exchangeWith((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2000' }).end('x'.repeat(2000)),
+    );
     await expect(readReply(declared, plain)).rejects.toMatchObject({ code: 'REPLY_TOO_LARGE', context: { status: 200 } });
     const counted = await exchangeWith((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -271,7 +291,11 @@ describe('readReply back-pressure', () => {
     const sse = pacedRoom();
     const seen: unknown[] = [];
     const stream = await exchangeWith((_req, res) => chunkedWrites(res, 'text/event-stream', ['data: {"n":1}\n\n', 'data: {"n":2}\n\n', 'data: {"n":3}\n\n']));
-    const reply = await readReply(stream, { ...plain, room: sse.room, stream: { lingerMs: 0, idleTimeoutMs: 0, onItem: (item) => (seen.push(item.message), Promise.resolve('continue')) } });
+    const reply = await readReply(stream, {
+      ...plain,
+      room: sse.room,
+      stream: { lingerMs: 0, idleTimeoutMs: 0, onItem: (item) => (seen.push(item.message), Promise.resolve('continue')) },
+    });
     expect(reply).toMatchObject({ kind: 'stream', answered: false });
     expect(seen).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
     expect(sse.calls()).toBeGreaterThanOrEqual(2);
@@ -321,15 +345,19 @@ describe('arrivedJsonLine', () => {
   /** Sends one request and reads arrivedJsonLine from undici's callback, when the body's last byte arrived. */
   const atArrival = async (handler: Handler, maxBytes = 1024) => {
     let seen: { exchange: HttpExchange; arrived: ReturnType<typeof arrivedJsonLine> } | undefined;
-    const exchange = await routes.exchange(handler, { onArrived: (arrivedExchange) => (seen = { exchange: arrivedExchange, arrived: arrivedJsonLine(arrivedExchange, maxBytes) }) });
+    const exchange = await routes.exchange(handler, {
+      onArrived: (arrivedExchange) => (seen = { exchange: arrivedExchange, arrived: arrivedJsonLine(arrivedExchange, maxBytes) }),
+    });
     // The exchange is resolved at the headers; the body's end may still be on its way.
     for (let turn = 0; seen === undefined && turn < 100; turn++) await new Promise((resolve) => setImmediate(resolve));
     return { exchange, seen };
   };
-  const reply = (status: number, type: string, body: string | Buffer, headers: Record<string, string> = {}): Handler => (_req, res) => {
-    res.writeHead(status, { 'content-type': type, ...headers });
-    res.end(body);
-  };
+  const reply =
+    (status: number, type: string, body: string | Buffer, headers: Record<string, string> = {}): Handler =>
+    (_req, res) => {
+      res.writeHead(status, { 'content-type': type, ...headers });
+      res.end(body);
+    };
 
   it('reads a small whole 2xx JSON reply as its trimmed line and value at arrival, and leaves the body to its reader', async () => {
     const { exchange, seen } = await atArrival(reply(200, 'application/json', ' {"jsonrpc":"2.0","id":1,"result":{"ok":true}}\n'));
@@ -352,7 +380,11 @@ describe('arrivedJsonLine', () => {
       ['text/plain', reply(200, 'text/plain', json)],
       ['gzip', reply(200, 'application/json', gzipSync(json), { 'content-encoding': 'gzip' })],
       ['over maxBytes', reply(200, 'application/json', json), json.length - 1],
-      ['over ARRIVED_REPLY_MAX_BYTES (still under the body queue\'s high-water mark, so it arrives whole)', reply(200, 'application/json', `{"jsonrpc":"2.0","id":1,"result":"${'x'.repeat(ARRIVED_REPLY_MAX_BYTES)}"}`), 2 * ARRIVED_REPLY_MAX_BYTES],
+      [
+        "over ARRIVED_REPLY_MAX_BYTES (still under the body queue's high-water mark, so it arrives whole)",
+        reply(200, 'application/json', `{"jsonrpc":"2.0","id":1,"result":"${'x'.repeat(ARRIVED_REPLY_MAX_BYTES)}"}`),
+        2 * ARRIVED_REPLY_MAX_BYTES,
+      ],
       ['several lines', reply(200, 'application/json', '{"jsonrpc":"2.0",\n"id":1,"result":{}}')],
       ['not UTF-8', reply(200, 'application/json', Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]))],
       ['not JSON', reply(200, 'application/json', '{"jsonrpc":')],
@@ -366,4 +398,3 @@ describe('arrivedJsonLine', () => {
     }
   });
 });
-

@@ -84,7 +84,11 @@ describe('createRedactor: maskMessageLine (stdout)', () => {
 /** JSON text as Go's encoding/json writes it by default: <, > and & as \\u003c, \\u003e, \\u0026. */
 const goJson = (value: unknown) => JSON.stringify(value).replace(/[<>&]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 /** Every UTF-16 unit of `text` as \\uXXXX, the hex in `upper` or lower case. */
-const fullyEscaped = (text: string, upper = false) => [...Array(text.length).keys()].map((i) => `\\u${text.charCodeAt(i).toString(16).padStart(4, '0')}`).map((escape) => (upper ? escape.toUpperCase().replace('\\U', '\\u') : escape)).join('');
+const fullyEscaped = (text: string, upper = false) =>
+  [...Array(text.length).keys()]
+    .map((i) => `\\u${text.charCodeAt(i).toString(16).padStart(4, '0')}`)
+    .map((escape) => (upper ? escape.toUpperCase().replace('\\U', '\\u') : escape))
+    .join('');
 /** Whether `text`, or `text` read once more as the inside of a JSON string, shows `secret`. */
 const shows = (text: string, secret: string) => {
   let again = text;
@@ -105,8 +109,14 @@ describe('createRedactor: every JSON spelling of a secret', () => {
     ['with & < > as \\u escapes (Go encoding/json)', goJson({ jsonrpc: '2.0', id: 1, result: { text: `echo ${HEADER_SECRET} end` } })],
     ['wholly as lower-case \\u escapes', `{"jsonrpc":"2.0","id":1,"result":{"text":"echo ${fullyEscaped(HEADER_SECRET)} end"}}`],
     ['wholly as upper-case \\u escapes', `{"jsonrpc":"2.0","id":1,"result":{"text":"echo ${fullyEscaped(HEADER_SECRET, true)} end"}}`],
-    ['with / as \\/ and the rest as is', `{"jsonrpc":"2.0","id":1,"result":{"text":"echo ${JSON.stringify(HEADER_SECRET).slice(1, -1).replace('/', '\\/')} end"}}`],
-    ['half escaped, half not', `{"jsonrpc":"2.0","id":1,"result":{"text":"echo ${fullyEscaped(HEADER_SECRET.slice(0, 6))}${JSON.stringify(HEADER_SECRET.slice(6)).slice(1, -1)} end"}}`],
+    [
+      'with / as \\/ and the rest as is',
+      `{"jsonrpc":"2.0","id":1,"result":{"text":"echo ${JSON.stringify(HEADER_SECRET).slice(1, -1).replace('/', '\\/')} end"}}`,
+    ],
+    [
+      'half escaped, half not',
+      `{"jsonrpc":"2.0","id":1,"result":{"text":"echo ${fullyEscaped(HEADER_SECRET.slice(0, 6))}${JSON.stringify(HEADER_SECRET.slice(6)).slice(1, -1)} end"}}`,
+    ],
   ])('masks it on stdout when the server spells it %s', (_title, line) => {
     expect(textOf(line)).toContain(HEADER_SECRET); // the client's parser would read the secret
     for (const given of [line, Buffer.from(line)]) {
@@ -153,7 +163,10 @@ describe('createRedactor: every JSON spelling of a secret', () => {
   });
 
   it('masks any spelling a JSON encoder may give a random secret, once or twice over, on stdout and in logs', () => {
-    const unit = fc.oneof(fc.constantFrom('&', '<', '>', '/', '"', '\\', '\t', 'é', 'ÿ', ' ', 'u', '0', 'a', 'F'), fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 1 }));
+    const unit = fc.oneof(
+      fc.constantFrom('&', '<', '>', '/', '"', '\\', '\t', 'é', 'ÿ', ' ', 'u', '0', 'a', 'F'),
+      fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 1 }),
+    );
     const secret = fc.string({ unit, minLength: MIN_MASKABLE_SECRET_CHARS, maxLength: 24 }).filter((text) => text.trim() === text);
     /** One JSON spelling of `text`: per unit, raw where JSON allows it, its short escape, or \\uXXXX in either case. */
     const spelling = (text: string) =>
@@ -196,7 +209,9 @@ describe('createRedactor: every JSON spelling of a secret', () => {
       route: ({ res, message, req }) => {
         if (message?.method !== 'tools/call') return false;
         // A Go server echoing the request's headers: encoding/json writes & < > as \\u escapes.
-        res.writeHead(200, { 'content-type': 'application/json' }).end(goJson({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: `you sent ${String(req.headers['x-team-key'])}` }] } }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(goJson({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: `you sent ${String(req.headers['x-team-key'])}` }] } }));
         return true;
       },
     });

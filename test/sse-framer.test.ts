@@ -25,7 +25,13 @@ function* splits(bytes: Buffer, gap = 1): Generator<Buffer[]> {
 }
 
 const small = (data: string, extra: Partial<SseEvent> = {}): SseEvent => ({ type: undefined, data, id: undefined, ...extra });
-const large = (bytes: Buffer | string, extra: Partial<SseEvent> = {}): SseEvent => ({ type: undefined, data: '', id: undefined, bytes: Buffer.from(bytes), ...extra });
+const large = (bytes: Buffer | string, extra: Partial<SseEvent> = {}): SseEvent => ({
+  type: undefined,
+  data: '',
+  id: undefined,
+  bytes: Buffer.from(bytes),
+  ...extra,
+});
 
 describe('SseFramer with largeDataBytes', () => {
   // A large event between small ones, with fields, a comment and non-ASCII text in the large data.
@@ -62,11 +68,17 @@ describe('SseFramer with largeDataBytes', () => {
   it('takes a large event followed by small ones in the same chunk', () => {
     const stream = `data: ${'x'.repeat(40)}\n\ndata: one\n\nid: 2\ndata: two\n\n`;
     expect(frame([stream])).toEqual([large('x'.repeat(40)), small('one'), small('two', { id: '2' })]);
-    expect(frame([`data: ${'x'.repeat(20)}`, `${'x'.repeat(20)}\n\ndata: one\n\nid: 2\ndata: two\n\n`])).toEqual([large('x'.repeat(40)), small('one'), small('two', { id: '2' })]);
+    expect(frame([`data: ${'x'.repeat(20)}`, `${'x'.repeat(20)}\n\ndata: one\n\nid: 2\ndata: two\n\n`])).toEqual([
+      large('x'.repeat(40)),
+      small('one'),
+      small('two', { id: '2' }),
+    ]);
   });
 
   it('gathers a line past largeDataBytes that is not data, and reads it as such a line', () => {
-    expect(frame([`: ${'c'.repeat(30)}`, `${'c'.repeat(30)}\nid: ${'i'.repeat(20)}`, `${'i'.repeat(20)}\ndata: x\n\n`])).toEqual([small('x', { id: 'i'.repeat(40) })]);
+    expect(frame([`: ${'c'.repeat(30)}`, `${'c'.repeat(30)}\nid: ${'i'.repeat(20)}`, `${'i'.repeat(20)}\ndata: x\n\n`])).toEqual([
+      small('x', { id: 'i'.repeat(40) }),
+    ]);
   });
 
   it('fails with REPLY_TOO_LARGE when a large line outgrows the event limit, counting bytes', () => {
@@ -158,7 +170,32 @@ function random(seed: number): () => number {
 }
 
 describe('SseFramer against eventsource-parser', () => {
-  const pieces = ['data:', 'data: ', 'data', 'id: ', 'id:', 'event: ', 'event:message', 'retry: 5', ': c', ':', 'x', '{"a":1}', 'é', '€😀', '\0', ' ', 'da', 'ta', 'foo: bar', '\n', '\r', '\r\n', '\n\n', '\r\r'];
+  const pieces = [
+    'data:',
+    'data: ',
+    'data',
+    'id: ',
+    'id:',
+    'event: ',
+    'event:message',
+    'retry: 5',
+    ': c',
+    ':',
+    'x',
+    '{"a":1}',
+    'é',
+    '€😀',
+    '\0',
+    ' ',
+    'da',
+    'ta',
+    'foo: bar',
+    '\n',
+    '\r',
+    '\r\n',
+    '\n\n',
+    '\r\r',
+  ];
   const invalid = [Buffer.from([0xc3]), Buffer.from([0xff]), Buffer.from([0xe2, 0x82]), Buffer.from([0xf0, 0x9f])];
 
   it('frames 5000 generated streams, cut at random points, into the same events, with and without large data as bytes', () => {
@@ -166,11 +203,12 @@ describe('SseFramer against eventsource-parser', () => {
       const next = random(seed);
       const parts: Buffer[] = [];
       const count = 1 + Math.floor(next() * 40);
-      for (let i = 0; i < count; i++) parts.push(next() < 0.05 ? invalid[Math.floor(next() * invalid.length)]! : Buffer.from(pieces[Math.floor(next() * pieces.length)]!));
+      for (let i = 0; i < count; i++)
+        parts.push(next() < 0.05 ? invalid[Math.floor(next() * invalid.length)]! : Buffer.from(pieces[Math.floor(next() * pieces.length)]!));
       // Ended by a blank line: see the next test for the one way the two differ at the end of a body.
       const stream = Buffer.concat([...parts, Buffer.from('\n\n')]);
       const chunks: Buffer[] = [];
-      for (let at = 0; at < stream.length; ) {
+      for (let at = 0; at < stream.length;) {
         const size = 1 + Math.floor(next() * 12);
         chunks.push(stream.subarray(at, at + size));
         at += size;
@@ -178,7 +216,9 @@ describe('SseFramer against eventsource-parser', () => {
       const before = frameAsBefore(chunks);
       expect({ seed, events: frame(chunks, { maxEventChars: 1 << 20 }) }).toEqual({ seed, events: before });
       // With large data handed over as bytes, the same events once those bytes are decoded.
-      const decoded = frame(chunks, { maxEventChars: 1 << 20, largeDataBytes: 8 }).map(({ bytes, ...event }) => (bytes === undefined ? event : { ...event, data: bytes.toString('utf8') }));
+      const decoded = frame(chunks, { maxEventChars: 1 << 20, largeDataBytes: 8 }).map(({ bytes, ...event }) =>
+        bytes === undefined ? event : { ...event, data: bytes.toString('utf8') },
+      );
       expect({ seed, events: decoded }).toEqual({ seed, events: before });
     }
   });

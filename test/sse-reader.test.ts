@@ -4,7 +4,8 @@ import { readSseEvents, type SseEvent } from '../src/http/sse-reader.js';
 
 async function events(chunks: (string | Uint8Array)[], maxEventChars = 1 << 20, onRetry?: (ms: number) => void): Promise<SseEvent[]> {
   const out: SseEvent[] = [];
-  for await (const event of readSseEvents(Readable.from(chunks, { objectMode: true }), onRetry === undefined ? { maxEventChars } : { maxEventChars, onRetry })) out.push(event);
+  for await (const event of readSseEvents(Readable.from(chunks, { objectMode: true }), onRetry === undefined ? { maxEventChars } : { maxEventChars, onRetry }))
+    out.push(event);
   return out;
 }
 

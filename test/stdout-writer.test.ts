@@ -161,7 +161,7 @@ describe('createMessageWriter', () => {
     expect(texts.at(-1)).toBe('{"jsonrpc":"2.0","id":1,"result":{}}\n');
   });
 
-  it('writes the response of a request without recent progress at once, even right after another request\'s progress', async () => {
+  it("writes the response of a request without recent progress at once, even right after another request's progress", async () => {
     const { output, writes } = recordingOutput();
     const writer = createMessageWriter(output, () => undefined);
     writer.expectProgress(2, 'mine');
@@ -225,7 +225,10 @@ describe('createMessageWriter', () => {
     const remembered = writer.write({ jsonrpc: '2.0', id: 1, result: {} });
     await forgotten;
     await new Promise((resolve) => setImmediate(resolve));
-    const afterTurn = writes.slice(before).map((write) => write.text).join('');
+    const afterTurn = writes
+      .slice(before)
+      .map((write) => write.text)
+      .join('');
     expect(afterTurn).toContain('"id":0');
     expect(afterTurn).not.toContain('"id":1,');
     await remembered;
@@ -245,7 +248,7 @@ describe('createMessageWriter', () => {
     expect(other.writes.map((write) => write.text)).toEqual(['{"jsonrpc":"2.0","id":2,"result":{}}\n']);
   });
 
-  it('writes a short line of the server\'s bytes as one buffer with its newline, and a long one uncopied with the newline in one writev', () => {
+  it("writes a short line of the server's bytes as one buffer with its newline, and a long one uncopied with the newline in one writev", () => {
     const calls: { kind: 'write' | 'writev'; pieces: Buffer[] }[] = [];
     const output = new Writable({
       writev(chunks, callback) {
@@ -278,7 +281,10 @@ describe('createMessageWriter', () => {
     );
     expect(written).toEqual([true, true, true]);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(writes.map((write) => write.text)).toEqual(['{"jsonrpc":"2.0","id":1,"result":{}}\n', '{"jsonrpc":"2.0","id":2,"result":{}}\n{"jsonrpc":"2.0","id":3,"result":{}}\n']);
+    expect(writes.map((write) => write.text)).toEqual([
+      '{"jsonrpc":"2.0","id":1,"result":{}}\n',
+      '{"jsonrpc":"2.0","id":2,"result":{}}\n{"jsonrpc":"2.0","id":3,"result":{}}\n',
+    ]);
   });
 
   it('writes a response with no progress before it in the same turn at once, not held back behind the other lines', async () => {
@@ -286,7 +292,9 @@ describe('createMessageWriter', () => {
     const writer = createMessageWriter(output, () => undefined);
     await Promise.all([writer.write({ jsonrpc: '2.0', method: 'notifications/message', params: {} }), writer.write({ jsonrpc: '2.0', id: 2, result: {} })]);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(writes.map((write) => write.text).join('')).toBe('{"jsonrpc":"2.0","method":"notifications/message","params":{}}\n{"jsonrpc":"2.0","id":2,"result":{}}\n');
+    expect(writes.map((write) => write.text).join('')).toBe(
+      '{"jsonrpc":"2.0","method":"notifications/message","params":{}}\n{"jsonrpc":"2.0","id":2,"result":{}}\n',
+    );
   });
 });
 

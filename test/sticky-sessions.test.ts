@@ -14,13 +14,22 @@ function bridgeTo(url: URL, level = 'info'): InProcessBridge {
   return bridge;
 }
 
-const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+const initialize = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+};
 
 describe('a cookie-pinning load balancer in front of two instances', () => {
   it('fails a session that is not pinned: without the cookie, the second request lands on the other instance', async () => {
     const balancer = await startBalancer([await serve({ sessions: true }), await serve({ sessions: true })], track);
     const post = (body: unknown, headers: Record<string, string> = {}) =>
-      fetch(balancer.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
+      fetch(balancer.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify(body),
+      });
     const first = await post(initialize);
     const session = first.headers.get('mcp-session-id')!;
     await first.text();

@@ -7,7 +7,13 @@ import { shorten, toTerminalLine, toTerminalText } from '../src/core/terminal-te
 function holdsControl(text: string, keep = ''): boolean {
   return [...text].some((char) => {
     const code = char.codePointAt(0)!;
-    const control = code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029 || (code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069);
+    const control =
+      code < 0x20 ||
+      (code >= 0x7f && code <= 0x9f) ||
+      code === 0x2028 ||
+      code === 0x2029 ||
+      (code >= 0x202a && code <= 0x202e) ||
+      (code >= 0x2066 && code <= 0x2069);
     return control && !keep.includes(char);
   });
 }

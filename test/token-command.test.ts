@@ -12,10 +12,11 @@ import { isRunning, pidIn, waitUntilGone } from './helpers/processes.js';
 const env = { PATH: process.env.PATH };
 /** A file for the command to write the pid of the job it leaves behind (`echo $! > …`). */
 const pidFile = () => join(mkdtempSync(join(tmpdir(), 'fenbs-token-pid-')), 'pid');
-const failureOf = (promise: Promise<unknown>) => promise.then(
-  () => expect.unreachable('the command should have failed'),
-  (error: unknown) => error as { code: string; message: string; context: Record<string, unknown> },
-);
+const failureOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => expect.unreachable('the command should have failed'),
+    (error: unknown) => error as { code: string; message: string; context: Record<string, unknown> },
+  );
 /** A logger whose lines are kept, to check what the credential says. */
 const recordingLogger = () => {
   const lines: string[] = [];
@@ -29,7 +30,11 @@ describe('runTokenCommand', () => {
 
   it('names the exit code and the start of stderr of a command that fails, never its stdout', async () => {
     const failure = await failureOf(runTokenCommand('echo printed-token-2; echo "  locked \n vault  " >&2; exit 7', { env }));
-    expect(failure).toMatchObject({ code: 'TOKEN_COMMAND_FAILED', message: '--token-command exited with code 7: locked vault', context: { exitCode: 7, stderr: 'locked vault' } });
+    expect(failure).toMatchObject({
+      code: 'TOKEN_COMMAND_FAILED',
+      message: '--token-command exited with code 7: locked vault',
+      context: { exitCode: 7, stderr: 'locked vault' },
+    });
     expect(JSON.stringify(failure.context) + failure.message).not.toContain('printed-token-2');
   });
 
@@ -74,10 +79,14 @@ describe('runTokenCommand', () => {
   it('masks what the command printed on stdout in the stderr of its failure: each line, each word, and their JSON spellings', async () => {
     const repeated = await failureOf(runTokenCommand('echo repeated-token-5151; echo repeated-token-5151 >&2; exit 1', { env }));
     expect(repeated).toMatchObject({ message: '--token-command exited with code 1: [REDACTED]', context: { exitCode: 1, stderr: '[REDACTED]' } });
-    const quoted = await failureOf(runTokenCommand('echo "TOKEN=quoted-token-6161 (valid 3600 s)"; echo "token quoted-token-6161 expired" >&2; exit 2', { env }));
+    const quoted = await failureOf(
+      runTokenCommand('echo "TOKEN=quoted-token-6161 (valid 3600 s)"; echo "token quoted-token-6161 expired" >&2; exit 2', { env }),
+    );
     expect(quoted.message).toBe('--token-command exited with code 2: token [REDACTED] expired');
     // PHP and others write "/" as "\/" in JSON (RFC 8259 §7).
-    const json = await failureOf(runTokenCommand(`printf '{"access_token":"slash/token-7171"}\\n'; printf 'refused {"access_token":"slash\\\\/token-7171"}\\n' >&2; exit 3`, { env }));
+    const json = await failureOf(
+      runTokenCommand(`printf '{"access_token":"slash/token-7171"}\\n'; printf 'refused {"access_token":"slash\\\\/token-7171"}\\n' >&2; exit 3`, { env }),
+    );
     expect(json.message).not.toMatch(/token-7171/);
     expect(json.message).toMatch(/^--token-command exited with code 3: refused \{"\[REDACTED\]":"\[REDACTED\]"\}$/);
   });
@@ -109,7 +118,9 @@ describe('runTokenCommand', () => {
 
   it('drops the word cut at MAX_TOKEN_COMMAND_STDERR_BYTES, which its mask could no longer match', async () => {
     // 16370 spaces, then the token: the cut at 16384 bytes falls inside it.
-    const failure = await failureOf(runTokenCommand('echo cut-stderr-token-2323; head -c 16370 /dev/zero | tr "\\0" " " >&2; echo cut-stderr-token-2323 >&2; exit 1', { env }));
+    const failure = await failureOf(
+      runTokenCommand('echo cut-stderr-token-2323; head -c 16370 /dev/zero | tr "\\0" " " >&2; echo cut-stderr-token-2323 >&2; exit 1', { env }),
+    );
     expect(failure.message).toBe('--token-command exited with code 1');
   });
 
@@ -152,7 +163,9 @@ describe('runTokenCommand', () => {
     const running = runTokenCommand('sleep 30', { env, signal: controller.signal });
     controller.abort();
     expect((await failureOf(running)).message).toBe('--token-command was stopped: the bridge is closing');
-    expect((await failureOf(runTokenCommand('sleep 30', { env, signal: controller.signal }))).message).toBe('--token-command was stopped: the bridge is closing');
+    expect((await failureOf(runTokenCommand('sleep 30', { env, signal: controller.signal }))).message).toBe(
+      '--token-command was stopped: the bridge is closing',
+    );
   });
 });
 
@@ -201,7 +214,9 @@ describe('TokenCommandCredential', () => {
     const credential = await TokenCommandCredential.start(files.command, { env, logger, redact: createRedactor([]) });
     expect(credential.authorization()).toBeUndefined();
     expect(credential.lastFailure?.message).toMatch(/^--token-command exited with code 1: cat: /);
-    expect(lines.map((line) => JSON.parse(line) as { level: number; msg: string })).toContainEqual(expect.objectContaining({ level: 50, msg: expect.stringMatching(/--token-command exited with code 1/) }));
+    expect(lines.map((line) => JSON.parse(line) as { level: number; msg: string })).toContainEqual(
+      expect.objectContaining({ level: 50, msg: expect.stringMatching(/--token-command exited with code 1/) }),
+    );
     writeFileSync(files.token, 'credential-token-late\n');
     expect(await credential.renew({ status: 401, wwwAuthenticate: undefined, sent: undefined }, new AbortController().signal)).toBe(true);
     expect(credential.authorization()).toBe('Bearer credential-token-late');
@@ -226,7 +241,12 @@ describe('TokenCommandCredential', () => {
   it('shares one run of a hung command between the renewals waiting on it, fails each at the deadline, and stops its group', async () => {
     const files = counted();
     const pid = pidFile();
-    const credential = await TokenCommandCredential.start(`echo run >> "${files.runs}"; sleep 120 & echo $! > "${pid}"; wait`, { env, logger: recordingLogger().logger, redact: createRedactor([]), timeoutMs: 1_000 });
+    const credential = await TokenCommandCredential.start(`echo run >> "${files.runs}"; sleep 120 & echo $! > "${pid}"; wait`, {
+      env,
+      logger: recordingLogger().logger,
+      redact: createRedactor([]),
+      timeoutMs: 1_000,
+    });
     expect(credential.lastFailure?.message).toBe('--token-command did not finish within 1000 ms');
     await waitUntilGone(pidIn(pid));
     const challenge = { status: 401 as const, wwwAuthenticate: undefined, sent: undefined };
@@ -246,7 +266,11 @@ describe('TokenCommandCredential', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fenbs-token-close-'));
     const hang = join(dir, 'hang');
     // Prints a token at start; once the hang file exists, it hangs instead.
-    const credential = await TokenCommandCredential.start(`if [ -f "${hang}" ]; then sleep 30; fi; printf credential-token-start`, { env, logger: recordingLogger().logger, redact: createRedactor([]) });
+    const credential = await TokenCommandCredential.start(`if [ -f "${hang}" ]; then sleep 30; fi; printf credential-token-start`, {
+      env,
+      logger: recordingLogger().logger,
+      redact: createRedactor([]),
+    });
     writeFileSync(hang, '');
     const challenge = { status: 401 as const, wwwAuthenticate: undefined, sent: credential.authorization() };
     const cancelled = new AbortController();

@@ -87,7 +87,9 @@ describe('createGlobMatcher', () => {
 
   it('names the first pattern that matches, literal or not', () => {
     const matcher = createGlobMatcher(['x*', 'tasks_get', 'tasks_*', 'tasks_get']);
-    expect([matcher.firstMatch('tasks_get'), matcher.firstMatch('tasks_x'), matcher.firstMatch('xtasks_get'), matcher.firstMatch('search')]).toEqual([1, 2, 0, -1]);
+    expect([matcher.firstMatch('tasks_get'), matcher.firstMatch('tasks_x'), matcher.firstMatch('xtasks_get'), matcher.firstMatch('search')]).toEqual([
+      1, 2, 0, -1,
+    ]);
     expect(createGlobMatcher(['*_get', 'tasks_get']).firstMatch('tasks_get')).toBe(0);
   });
 
@@ -101,15 +103,20 @@ describe('createGlobMatcher', () => {
     const pattern = fc.string({ unit, minLength: 1, maxLength: 8 });
     const name = fc.string({ unit: fc.constantFrom('a', 'b', 'c', '_', '😀', 'é', '\ud83d', 'z'), maxLength: 12 });
     fc.assert(
-      fc.property(fc.array(pattern, { maxLength: 6 }), fc.array(pattern, { maxLength: 6 }), fc.array(name, { minLength: 1, maxLength: 20 }), (allow, deny, names) => {
-        fc.pre(allow.length + deny.length > 0);
-        const filter = new ToolFilter(allow, deny);
-        const matcher = createGlobMatcher(deny);
-        for (const tool of names) {
-          expect(filter.hiddenBy(tool)).toEqual(referenceHiddenBy(allow, deny, tool));
-          expect(matcher.firstMatch(tool)).toBe(deny.findIndex((p) => referenceMatch(p, tool)));
-        }
-      }),
+      fc.property(
+        fc.array(pattern, { maxLength: 6 }),
+        fc.array(pattern, { maxLength: 6 }),
+        fc.array(name, { minLength: 1, maxLength: 20 }),
+        (allow, deny, names) => {
+          fc.pre(allow.length + deny.length > 0);
+          const filter = new ToolFilter(allow, deny);
+          const matcher = createGlobMatcher(deny);
+          for (const tool of names) {
+            expect(filter.hiddenBy(tool)).toEqual(referenceHiddenBy(allow, deny, tool));
+            expect(matcher.firstMatch(tool)).toBe(deny.findIndex((p) => referenceMatch(p, tool)));
+          }
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -137,7 +144,12 @@ describe('parseToolPatterns', () => {
   it(`refuses more than ${MAX_TOOL_PATTERNS} patterns and a pattern longer than ${MAX_TOOL_PATTERN_CHARS} characters`, () => {
     const many = Array.from({ length: MAX_TOOL_PATTERNS + 1 }, (_, i) => `t${i}`).join(',');
     expect(parseToolPatterns([many], '--deny-tools')).toMatch(/at most 256/);
-    expect(parseToolPatterns(Array.from({ length: MAX_TOOL_PATTERNS }, (_, i) => `t${i}`), '--deny-tools')).toHaveLength(MAX_TOOL_PATTERNS);
+    expect(
+      parseToolPatterns(
+        Array.from({ length: MAX_TOOL_PATTERNS }, (_, i) => `t${i}`),
+        '--deny-tools',
+      ),
+    ).toHaveLength(MAX_TOOL_PATTERNS);
     expect(parseToolPatterns(['x'.repeat(MAX_TOOL_PATTERN_CHARS + 1)], '--allow-tools')).toMatch(/longer than 256/);
     expect(parseToolPatterns(['x'.repeat(MAX_TOOL_PATTERN_CHARS)], '--allow-tools')).toHaveLength(1);
   });
@@ -204,7 +216,12 @@ describe('ToolFilter', () => {
     const registry = new ToolHeaderRegistry(filter);
     const annotated = { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } } };
     registry.rememberToolsListResult({ tools: [{ name: 'tasks_get', inputSchema: annotated }] });
-    registry.rememberToolsListResult({ tools: [{ name: 'tasks_create', inputSchema: annotated }, { name: 'tasks_get', inputSchema: annotated }] });
+    registry.rememberToolsListResult({
+      tools: [
+        { name: 'tasks_create', inputSchema: annotated },
+        { name: 'tasks_get', inputSchema: annotated },
+      ],
+    });
     expect(registry.has('tasks_get')).toBe(true);
     expect(registry.has('tasks_create')).toBe(false);
   });
@@ -256,7 +273,13 @@ describe('tool filters through the bridge against the demo server (2025-06-18)',
     expect(refused.error).toEqual({
       code: -32602,
       message: 'Unknown tool: tasks_create (hidden by the bridge: it matches the --deny-tools pattern "tasks_create")',
-      data: { bridgeCode: 'TOOL_FILTERED', tool: 'tasks_create', filter: '--deny-tools', pattern: 'tasks_create', hint: 'the bridge was started with --deny-tools; change that option to reach this tool' },
+      data: {
+        bridgeCode: 'TOOL_FILTERED',
+        tool: 'tasks_create',
+        filter: '--deny-tools',
+        pattern: 'tasks_create',
+        hint: 'the bridge was started with --deny-tools; change that option to reach this tool',
+      },
     });
     // The board is unchanged: the call was never posted.
     bridge.send({ jsonrpc: '2.0', id: 'all', method: 'tools/call', params: { name: 'tasks_list', arguments: {} } });
@@ -280,14 +303,27 @@ describe('tool filters through the bridge against a 2026-07-28 server', () => {
     const server = await startMcpServer({
       route: ({ res, message }) => {
         if (message?.method !== 'tools/list') return false;
-        sendJson(res, 200, result(message.id, { tools: [{ name: 'search', inputSchema: { type: 'object' } }, { name: 'admin_reset', inputSchema: { type: 'object' } }] }));
+        sendJson(
+          res,
+          200,
+          result(message.id, {
+            tools: [
+              { name: 'search', inputSchema: { type: 'object' } },
+              { name: 'admin_reset', inputSchema: { type: 'object' } },
+            ],
+          }),
+        );
         return true;
       },
     });
     cleanups.push(() => server.close());
     const bridge = startInProcessBridge(['--url', server.url.href, '--deny-tools', 'admin_*']);
     cleanups.push(() => bridge.kill());
-    const meta = { [MODERN_VERSION_META_KEY]: '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' } };
+    const meta = {
+      [MODERN_VERSION_META_KEY]: '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+      'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' },
+    };
     bridge.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list', params: { _meta: meta } });
     expect(namesOf(await bridge.reply('list'))).toEqual(['search']);
     bridge.send({ jsonrpc: '2.0', id: 'reset', method: 'tools/call', params: { name: 'admin_reset', arguments: {}, _meta: meta } });

@@ -30,12 +30,12 @@ describe('ToolHeaderRegistry validation', () => {
     ['every tchar', objectSchema({ s: { type: 'string', 'x-mcp-header': "!#$%&'*+-.^_`|~09AZaz" } })],
     ['distinct names on several properties', objectSchema({ a: { type: 'string', 'x-mcp-header': 'A' }, b: { type: 'integer', 'x-mcp-header': 'B' } })],
     ['a property whose name is x-mcp-header', objectSchema({ 'x-mcp-header': { type: 'string' } })],
-    ['a schema without annotations that uses every keyword', { type: 'object', properties: { a: { type: 'array', items: { type: 'string' } } }, oneOf: [{}], $defs: { X: {} } }],
-    // The ±(2^53−1) rule is about integer values; schema bounds are not part of it.
     [
-      'an integer property whose bounds exceed the safe range',
-      objectSchema({ n: { type: 'integer', minimum: -1e20, maximum: 1e20, 'x-mcp-header': 'N' } }),
+      'a schema without annotations that uses every keyword',
+      { type: 'object', properties: { a: { type: 'array', items: { type: 'string' } } }, oneOf: [{}], $defs: { X: {} } },
     ],
+    // The ±(2^53−1) rule is about integer values; schema bounds are not part of it.
+    ['an integer property whose bounds exceed the safe range', objectSchema({ n: { type: 'integer', minimum: -1e20, maximum: 1e20, 'x-mcp-header': 'N' } })],
     ['no inputSchema at all', undefined],
     ['an inputSchema that is not an object', true],
   ])('accepts %s', (_, inputSchema) => {
@@ -69,7 +69,11 @@ describe('ToolHeaderRegistry validation', () => {
     ['a duplicate name at another depth', objectSchema({ a: stringHeader, o: objectSchema({ b: { type: 'string', 'x-mcp-header': 'h' } }) }), /"a" and "o.b"/],
     ['an annotation on the root', annotated(objectSchema({})), /"\/" is not on a property reachable/],
     ['an annotation under items', objectSchema({ list: { type: 'array', items: stringHeader } }), /"\/properties\/list\/items"/],
-    ['an annotation under a property of items', objectSchema({ list: { type: 'array', items: objectSchema({ id: stringHeader }) } }), /"\/properties\/list\/items\/properties\/id"/],
+    [
+      'an annotation under a property of items',
+      objectSchema({ list: { type: 'array', items: objectSchema({ id: stringHeader }) } }),
+      /"\/properties\/list\/items\/properties\/id"/,
+    ],
     ['an annotation under prefixItems', objectSchema({ t: { type: 'array', prefixItems: [stringHeader] } }), /"\/properties\/t\/prefixItems\/0"/],
     ['an annotation under oneOf', objectSchema({ v: { oneOf: [stringHeader, { type: 'integer' }] } }), /"\/properties\/v\/oneOf\/0"/],
     ['an annotation under anyOf', { type: 'object', anyOf: [objectSchema({ p: stringHeader })] }, /"\/anyOf\/0\/properties\/p"/],
@@ -82,7 +86,11 @@ describe('ToolHeaderRegistry validation', () => {
     ['an annotation under definitions', { type: 'object', definitions: { P: stringHeader } }, /"\/definitions\/P"/],
     ['an annotation under additionalProperties', { type: 'object', additionalProperties: stringHeader }, /"\/additionalProperties"/],
     ['an annotation under patternProperties', { type: 'object', patternProperties: { '^x/y': stringHeader } }, /"\/patternProperties\/\^x~1y"/],
-    ['an annotation under dependentSchemas', { type: 'object', dependentSchemas: { a: objectSchema({ p: stringHeader }) } }, /"\/dependentSchemas\/a\/properties\/p"/],
+    [
+      'an annotation under dependentSchemas',
+      { type: 'object', dependentSchemas: { a: objectSchema({ p: stringHeader }) } },
+      /"\/dependentSchemas\/a\/properties\/p"/,
+    ],
     [
       'a valid annotation next to an unreachable one',
       { ...objectSchema({ ok: stringHeader }), oneOf: [objectSchema({ p: { type: 'string', 'x-mcp-header': 'Other' } })] },
@@ -122,7 +130,15 @@ describe('ToolHeaderRegistry.rememberToolsListResult', () => {
 
   it('keeps every other field of the result and of each tool exactly', () => {
     const tool = { ...good, title: 'Good', _meta: { 'example.com/x': 1 }, annotations: { readOnlyHint: true }, futureField: [1] };
-    const result = { resultType: 'complete', tools: [tool, bad], nextCursor: 'c2', ttlMs: 300000, cacheScope: 'public', _meta: { k: 'v' }, futureField: { a: 1 } };
+    const result = {
+      resultType: 'complete',
+      tools: [tool, bad],
+      nextCursor: 'c2',
+      ttlMs: 300000,
+      cacheScope: 'public',
+      _meta: { k: 'v' },
+      futureField: { a: 1 },
+    };
     const { result: forwarded } = new ToolHeaderRegistry().rememberToolsListResult(result);
     expect(forwarded).toEqual({ ...result, tools: [tool] });
     expect(Object.keys(forwarded as object)).toEqual(Object.keys(result));

@@ -1,7 +1,17 @@
 // The pure conversions between 2025-era messages and their 2026-07-28 form.
 
 import { describe, expect, it } from 'vitest';
-import { inputRequiredOf, isInitializeRefusal, listenFilterFor, speaksOnlyModern, toClientProfile, toInitializeResult, toModernParams, toRetryParams, whyClientCannotAnswer } from '../src/eras/translate-messages.js';
+import {
+  inputRequiredOf,
+  isInitializeRefusal,
+  listenFilterFor,
+  speaksOnlyModern,
+  toClientProfile,
+  toInitializeResult,
+  toModernParams,
+  toRetryParams,
+  whyClientCannotAnswer,
+} from '../src/eras/translate-messages.js';
 
 const profile = toClientProfile({ protocolVersion: '2025-11-25', capabilities: { sampling: {} }, clientInfo: { name: 'c', version: '1' } });
 
@@ -31,7 +41,10 @@ describe('speaksOnlyModern', () => {
 
 describe('toInitializeResult', () => {
   it('drops resources.subscribe, which has no 2026-07-28 counterpart the bridge maps', () => {
-    const result = toInitializeResult({ capabilities: { resources: { subscribe: true, listChanged: true } }, _meta: { 'io.modelcontextprotocol/serverInfo': { name: 's', version: '2' } } }, profile);
+    const result = toInitializeResult(
+      { capabilities: { resources: { subscribe: true, listChanged: true } }, _meta: { 'io.modelcontextprotocol/serverInfo': { name: 's', version: '2' } } },
+      profile,
+    );
     expect(result).toEqual({ protocolVersion: '2025-11-25', capabilities: { resources: { listChanged: true } }, serverInfo: { name: 's', version: '2' } });
   });
 
@@ -43,7 +56,11 @@ describe('toInitializeResult', () => {
 
 describe('listenFilterFor', () => {
   it('asks for the list changes the server declared, and none when it declared none', () => {
-    expect(listenFilterFor({ tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } })).toEqual({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true });
+    expect(listenFilterFor({ tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } })).toEqual({
+      toolsListChanged: true,
+      promptsListChanged: true,
+      resourcesListChanged: true,
+    });
     expect(listenFilterFor({ tools: {} })).toBeUndefined();
     expect(listenFilterFor(undefined)).toBeUndefined();
   });

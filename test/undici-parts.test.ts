@@ -17,7 +17,8 @@ const UPGRADE = 'undici upgrade: re-check src/http/undici-parts.ts (see the note
 
 describe("undici's layout the bridge imports from", () => {
   it('is the exact undici version package.json pins', () => {
-    const pinned = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies.undici;
+    const pinned = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { devDependencies: Record<string, string> })
+      .devDependencies.undici;
     const installed = (JSON.parse(readFileSync(join(UNDICI_DIR, 'package.json'), 'utf8')) as { version: string }).version;
     expect(pinned, 'undici must be pinned to an exact version (no ^ or ~): undici-parts.ts imports its internals').toMatch(/^\d+\.\d+\.\d+$/);
     expect(installed, `node_modules holds undici ${installed} but package.json pins ${pinned}: run npm ci. ${UPGRADE}`).toBe(pinned);
@@ -30,7 +31,10 @@ describe("undici's layout the bridge imports from", () => {
   it('gives Dispatcher.prototype request, stream, pipeline, upgrade and connect once undici-parts.ts is loaded', async () => {
     const { default: Dispatcher } = await import('undici/lib/dispatcher/dispatcher.js');
     for (const method of API_METHODS) {
-      expect(typeof (Dispatcher.prototype as unknown as Record<string, unknown>)[method], `Dispatcher.prototype.${method} is missing after importing undici-parts.ts: undici's lib/api/index.js changed. ${UPGRADE}`).toBe('function');
+      expect(
+        typeof (Dispatcher.prototype as unknown as Record<string, unknown>)[method],
+        `Dispatcher.prototype.${method} is missing after importing undici-parts.ts: undici's lib/api/index.js changed. ${UPGRADE}`,
+      ).toBe('function');
     }
   });
 
@@ -41,7 +45,8 @@ describe("undici's layout the bridge imports from", () => {
     expect(typeof (name === 'Agent' ? Agent : EnvHttpProxyAgent), `undici's lib/dispatcher/${file} no longer exports a class. ${UPGRADE}`).toBe('function');
     const agent = create();
     try {
-      for (const method of ['request', 'connect', 'dispatch']) expect(typeof (agent as unknown as Record<string, unknown>)[method], `an ${name} has no ${method}(). ${UPGRADE}`).toBe('function');
+      for (const method of ['request', 'connect', 'dispatch'])
+        expect(typeof (agent as unknown as Record<string, unknown>)[method], `an ${name} has no ${method}(). ${UPGRADE}`).toBe('function');
     } finally {
       await agent.close();
     }

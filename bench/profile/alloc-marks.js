@@ -18,14 +18,17 @@ process.stdout._writev = function (...args) {
   if (counting) writes++;
   return writev.apply(this, args);
 };
-setTimeout(() => {
-  // Every allocation is sampled about once per KiB, whether the object lives or dies young.
-  const options = { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
-  session.post('HeapProfiler.startSampling', options, (error) => {
-    if (error) process.stderr.write(`alloc-marks: ${error.message}\n`);
-    else counting = true;
-  });
-}, Number(process.env.ALLOC_DELAY_MS ?? 2000)).unref();
+setTimeout(
+  () => {
+    // Every allocation is sampled about once per KiB, whether the object lives or dies young.
+    const options = { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
+    session.post('HeapProfiler.startSampling', options, (error) => {
+      if (error) process.stderr.write(`alloc-marks: ${error.message}\n`);
+      else counting = true;
+    });
+  },
+  Number(process.env.ALLOC_DELAY_MS ?? 2000),
+).unref();
 let stopped = false;
 const stop = () => {
   if (stopped || !counting) return;

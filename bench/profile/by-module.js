@@ -31,7 +31,13 @@ profile.samples.forEach((id, index) => {
   const { functionName, url, lineNumber } = nodes.get(id).callFrame;
   if (functionName === '(idle)') return;
   const micros = profile.timeDeltas[index] ?? 0;
-  const group = url.endsWith(bundleFile.split('/').pop()) ? moduleAt(lineNumber) : url.startsWith('node:') ? `node:${url.slice(5).split('/')[0]}` : url === '' ? functionName : url.split('/').slice(-2).join('/');
+  const group = url.endsWith(bundleFile.split('/').pop())
+    ? moduleAt(lineNumber)
+    : url.startsWith('node:')
+      ? `node:${url.slice(5).split('/')[0]}`
+      : url === ''
+        ? functionName
+        : url.split('/').slice(-2).join('/');
   self.set(group, (self.get(group) ?? 0) + micros);
   busy += micros;
 });

@@ -18,24 +18,38 @@ process.stdin.on('end', () => pool.close());
 function post(body) {
   const chunks = [];
   let type = '';
-  pool.dispatch({ method: 'POST', path: url.pathname, headers, body }, {
-    onRequestStart() {},
-    onResponseStart(_controller, status, responseHeaders) {
-      type = String(responseHeaders['content-type'] ?? '');
-      const session = responseHeaders['mcp-session-id'];
-      if (session !== undefined) { headers['mcp-session-id'] = session; headers['mcp-protocol-version'] = '2025-06-18'; }
-    },
-    onResponseData(_controller, chunk) { chunks.push(chunk); },
-    onResponseEnd() {
-      const text = Buffer.concat(chunks).toString('utf8');
-      if (text === '') return;
-      if (type.startsWith('text/event-stream')) {
-        for (const event of text.split('\n\n')) {
-          const data = event.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
-          if (data !== '') process.stdout.write(`${data}\n`);
+  pool.dispatch(
+    { method: 'POST', path: url.pathname, headers, body },
+    {
+      onRequestStart() {},
+      onResponseStart(_controller, status, responseHeaders) {
+        type = String(responseHeaders['content-type'] ?? '');
+        const session = responseHeaders['mcp-session-id'];
+        if (session !== undefined) {
+          headers['mcp-session-id'] = session;
+          headers['mcp-protocol-version'] = '2025-06-18';
         }
-      } else process.stdout.write(`${JSON.stringify(JSON.parse(text))}\n`);
+      },
+      onResponseData(_controller, chunk) {
+        chunks.push(chunk);
+      },
+      onResponseEnd() {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if (text === '') return;
+        if (type.startsWith('text/event-stream')) {
+          for (const event of text.split('\n\n')) {
+            const data = event
+              .split('\n')
+              .filter((l) => l.startsWith('data:'))
+              .map((l) => l.slice(5).trimStart())
+              .join('\n');
+            if (data !== '') process.stdout.write(`${data}\n`);
+          }
+        } else process.stdout.write(`${JSON.stringify(JSON.parse(text))}\n`);
+      },
+      onResponseError(_controller, error) {
+        process.stderr.write(`${error.message}\n`);
+      },
     },
-    onResponseError(_controller, error) { process.stderr.write(`${error.message}\n`); },
-  });
+  );
 }

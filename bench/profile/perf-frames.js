@@ -50,7 +50,13 @@ function take() {
   user++;
   if (leaf !== undefined) {
     if (!leaf.test(innermost)) return;
-    count(frames.filter(([symbol]) => isJs(symbol)).slice(0, depth).map(([symbol]) => name(symbol)).join(' < ') || '(no JavaScript frame)');
+    count(
+      frames
+        .filter(([symbol]) => isJs(symbol))
+        .slice(0, depth)
+        .map(([symbol]) => name(symbol))
+        .join(' < ') || '(no JavaScript frame)',
+    );
     return;
   }
   const js = frames.find(([symbol]) => isJs(symbol));

@@ -37,7 +37,9 @@ export async function runAccountCommand(command: 'login' | 'logout', options: Ac
   try {
     if (command === 'logout') {
       const removed = await credential.logout(options.signal);
-      writeStderr(removed ? `fenbs-mcp: signed out of ${server}: its tokens and client registration are forgotten\n` : `fenbs-mcp: nothing stored for ${server}\n`);
+      writeStderr(
+        removed ? `fenbs-mcp: signed out of ${server}: its tokens and client registration are forgotten\n` : `fenbs-mcp: nothing stored for ${server}\n`,
+      );
       return true;
     }
     const outcome = await credential.login(options.signal);

@@ -62,7 +62,12 @@ const CREDENTIAL_NAME = /key|token|secret|pass|auth|sig|session|credential/i;
  */
 function redactorFor(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>): Redactor {
   const named = [...config.url.searchParams, ...config.extraHeaders].filter(([name]) => CREDENTIAL_NAME.test(name)).map(([, value]) => value);
-  return createRedactor([config.token, ...PROXY_VARIABLES.map((name) => proxyPassword(env[name])), ...named, ...config.headerSecrets.map((secret) => secret.value)]);
+  return createRedactor([
+    config.token,
+    ...PROXY_VARIABLES.map((name) => proxyPassword(env[name])),
+    ...named,
+    ...config.headerSecrets.map((secret) => secret.value),
+  ]);
 }
 
 interface Prepared {
@@ -133,7 +138,8 @@ export async function main(argv: readonly string[]): Promise<number> {
 async function doctorCommand(options: CliOptions): Promise<number> {
   // With --json a script reads stdout: a usage mistake is a JSON report there too.
   const report = (message: string, fix?: string) => {
-    if (options.json === true) process.stdout.write(`${JSON.stringify({ ok: false, usage: { message, ...(fix === undefined ? {} : { fix }) }, checks: [] })}\n`);
+    if (options.json === true)
+      process.stdout.write(`${JSON.stringify({ ok: false, usage: { message, ...(fix === undefined ? {} : { fix }) }, checks: [] })}\n`);
     return usage(message, fix);
   };
   const prepared = await prepare(options, report);
@@ -172,7 +178,14 @@ async function accountCommand(command: 'login' | 'logout', options: CliOptions):
   try {
     const { runAccountCommand } = await import('./account-commands.js');
     // What login and logout print quotes the authorization server (an error_description): masked, then escaped.
-    const ok = await runAccountCommand(command, { config: prepared.config, env: prepared.env, logger: log.logger, registerSecret: (secret) => void redact.add(secret), writeStderr: (text) => process.stderr.write(toTerminalText(redact(text))), signal: controller.signal });
+    const ok = await runAccountCommand(command, {
+      config: prepared.config,
+      env: prepared.env,
+      logger: log.logger,
+      registerSecret: (secret) => void redact.add(secret),
+      writeStderr: (text) => process.stderr.write(toTerminalText(redact(text))),
+      signal: controller.signal,
+    });
     return ok ? EXIT.OK : EXIT.FAILURE;
   } finally {
     process.off('SIGINT', stop);
@@ -201,13 +214,29 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
   const { logger } = log;
 
   logger.info(
-    { url: maskUrl(config.url), version, node: process.versions.node, credentials: config.credential.kind === 'none' ? 'OAuth sign-in if the server asks for it' : config.credential.kind === 'command' ? 'token from --token-command' : config.token === undefined ? config.credential.source : `token from ${config.tokenSource}`, proxy: proxy === undefined ? undefined : redactUserinfo(proxy), demo: demo !== undefined || undefined },
+    {
+      url: maskUrl(config.url),
+      version,
+      node: process.versions.node,
+      credentials:
+        config.credential.kind === 'none'
+          ? 'OAuth sign-in if the server asks for it'
+          : config.credential.kind === 'command'
+            ? 'token from --token-command'
+            : config.token === undefined
+              ? config.credential.source
+              : `token from ${config.tokenSource}`,
+      proxy: proxy === undefined ? undefined : redactUserinfo(proxy),
+      demo: demo !== undefined || undefined,
+    },
     'fenbs-mcp started',
   );
   if (config.credential.kind === 'none') {
     // A warning still: most often a token was meant to be set. A server that wants OAuth says so
     // with its 401, and the sign-in starts then.
-    logger.warn(`no token: ${config.tokenSource} is not set, so requests go without Authorization until the server asks for an OAuth sign-in (a cached OAuth token is used if there is one)`);
+    logger.warn(
+      `no token: ${config.tokenSource} is not set, so requests go without Authorization until the server asks for an OAuth sign-in (a cached OAuth token is used if there is one)`,
+    );
   }
   if (config.url.protocol === 'http:' && config.allowHttp) {
     logger.warn('--allow-http: the token travels unencrypted over plain http://');
@@ -234,7 +263,14 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
 
   let exit: BridgeExit;
   try {
-    exit = await runBridge({ input: process.stdin, output: process.stdout, config, logger, redact, env, signal: controller.signal,
+    exit = await runBridge({
+      input: process.stdin,
+      output: process.stdout,
+      config,
+      logger,
+      redact,
+      env,
+      signal: controller.signal,
       // Through the logger (bounded, never blocks on a stderr nobody reads), masked like every line;
       // a log line per line of text, since a readable log line shows a line break as an escape.
       writeStderr: (text) => {
@@ -293,7 +329,13 @@ async function shellCommand(command: ShellCommand, options: CliOptions, version:
         clientInfo: { name: 'fenbs-mcp', version },
         onServerLog: (level, data) => logger.info({ serverLevel: level, data }, 'server log'),
       },
-      { stdout: process.stdout, stderr: process.stderr, readStdin: () => readAll(process.stdin, MAX_STDIN_ARGS_BYTES), json: options.json === true, interrupt: interrupt.signal },
+      {
+        stdout: process.stdout,
+        stderr: process.stderr,
+        readStdin: () => readAll(process.stdin, MAX_STDIN_ARGS_BYTES),
+        json: options.json === true,
+        interrupt: interrupt.signal,
+      },
     );
   } finally {
     process.off('SIGINT', onSigint);

@@ -63,7 +63,11 @@ function addConnectionOptions(command: Command): Command {
     .option('--token-env <name>', 'environment variable that holds the bearer token', 'FENBS_TOKEN')
     .option('--token-file <path>', 'read the bearer token from this file instead')
     .option('--token-command <cmd>', 'run this shell command for the bearer token (its trimmed stdout); run again after a 401')
-    .option('-H, --header <header>', 'extra request header "Name: value" (repeatable); ${VAR} takes a value from the environment', (value: string, previous: string[] = []) => [...previous, value])
+    .option(
+      '-H, --header <header>',
+      'extra request header "Name: value" (repeatable); ${VAR} takes a value from the environment',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .option('--request-timeout <ms>', 'deadline per request in ms, 0 = none (default 1800000 = 30 min)')
     .option('--connect-timeout <ms>', 'TCP/TLS connect timeout in ms (default 10000)')
     .option('--stream-idle-timeout <ms>', 'give up an event stream silent this long, in ms, 0 = never (default 0)')
@@ -126,7 +130,10 @@ export function buildProgram(
   if (onlyOwnOptions(program, args)) return { program, result: () => exitCode };
   addConnectionOptions(program.command('doctor').description('check the URL, network, TLS, token and protocol, one line per check with a hint on failure'))
     .option('--json', 'print the report as one JSON object')
-    .addHelpText('after', '\nExamples:\n  fenbs-mcp doctor\n  fenbs-mcp doctor --url https://example.com/mcp --json\n  fenbs-mcp doctor --demo\n\nExit code 0 when the bridge can work, 3 when a check failed, 2 for usage errors.\n')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  fenbs-mcp doctor\n  fenbs-mcp doctor --url https://example.com/mcp --json\n  fenbs-mcp doctor --demo\n\nExit code 0 when the bridge can work, 3 when a check failed, 2 for usage errors.\n',
+    )
     .exitOverride()
     .action(async (options: CliOptions) => {
       exitCode = await actions.doctor(options);
@@ -135,7 +142,15 @@ export function buildProgram(
     exitCode = await actions.shell(command, options);
   });
   for (const command of ['login', 'logout'] as const) {
-    addConnectionOptions(program.command(command).description(command === 'login' ? 'sign in to the server with OAuth ahead of time (opens a browser), then exit' : "forget the server's OAuth tokens and client registration"))
+    addConnectionOptions(
+      program
+        .command(command)
+        .description(
+          command === 'login'
+            ? 'sign in to the server with OAuth ahead of time (opens a browser), then exit'
+            : "forget the server's OAuth tokens and client registration",
+        ),
+    )
       .addHelpText('after', `\nExamples:\n  fenbs-mcp ${command} --url https://example.com/mcp\n`)
       .exitOverride()
       .action(async (options: CliOptions) => {
@@ -151,7 +166,10 @@ export function commandLineMistake(error: CommanderError, operands: readonly str
   if (error.code === 'commander.excessArguments') {
     const word = operands[0] ?? '';
     const near = COMMANDS.find((command) => editDistance(word, command) <= 2);
-    return usage(`unknown command "${word}"${near === undefined ? '' : ` (did you mean ${near}?)`}; the bridge itself takes no arguments, only options`, near === undefined ? 'fenbs-mcp help' : `fenbs-mcp ${near}`);
+    return usage(
+      `unknown command "${word}"${near === undefined ? '' : ` (did you mean ${near}?)`}; the bridge itself takes no arguments, only options`,
+      near === undefined ? 'fenbs-mcp help' : `fenbs-mcp ${near}`,
+    );
   }
   if (error.code === 'commander.unknownOption' && /'--token(=.*)?'/.test(error.message)) {
     // Never echo the value: it is the secret a command line must not carry.
@@ -176,6 +194,8 @@ function editDistance(a: string, b: string): number {
 
 export function usage(message: string, fix?: string): number {
   // The words of the command line and the files it names are quoted back: shown, never obeyed.
-  process.stderr.write(`fenbs-mcp: ${toTerminalLine(message)}\n${fix === undefined ? '' : `  try: ${toTerminalLine(fix)}\n`}  (fenbs-mcp --help shows every option)\n`);
+  process.stderr.write(
+    `fenbs-mcp: ${toTerminalLine(message)}\n${fix === undefined ? '' : `  try: ${toTerminalLine(fix)}\n`}  (fenbs-mcp --help shows every option)\n`,
+  );
   return EXIT.USAGE;
 }

@@ -223,7 +223,9 @@ function parseHeader(raw: string, tokenEnv: string, env: ConfigInputs['env']): P
   if (colon === -1 || !TOKEN_CHARS.test(name)) {
     // The text is not repeated: without a colon it may be "Authorization Bearer <token>".
     throw new UsageError(
-      colon === -1 ? '-H expects "Name: value" with a colon after the name' : '-H expects "Name: value"; the name may hold only letters, digits and !#$%&\'*+-.^_`|~',
+      colon === -1
+        ? '-H expects "Name: value" with a colon after the name'
+        : '-H expects "Name: value"; the name may hold only letters, digits and !#$%&\'*+-.^_`|~',
       `fenbs-mcp -H "X-Team: platform"`,
     );
   }
@@ -247,7 +249,10 @@ function parseHeader(raw: string, tokenEnv: string, env: ConfigInputs['env']): P
   }
   const expansion = expandHeaderValue(written, env);
   if (expansion.kind === 'unset') {
-    throw new UsageError(`-H ${name} refers to \${${expansion.variable}}, but ${expansion.variable} is not set (or is empty) in the environment`, `set ${expansion.variable} where the bridge starts (in a desktop config, its "env" block)`);
+    throw new UsageError(
+      `-H ${name} refers to \${${expansion.variable}}, but ${expansion.variable} is not set (or is empty) in the environment`,
+      `set ${expansion.variable} where the bridge starts (in a desktop config, its "env" block)`,
+    );
   }
   if (expansion.kind === 'bad-reference') {
     throw new UsageError(`-H ${name}: ${expansion.reference} is not a variable reference; write \${NAME} with a name of letters, digits and _`);
@@ -328,7 +333,12 @@ export function withLikelyScheme(raw: string): string | undefined {
  */
 function parseUrl(raw: string, source: string, allowHttp: boolean, secret: string | undefined): URL {
   const likely = withLikelyScheme(raw);
-  const fix = likely === undefined ? 'fenbs-mcp --url https://example.com/mcp' : source === '--url' ? `fenbs-mcp --url ${maskUrl(likely)}` : `${source}=${maskUrl(likely)}`;
+  const fix =
+    likely === undefined
+      ? 'fenbs-mcp --url https://example.com/mcp'
+      : source === '--url'
+        ? `fenbs-mcp --url ${maskUrl(likely)}`
+        : `${source}=${maskUrl(likely)}`;
   let url: URL;
   try {
     url = new URL(raw);
@@ -414,7 +424,8 @@ export function bearerPrefixFix(token: string): string | undefined {
  */
 function refuseUnsendableToken(token: string, source: string): void {
   const problem = tokenProblem(token);
-  if (problem !== undefined) throw new UsageError(`the token from ${source} contains ${problem}, so it cannot be sent in an Authorization header`, bearerPrefixFix(token));
+  if (problem !== undefined)
+    throw new UsageError(`the token from ${source} contains ${problem}, so it cannot be sent in an Authorization header`, bearerPrefixFix(token));
 }
 
 export function createConfig({ options, env, readTextFile }: ConfigInputs): BridgeConfig {
@@ -428,8 +439,15 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     if (fileToken === '') throw new UsageError(`--token-file ${options.tokenFile} is empty: it must hold the bearer token`);
   }
   const tokenCommand = options.tokenCommand?.trim();
-  if (tokenCommand === '') throw new UsageError('--token-command is empty: it must be a shell command that prints the bearer token', "fenbs-mcp --token-command 'op read op://vault/mcp/token'");
-  for (const [token, source] of [[envToken, `env ${tokenEnv}`], [fileToken, `file ${options.tokenFile ?? ''}`]] as const) {
+  if (tokenCommand === '')
+    throw new UsageError(
+      '--token-command is empty: it must be a shell command that prints the bearer token',
+      "fenbs-mcp --token-command 'op read op://vault/mcp/token'",
+    );
+  for (const [token, source] of [
+    [envToken, `env ${tokenEnv}`],
+    [fileToken, `file ${options.tokenFile ?? ''}`],
+  ] as const) {
     if (token !== undefined) refuseUnsendableToken(token, source);
   }
 
@@ -447,7 +465,11 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
   if (tokenCommand !== undefined) found.push({ kind: 'command', source: '--token-command', command: tokenCommand });
   if (authorizationHeader !== undefined) {
     // Two credentials in one run would leave the user guessing which one the server saw.
-    if (found.length > 0) throw new UsageError(`-H Authorization cannot be combined with ${found.map((c) => c.source).join(' or ')}: a run sends one credential`, 'keep one of them');
+    if (found.length > 0)
+      throw new UsageError(
+        `-H Authorization cannot be combined with ${found.map((c) => c.source).join(' or ')}: a run sends one credential`,
+        'keep one of them',
+      );
     const variables = authorizationHeader.variables.map((name) => `$${name}`).join('');
     // `Bearer ${VAR}`: the variable's value is the token, under the rule every token meets.
     const bearerToken = bearerTokenOf(authorizationHeader.value);
@@ -487,8 +509,10 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
 
   // An empty variable is unset: a desktop config may pass an optional setting left blank.
   const envUrl = env.FENBS_MCP_URL?.trim() === '' ? undefined : env.FENBS_MCP_URL;
-  const [rawUrl, urlSource] = options.url !== undefined ? [options.url, '--url'] : envUrl !== undefined ? [envUrl, 'FENBS_MCP_URL'] : [DEFAULT_URL, 'the default URL'];
-  const secret = credential.kind !== 'none' ? 'the token' : headers.some((header) => header.secrets.length > 0) ? 'the -H values taken from the environment' : undefined;
+  const [rawUrl, urlSource] =
+    options.url !== undefined ? [options.url, '--url'] : envUrl !== undefined ? [envUrl, 'FENBS_MCP_URL'] : [DEFAULT_URL, 'the default URL'];
+  const secret =
+    credential.kind !== 'none' ? 'the token' : headers.some((header) => header.secrets.length > 0) ? 'the -H values taken from the environment' : undefined;
   const url = parseUrl(rawUrl, urlSource, allowHttp, secret);
 
   const envLevel = env.FENBS_MCP_LOG_LEVEL?.trim() === '' ? undefined : env.FENBS_MCP_LOG_LEVEL;
@@ -512,8 +536,12 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     token,
     tokenSource,
     credential: Object.freeze(credential),
-    extraHeaders: Object.freeze(headers.filter((header) => header !== authorizationHeader).map((header) => Object.freeze([header.name, header.value] as const))),
-    headerSecrets: Object.freeze(headers.flatMap(({ name, secrets, variables }) => secrets.map((value, index) => Object.freeze({ header: name, variable: variables[index]!, value })))),
+    extraHeaders: Object.freeze(
+      headers.filter((header) => header !== authorizationHeader).map((header) => Object.freeze([header.name, header.value] as const)),
+    ),
+    headerSecrets: Object.freeze(
+      headers.flatMap(({ name, secrets, variables }) => secrets.map((value, index) => Object.freeze({ header: name, variable: variables[index]!, value }))),
+    ),
     requestTimeoutMs: parseTimeout(options.requestTimeout, REQUEST_TIMEOUT_MS, '--request-timeout', true),
     connectTimeoutMs: parseTimeout(options.connectTimeout, CONNECT_TIMEOUT_MS, '--connect-timeout', false),
     streamIdleTimeoutMs: parseTimeout(options.streamIdleTimeout, STREAM_IDLE_TIMEOUT_MS, '--stream-idle-timeout', true),

@@ -1,7 +1,6 @@
 import { UsageError } from '../core/errors.js';
 // The --oauth-* options and their environment → validated OAuth settings; pure, throws UsageError.
 
-
 /** How long a sign-in in the browser may take before the requests waiting for it get an error. */
 export const LOGIN_TIMEOUT_MS = 5 * 60_000;
 /** Where a pre-registered client's secret may come from besides a file: never argv. */
@@ -42,7 +41,11 @@ function wholeNumber(raw: string, option: string, min: number, max: number): num
   return value;
 }
 
-export function parseOAuthSettings(options: OAuthRawOptions, env: Readonly<Record<string, string | undefined>>, readTextFile: (path: string, maxBytes: number) => string): OAuthSettings {
+export function parseOAuthSettings(
+  options: OAuthRawOptions,
+  env: Readonly<Record<string, string | undefined>>,
+  readTextFile: (path: string, maxBytes: number) => string,
+): OAuthSettings {
   const clientId = options.oauthClientId?.trim() || undefined;
   let clientSecret = env[CLIENT_SECRET_ENV]?.trim() || undefined;
   if (options.oauthClientSecretFile !== undefined) {
@@ -64,7 +67,10 @@ export function parseOAuthSettings(options: OAuthRawOptions, env: Readonly<Recor
     // authorization server, and the OAuth URL rule still applies to every request made to it.
     const url = URL.canParse(issuerText.trim()) ? new URL(issuerText.trim()) : undefined;
     if ((url?.protocol !== 'https:' && url?.protocol !== 'http:') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
-      throw new UsageError(`${issuerOption} must be the authorization server's issuer: an https:// URL (http:// for one on this machine) without a query, fragment or user name, got "${issuerText}"`, 'fenbs-mcp --oauth-issuer https://auth.example.com');
+      throw new UsageError(
+        `${issuerOption} must be the authorization server's issuer: an https:// URL (http:// for one on this machine) without a query, fragment or user name, got "${issuerText}"`,
+        'fenbs-mcp --oauth-issuer https://auth.example.com',
+      );
     }
     issuer = url;
   }
@@ -73,7 +79,10 @@ export function parseOAuthSettings(options: OAuthRawOptions, env: Readonly<Recor
     // draft-ietf-oauth-client-id-metadata-document §3: an https URL with a path.
     const url = URL.canParse(options.oauthClientMetadataUrl) ? new URL(options.oauthClientMetadataUrl) : undefined;
     if (url?.protocol !== 'https:' || url.pathname === '/' || url.hash !== '') {
-      throw new UsageError('--oauth-client-metadata-url must be an https:// URL with a path (it is used as the client id)', 'fenbs-mcp --oauth-client-metadata-url https://example.com/fenbs-mcp.json');
+      throw new UsageError(
+        '--oauth-client-metadata-url must be an https:// URL with a path (it is used as the client id)',
+        'fenbs-mcp --oauth-client-metadata-url https://example.com/fenbs-mcp.json',
+      );
     }
     clientMetadataUrl = url;
   }
@@ -83,6 +92,7 @@ export function parseOAuthSettings(options: OAuthRawOptions, env: Readonly<Recor
     issuer,
     clientMetadataUrl,
     callbackPort: options.oauthCallbackPort === undefined ? undefined : wholeNumber(options.oauthCallbackPort, '--oauth-callback-port', 1, MAX_PORT),
-    loginTimeoutMs: options.oauthLoginTimeout === undefined ? LOGIN_TIMEOUT_MS : wholeNumber(options.oauthLoginTimeout, '--oauth-login-timeout', 1, MAX_LOGIN_TIMEOUT_MS),
+    loginTimeoutMs:
+      options.oauthLoginTimeout === undefined ? LOGIN_TIMEOUT_MS : wholeNumber(options.oauthLoginTimeout, '--oauth-login-timeout', 1, MAX_LOGIN_TIMEOUT_MS),
   });
 }

@@ -39,4 +39,3 @@ export interface Credential {
   /** Releases what the credential holds (a callback server, a lock). Idempotent. */
   close?(): Promise<void>;
 }
-

@@ -76,7 +76,8 @@ export function bridgeErrorReply(id: JsonRpcId | null, error: BridgeError): Json
 }
 
 /** A pasted multi-line message fails line by line: the parse error says why. */
-export const ONE_LINE_HINT = 'each message must be on one line (stdio carries one JSON-RPC message per line); a message spread over several lines fails line by line';
+export const ONE_LINE_HINT =
+  'each message must be on one line (stdio carries one JSON-RPC message per line); a message spread over several lines fails line by line';
 
 function reject(reason: string, ids: (JsonRpcId | null)[], code: number, message: string): RejectedLine {
   const data = code === -32700 ? { bridgeCode: 'PARSE_ERROR', reason, hint: ONE_LINE_HINT } : { bridgeCode: 'INVALID_REQUEST', reason };
@@ -108,7 +109,7 @@ function checkMessage(value: unknown, body: RequestBody): IncomingMessage | { pr
     return { kind: 'notification', method: value.method, message: value, body };
   }
   // No method: a response to a request the server sent (legacy sampling, elicitation, roots, ping).
-  if (usableId !== null && ('result' in value) !== ('error' in value)) {
+  if (usableId !== null && 'result' in value !== 'error' in value) {
     return { kind: 'response', id: usableId, message: value, body };
   }
   return { problem: 'not a request, notification or response', id: usableId };
@@ -129,7 +130,10 @@ export function checkLine(line: string): CheckedLine {
   }
   if (Array.isArray(parsed)) {
     // MCP removed batching in 2025-06-18 (changelog major 1); 2026-07-28 POSTs carry one message.
-    const ids = parsed.filter(isJsonObject).map((element) => element.id).filter(isUsableId);
+    const ids = parsed
+      .filter(isJsonObject)
+      .map((element) => element.id)
+      .filter(isUsableId);
     const message = 'Invalid Request: batches (JSON arrays) are not supported; send one JSON-RPC message per line';
     return reject('a JSON array (batch)', ids.length > 0 ? ids : [null], INVALID, message);
   }

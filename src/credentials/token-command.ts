@@ -187,13 +187,23 @@ export function runTokenCommand(command: string, options: TokenCommandOptions): 
       const token = output.trim();
       if (token === '') {
         const stderrExcerpt = excerpt();
-        finish(failed(`printed nothing on stdout (exit code 0)${stderrExcerpt === undefined ? '' : `; stderr: ${stderrExcerpt}`}`, { exitCode: 0, stderr: stderrExcerpt }));
+        finish(
+          failed(`printed nothing on stdout (exit code 0)${stderrExcerpt === undefined ? '' : `; stderr: ${stderrExcerpt}`}`, {
+            exitCode: 0,
+            stderr: stderrExcerpt,
+          }),
+        );
         return;
       }
       // Sent as `Authorization: Bearer <token>`; refused here, never cached, and never repeated.
       const problem = tokenProblem(token);
       if (problem !== undefined) {
-        finish(failed(`printed a token that contains ${problem}, so it cannot be sent in an Authorization header`, { exitCode: 0, hint: bearerPrefixFix(token) ?? HINT }));
+        finish(
+          failed(`printed a token that contains ${problem}, so it cannot be sent in an Authorization header`, {
+            exitCode: 0,
+            hint: bearerPrefixFix(token) ?? HINT,
+          }),
+        );
         return;
       }
       finish(undefined, token);

@@ -32,10 +32,7 @@ const SSE_HEADERS = { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-
 
 type JsonObject = Record<string, unknown>;
 type RpcId = string | number;
-type Incoming =
-  | { kind: 'request'; id: RpcId; method: string; params: JsonObject }
-  | { kind: 'notification'; method: string }
-  | { kind: 'response' };
+type Incoming = { kind: 'request'; id: RpcId; method: string; params: JsonObject } | { kind: 'notification'; method: string } | { kind: 'response' };
 type TaskStatus = 'open' | 'done';
 type Task = { ref: string; title: string; status: TaskStatus; assignee?: string };
 interface Session {
@@ -46,7 +43,10 @@ interface Session {
 
 /** A JSON-RPC error for a request whose id is known; thrown by handlers, answered by `answerRequest`. */
 class RpcError extends Error {
-  constructor(readonly code: number, message: string) {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -216,8 +216,7 @@ async function handlePost(req: IncomingMessage, res: ServerResponse, sessions: M
 function initialize(res: ServerResponse, id: RpcId, params: JsonObject, sessions: Map<string, Session>): void {
   const requested = params.protocolVersion;
   // Version negotiation (2025-06-18 lifecycle): echo a version we speak, else offer our own.
-  const protocolVersion =
-    typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : DEFAULT_PROTOCOL_VERSION;
+  const protocolVersion = typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : DEFAULT_PROTOCOL_VERSION;
   const sessionId = randomUUID();
   sessions.set(sessionId, { protocolVersion, tasks: createSeedBoard(), nextNumber: 4 });
   const result = {
@@ -340,7 +339,10 @@ function getPrompt(params: JsonObject, session: Session): JsonObject {
   if (!isObject(args)) throw new RpcError(-32602, 'Invalid params: arguments must be an object');
   const user = (text: string) => ({ role: 'user', content: { type: 'text', text } });
   if (name === 'summarize_board') {
-    return { description: 'A summary of the board', messages: [user(`Summarize this task board in two sentences:\n${session.tasks.map(describeTask).join('\n')}`)] };
+    return {
+      description: 'A summary of the board',
+      messages: [user(`Summarize this task board in two sentences:\n${session.tasks.map(describeTask).join('\n')}`)],
+    };
   }
   if (name !== 'plan_task') throw new RpcError(-32602, `Unknown prompt: ${JSON.stringify(name)}`);
   const ref = readString(args, 'ref', true);

@@ -16,7 +16,14 @@ import { createRedactor, maskUrl, type Redactor } from '../logging/redactor.js';
 import type { Logger } from '../logging/logger.js';
 import { TokenCommandCredential } from '../credentials/token-command.js';
 import { cachedOAuthCredential, oauthCacheCheck } from './oauth-check.js';
-import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, MODERN_VERSION, MODERN_VERSION_META_KEY, SERVER_INFO_META_KEY, SESSION_VERSION } from '../core/protocol.js';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  MODERN_VERSION,
+  MODERN_VERSION_META_KEY,
+  SERVER_INFO_META_KEY,
+  SESSION_VERSION,
+} from '../core/protocol.js';
 import { createDispatcher, proxyFor, redactUserinfo } from '../http/dispatcher.js';
 import { type HttpExchange } from '../http/send.js';
 import { headerValue } from '../http/header-values.js';
@@ -65,7 +72,11 @@ export function doctorRequestTimeoutMs(config: BridgeConfig): number {
 }
 
 /** Runs every check in order; a failed check stops the ones that depend on it. */
-export async function runDoctor(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>, options: RunDoctorOptions = {}): Promise<DoctorReport> {
+export async function runDoctor(
+  config: BridgeConfig,
+  env: Readonly<Record<string, string | undefined>>,
+  options: RunDoctorOptions = {},
+): Promise<DoctorReport> {
   const checks: Check[] = [];
   const report: DoctorReport = { ok: false, url: maskUrl(config.url), checks };
   const onProgress = options.onProgress ?? (() => undefined);
@@ -93,7 +104,14 @@ export async function runDoctor(config: BridgeConfig, env: Readonly<Record<strin
 }
 
 /** DNS, TCP and TLS (or the proxy), then the requests; a failed check stops the ones after it. */
-async function checkConnection(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>, credential: Credential, report: DoctorReport, add: Add, begin: Begin): Promise<void> {
+async function checkConnection(
+  config: BridgeConfig,
+  env: Readonly<Record<string, string | undefined>>,
+  credential: Credential,
+  report: DoctorReport,
+  add: Add,
+  begin: Begin,
+): Promise<void> {
   // The bridge's own rule: doctor checks the path the bridge's requests take.
   const proxy = proxyFor(config.url, env);
   const host = config.url.hostname.replace(/^\[|\]$/g, '');
@@ -135,7 +153,11 @@ function credentialCheck(credential: Credential): Check {
   const failure = credential instanceof TokenCommandCredential ? credential.lastFailure : undefined;
   if (failure !== undefined) return { name: 'credential', ok: false, detail: failure.message, hint: failure.context.hint ?? '' };
   if (credential.source === 'none') return { name: 'credential', ok: true, detail: 'none set: requests go without Authorization' };
-  return { name: 'credential', ok: true, detail: credential instanceof TokenCommandCredential ? `${credential.source} (ran, and printed a token)` : credential.source };
+  return {
+    name: 'credential',
+    ok: true,
+    detail: credential instanceof TokenCommandCredential ? `${credential.source} (ran, and printed a token)` : credential.source,
+  };
 }
 
 type Add = (check: Check) => boolean;
@@ -184,7 +206,11 @@ function deadlineFor(timeoutMs: number): (method: string) => AbortSignal {
 }
 
 /** Sends one request and reads its response; a redirect, a timeout or a missing answer throws. */
-async function exchangeOnce(probe: Probe, message: JsonObject & { id: string }, headers: Record<string, string>): Promise<{ response: JsonObject; headers: HttpExchange['headers'] }> {
+async function exchangeOnce(
+  probe: Probe,
+  message: JsonObject & { id: string },
+  headers: Record<string, string>,
+): Promise<{ response: JsonObject; headers: HttpExchange['headers'] }> {
   const method = String(message.method);
   const signal = probe.signal(method);
   const exchange = await probe.endpoint.post(JSON.stringify(message), headers, signal);
@@ -236,14 +262,21 @@ async function probe(endpoint: Endpoint, config: BridgeConfig, report: DoctorRep
       name: 'token',
       ok: false,
       detail: `${exchange.status} ${sent ? `with the token from ${source}` : 'and no token is set'}${www === undefined ? '' : `; WWW-Authenticate: ${www}`}`,
-      hint: exchange.status === 401 ? `the token was rejected or has expired: ${credential instanceof TokenCommandCredential ? 'check what --token-command prints' : `set a valid one in ${source}`}` : 'the token lacks the permission or scope this server needs',
+      hint:
+        exchange.status === 401
+          ? `the token was rejected or has expired: ${credential instanceof TokenCommandCredential ? 'check what --token-command prints' : `set a valid one in ${source}`}`
+          : 'the token lacks the permission or scope this server needs',
     });
     return;
   }
   add({ name: 'token', ok: true, detail: sent ? `accepted (from ${source})` : 'none set, and the server did not ask for one' });
   if (endpoint.url.href !== config.url.href) {
     // The endpoint followed a same-origin 307/308, as the bridge does: said, so --url can skip the hop.
-    add({ name: 'redirect', ok: true, detail: `the server moved ${maskUrl(config.url)} to ${maskUrl(endpoint.url)} (same origin: followed, as the bridge does); --url ${maskUrl(endpoint.url)} saves the extra round trip` });
+    add({
+      name: 'redirect',
+      ok: true,
+      detail: `the server moved ${maskUrl(config.url)} to ${maskUrl(endpoint.url)} (same origin: followed, as the bridge does); --url ${maskUrl(endpoint.url)} saves the extra round trip`,
+    });
   }
 
   let discovered: JsonObject | undefined;
@@ -295,7 +328,10 @@ async function checkSessionRevision(probe: Probe, report: DoctorReport): Promise
     } catch (error) {
       if (error instanceof CheckFailure) throw error;
       const { detail, hint } = failureOf(endpoint, error);
-      throw new CheckFailure(`neither server/discover nor initialize worked: ${detail}`, isBridgeError(error) && error.code === 'REQUEST_TIMEOUT' && hint !== undefined ? hint : NOT_MCP_HINT);
+      throw new CheckFailure(
+        `neither server/discover nor initialize worked: ${detail}`,
+        isBridgeError(error) && error.code === 'REQUEST_TIMEOUT' && hint !== undefined ? hint : NOT_MCP_HINT,
+      );
     }
     const { response } = answered;
     if (!isJsonObject(response.result)) throw new CheckFailure(`initialize failed: ${JSON.stringify(response.error ?? response)}`, NOT_MCP_HINT);
@@ -311,7 +347,11 @@ async function checkSessionRevision(probe: Probe, report: DoctorReport): Promise
       ok: true,
       detail: `${version} (initialize handshake, ${sessionId === undefined ? 'no session' : 'with a session'}); server ${describeServer(result.serverInfo as JsonObject)}; capabilities ${Object.keys(result.capabilities as JsonObject).join(', ') || 'none'}`,
     });
-    const initialized = await endpoint.post(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), { ...sessionHeaders, 'mcp-method': 'notifications/initialized' }, signal('notifications/initialized'));
+    const initialized = await endpoint.post(
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      { ...sessionHeaders, 'mcp-method': 'notifications/initialized' },
+      signal('notifications/initialized'),
+    );
     await readErrorBody(initialized);
   } catch (error) {
     if (!report.checks.some((check) => check.name === 'protocol')) {
@@ -324,12 +364,18 @@ async function checkSessionRevision(probe: Probe, report: DoctorReport): Promise
   } finally {
     if (sessionHeaders['mcp-session-id'] !== undefined) {
       // Leave no probe session behind: the server keeps a session until it is DELETEd (2025-06-18 transports §Session Management).
-      await endpoint.delete(sessionHeaders, signal('DELETE')).then((exchange) => readErrorBody(exchange), () => undefined);
+      await endpoint.delete(sessionHeaders, signal('DELETE')).then(
+        (exchange) => readErrorBody(exchange),
+        () => undefined,
+      );
     }
   }
 }
 
-async function countToolsAndTime(probe: Probe, build: (params: JsonObject) => { message: JsonObject & { id: string }; headers: Record<string, string> }): Promise<void> {
+async function countToolsAndTime(
+  probe: Probe,
+  build: (params: JsonObject) => { message: JsonObject & { id: string }; headers: Record<string, string> },
+): Promise<void> {
   const { endpoint, add, begin } = probe;
   let tools = 0;
   let cursor: string | undefined;
@@ -341,7 +387,11 @@ async function countToolsAndTime(probe: Probe, build: (params: JsonObject) => { 
       const started = performance.now();
       const { response } = await exchangeOnce(probe, message, headers);
       timings.push(performance.now() - started);
-      if (!isJsonObject(response.result)) throw new CheckFailure(`tools/list failed: ${JSON.stringify(response.error ?? response)}`, 'the server answered the handshake but not tools/list; check its logs');
+      if (!isJsonObject(response.result))
+        throw new CheckFailure(
+          `tools/list failed: ${JSON.stringify(response.error ?? response)}`,
+          'the server answered the handshake but not tools/list; check its logs',
+        );
       // A tools/list result carries a `tools` array (2025-06-18 server/tools §Listing Tools).
       if (!Array.isArray(response.result.tools)) throw new CheckFailure('the tools/list result has no tools array: not an MCP tools/list result', NOT_MCP_HINT);
       tools += response.result.tools.length;
@@ -363,7 +413,11 @@ async function countToolsAndTime(probe: Probe, build: (params: JsonObject) => { 
       timings.push(performance.now() - started);
     }
     timings.sort((a, b) => a - b);
-    add({ name: 'latency', ok: true, detail: `tools/list round trip: median ${timings[Math.floor(timings.length / 2)]!.toFixed(1)} ms over ${timings.length} calls` });
+    add({
+      name: 'latency',
+      ok: true,
+      detail: `tools/list round trip: median ${timings[Math.floor(timings.length / 2)]!.toFixed(1)} ms over ${timings.length} calls`,
+    });
   } catch (error) {
     add({ name: 'latency', ok: false, ...failureOf(endpoint, error) });
   }

@@ -15,7 +15,11 @@ export function tryTcp(host: string, port: number, timeoutMs: number): Promise<{
       socket.destroy();
     });
     socket.once('timeout', () => {
-      resolve({ ok: false, detail: `${host}:${port}: no answer within ${timeoutMs} ms`, hint: 'a firewall or proxy may block it: set HTTPS_PROXY if you need one, or raise --connect-timeout' });
+      resolve({
+        ok: false,
+        detail: `${host}:${port}: no answer within ${timeoutMs} ms`,
+        hint: 'a firewall or proxy may block it: set HTTPS_PROXY if you need one, or raise --connect-timeout',
+      });
       socket.destroy();
     });
     socket.once('error', (error: NodeJS.ErrnoException) => {
@@ -29,7 +33,12 @@ export function tryTcp(host: string, port: number, timeoutMs: number): Promise<{
 }
 
 /** Whether a TLS handshake with host:port succeeds with the CAs the bridge trusts, and the certificate it shows. */
-export function tryTls(host: string, port: number, config: BridgeConfig, env: Readonly<Record<string, string | undefined>>): Promise<{ ok: boolean; detail: string; hint: string }> {
+export function tryTls(
+  host: string,
+  port: number,
+  config: BridgeConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<{ ok: boolean; detail: string; hint: string }> {
   const ca = trustedCas({ caFile: config.caFile, env });
   return new Promise((resolve) => {
     const options: ConnectionOptions = { host, port, timeout: config.connectTimeoutMs };
@@ -40,7 +49,11 @@ export function tryTls(host: string, port: number, config: BridgeConfig, env: Re
       const cert = socket.getPeerCertificate();
       const subject = String(cert.subject?.CN ?? host);
       const issuer = String(cert.issuer?.CN ?? cert.issuer?.O ?? 'unknown');
-      resolve({ ok: true, detail: `${socket.getProtocol() ?? 'TLS'}; certificate for ${subject}, issued by ${issuer}, valid until ${cert.valid_to}`, hint: '' });
+      resolve({
+        ok: true,
+        detail: `${socket.getProtocol() ?? 'TLS'}; certificate for ${subject}, issued by ${issuer}, valid until ${cert.valid_to}`,
+        hint: '',
+      });
       socket.destroy();
     });
     socket.once('timeout', () => {

@@ -70,11 +70,18 @@ export async function reportDoctor(config: BridgeConfig, env: Readonly<Record<st
   const { stdout, stderr, redact, log } = output;
   const logProgress = (event: DoctorProgress) => {
     if (event.kind === 'start') log?.debug({ check: event.name }, `doctor: ${event.doing}`);
-    else log?.debug({ check: event.check.name, ok: event.check.ok, detail: event.check.detail, hint: event.check.hint }, `doctor: ${event.check.name} ${event.check.ok ? 'passed' : 'failed'}`);
+    else
+      log?.debug(
+        { check: event.check.name, ok: event.check.ok, detail: event.check.detail, hint: event.check.hint },
+        `doctor: ${event.check.name} ${event.check.ok ? 'passed' : 'failed'}`,
+      );
   };
   const logVerdict = (report: DoctorReport) => {
     const failed = report.checks.find((check) => !check.ok);
-    log?.info({ ok: report.ok, checks: report.checks.length, failed: failed?.name }, report.ok ? 'doctor: every check passed' : `doctor: the ${failed?.name ?? ''} check failed`);
+    log?.info(
+      { ok: report.ok, checks: report.checks.length, failed: failed?.name },
+      report.ok ? 'doctor: every check passed' : `doctor: the ${failed?.name ?? ''} check failed`,
+    );
   };
   if (output.json) {
     const report = redactReport(await runDoctor(config, env, { onProgress: logProgress, redact, ...(log === undefined ? {} : { logger: log }) }), redact);

@@ -4,9 +4,30 @@ import type * as Crypto from 'node:crypto';
 import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BridgeError, isBridgeError } from '../core/errors.js';
-import { bridgeErrorReply, errorReply, idKey, isJsonObject, modernVersionOf, toLoggedId, type IncomingMessage, type JsonObject, type JsonRpcId } from '../core/json-rpc.js';
+import {
+  bridgeErrorReply,
+  errorReply,
+  idKey,
+  isJsonObject,
+  modernVersionOf,
+  toLoggedId,
+  type IncomingMessage,
+  type JsonObject,
+  type JsonRpcId,
+} from '../core/json-rpc.js';
 import type { Logger } from '../logging/logger.js';
-import { inputRequiredOf, isInitializeRefusal, listenFilterFor, speaksOnlyModern, toClientProfile, toInitializeResult, toModernParams, toRetryParams, whyClientCannotAnswer, type ClientProfile } from './translate-messages.js';
+import {
+  inputRequiredOf,
+  isInitializeRefusal,
+  listenFilterFor,
+  speaksOnlyModern,
+  toClientProfile,
+  toInitializeResult,
+  toModernParams,
+  toRetryParams,
+  whyClientCannotAnswer,
+  type ClientProfile,
+} from './translate-messages.js';
 import { MODERN_VERSION } from '../core/protocol.js';
 
 /**
@@ -246,7 +267,10 @@ export class EraTranslator {
       return true;
     }
     if (this.#state !== 'translating') {
-      this.#d.logger.info({ clientVersion: profile.protocolVersion, serverVersions: discover.supportedVersions }, 'the server speaks only 2026-07-28: translating for this 2025-era client');
+      this.#d.logger.info(
+        { clientVersion: profile.protocolVersion, serverVersions: discover.supportedVersions },
+        'the server speaks only 2026-07-28: translating for this 2025-era client',
+      );
     }
     this.#state = 'translating';
     this.#profile = profile;
@@ -291,10 +315,14 @@ export class EraTranslator {
           return;
         }
         if (rounds + 1 >= MAX_INPUT_ROUNDS) {
-          throw new BridgeError('INPUT_ROUNDS_EXCEEDED', `the server asked for input ${MAX_INPUT_ROUNDS} times for one ${incoming.method}; the bridge gave up`, {
-            method: incoming.method,
-            limit: MAX_INPUT_ROUNDS,
-          });
+          throw new BridgeError(
+            'INPUT_ROUNDS_EXCEEDED',
+            `the server asked for input ${MAX_INPUT_ROUNDS} times for one ${incoming.method}; the bridge gave up`,
+            {
+              method: incoming.method,
+              limit: MAX_INPUT_ROUNDS,
+            },
+          );
         }
         const inputResponses = await this.#askClient(t, input.inputRequests);
         if (t.cancelled) return;
@@ -307,7 +335,9 @@ export class EraTranslator {
   async #local(incoming: RequestMessage, work: (t: Translated) => Promise<unknown>): Promise<void> {
     const t = this.#open(incoming.id, incoming.method);
     if (t === undefined) {
-      await this.#d.write(errorReply(incoming.id, -32600, 'Invalid Request: this id is already used by a request that is still outstanding', { bridgeCode: 'INVALID_REQUEST' }));
+      await this.#d.write(
+        errorReply(incoming.id, -32600, 'Invalid Request: this id is already used by a request that is still outstanding', { bridgeCode: 'INVALID_REQUEST' }),
+      );
       return;
     }
     try {
@@ -320,7 +350,8 @@ export class EraTranslator {
       }
     } finally {
       await this.#abandon(t, new BridgeError('INTERNAL', 'the request ended'));
-      if (!t.answered && !t.cancelled) await this.#answer(t, bridgeErrorReply(t.id, new BridgeError('INTERNAL', `the bridge finished ${t.method} without an answer`)));
+      if (!t.answered && !t.cancelled)
+        await this.#answer(t, bridgeErrorReply(t.id, new BridgeError('INTERNAL', `the bridge finished ${t.method} without an answer`)));
       this.#requests.delete(idKey(t.id));
     }
   }
@@ -404,13 +435,23 @@ export class EraTranslator {
         else if (isJsonObject(outcome.result)) resolve(outcome.result);
         else {
           const error = isJsonObject(outcome.error) ? outcome.error : {};
-          reject(new BridgeError('INPUT_UNAVAILABLE', `the client answered ${method} with an error: ${String(error.message)}`, { method: t.method, clientError: error }));
+          reject(
+            new BridgeError('INPUT_UNAVAILABLE', `the client answered ${method} with an error: ${String(error.message)}`, {
+              method: t.method,
+              clientError: error,
+            }),
+          );
         }
       };
       const timer =
         requestTimeoutMs > 0
           ? setTimeout(() => {
-              finish(new BridgeError('REQUEST_TIMEOUT', `the client did not answer ${method} within ${requestTimeoutMs} ms`, { method: t.method, timeoutMs: requestTimeoutMs }));
+              finish(
+                new BridgeError('REQUEST_TIMEOUT', `the client did not answer ${method} within ${requestTimeoutMs} ms`, {
+                  method: t.method,
+                  timeoutMs: requestTimeoutMs,
+                }),
+              );
               void this.#d.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timed out' } });
             }, requestTimeoutMs).unref()
           : undefined;
@@ -453,7 +494,10 @@ export class EraTranslator {
       // A server without the method will not grow it: asking again is pointless.
       const delayMs = error?.code === -32601 ? undefined : LISTEN_REOPEN_DELAYS_MS[attempt];
       if (delayMs === undefined) {
-        this.#d.logger.warn({ attempts: attempt }, `the list-change subscription ended (${why}) and could not be reopened; list changes no longer reach the client`);
+        this.#d.logger.warn(
+          { attempts: attempt },
+          `the list-change subscription ended (${why}) and could not be reopened; list changes no longer reach the client`,
+        );
         return;
       }
       this.#d.logger.info({ delayMs }, `the list-change subscription ended (${why}); reopening it`);

@@ -168,7 +168,10 @@ export class LegacySession implements EraProtocol {
     if (typeof version !== 'string' || !VISIBLE_ASCII.test(version)) {
       // Every later request would carry it in MCP-Protocol-Version: a value that cannot be a header
       // is refused here, before the client believes the handshake worked.
-      this.#options.logger.warn({ protocolVersion: typeof version === 'string' ? excerptOf(version) : version }, 'the server named a protocol version that cannot be sent as a header');
+      this.#options.logger.warn(
+        { protocolVersion: typeof version === 'string' ? excerptOf(version) : version },
+        'the server named a protocol version that cannot be sent as a header',
+      );
       const id = isUsableId(message.id) ? message.id : null;
       return bridgeErrorReply(
         id,
@@ -356,7 +359,10 @@ export class LegacySession implements EraProtocol {
           logger.debug({ status: reply.status }, 'the server offers no listen stream');
           return;
         } else {
-          logger.warn({ status: reply.status, body: reply.kind === 'http-error' || reply.kind === 'unexpected-type' ? excerptOf(reply.text).slice(0, 200) : undefined }, 'listen stream refused');
+          logger.warn(
+            { status: reply.status, body: reply.kind === 'http-error' || reply.kind === 'unexpected-type' ? excerptOf(reply.text).slice(0, 200) : undefined },
+            'listen stream refused',
+          );
         }
       } catch (error) {
         if (signal.aborted) return;

@@ -1,7 +1,14 @@
 // Pure conversions between a 2025-era client's messages and their 2026-07-28 form, and back.
 
 import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
-import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY, MODERN_VERSION, MODERN_VERSION_META_KEY, SERVER_INFO_META_KEY } from '../core/protocol.js';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  LOG_LEVEL_META_KEY,
+  MODERN_VERSION,
+  MODERN_VERSION_META_KEY,
+  SERVER_INFO_META_KEY,
+} from '../core/protocol.js';
 
 /**
  * JSON-RPC codes with which a 2026-07-28-only server refuses a 2025 `initialize`: -32022
@@ -142,7 +149,8 @@ export function whyClientCannotAnswer(request: unknown, capabilities: JsonObject
   switch (request.method) {
     case 'elicitation/create':
       if (!isJsonObject(capabilities.elicitation)) return 'the client did not declare the elicitation capability';
-      if (params.mode !== undefined && params.mode !== 'form') return `elicitation mode ${JSON.stringify(params.mode)} has no 2025-era form the bridge can send`;
+      if (params.mode !== undefined && params.mode !== 'form')
+        return `elicitation mode ${JSON.stringify(params.mode)} has no 2025-era form the bridge can send`;
       return undefined;
     case 'sampling/createMessage':
       if (!isJsonObject(capabilities.sampling)) return 'the client did not declare the sampling capability';

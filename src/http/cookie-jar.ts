@@ -143,11 +143,21 @@ export class CookieJar {
     // RFC 6265bis §5.7: a Secure cookie only from a secure origin, and the name prefixes' rules (§4.1.3).
     if (secure && url.protocol !== 'https:') return { name, reason: 'Secure, but the endpoint is plain http://' };
     const lowerName = name.toLowerCase();
-    if ((lowerName.startsWith('__secure-') || lowerName.startsWith('__host-')) && !secure) return { name, reason: 'a __Secure- or __Host- name without Secure' };
-    if (lowerName.startsWith('__host-') && (domain !== undefined || path !== '/')) return { name, reason: 'a __Host- name with a Domain or a Path other than /' };
+    if ((lowerName.startsWith('__secure-') || lowerName.startsWith('__host-')) && !secure)
+      return { name, reason: 'a __Secure- or __Host- name without Secure' };
+    if (lowerName.startsWith('__host-') && (domain !== undefined || path !== '/'))
+      return { name, reason: 'a __Host- name with a Domain or a Path other than /' };
 
     const expiry = maxAgeAt ?? expiresAt;
-    const cookie: StoredCookie = { name, value, path: path ?? defaultPath(url), secure, expiresAt: expiry === undefined ? undefined : Math.min(expiry, now + MAX_COOKIE_LIFETIME_MS), created: now, lastUsed: now };
+    const cookie: StoredCookie = {
+      name,
+      value,
+      path: path ?? defaultPath(url),
+      secure,
+      expiresAt: expiry === undefined ? undefined : Math.min(expiry, now + MAX_COOKIE_LIFETIME_MS),
+      created: now,
+      lastUsed: now,
+    };
     const key = `${cookie.name}\n${cookie.path}`;
     const old = this.#cookies.get(key);
     // An expiry in the past is how a server deletes a cookie (§5.3 step 11).
@@ -158,7 +168,11 @@ export class CookieJar {
     }
     if (old !== undefined) cookie.created = old.created;
     this.#cookies.set(key, cookie);
-    if (old === undefined) this.#options.logger?.debug({ cookie: name, path: cookie.path, until: cookie.expiresAt === undefined ? 'the end of the run' : new Date(cookie.expiresAt).toISOString() }, 'cookie stored for this run');
+    if (old === undefined)
+      this.#options.logger?.debug(
+        { cookie: name, path: cookie.path, until: cookie.expiresAt === undefined ? 'the end of the run' : new Date(cookie.expiresAt).toISOString() },
+        'cookie stored for this run',
+      );
     this.#mask(value);
     this.#evict(now);
     return undefined;

@@ -49,7 +49,11 @@ export class Endpoint {
     this.credential = credential;
     this.#logger = options.logger;
     const { redact } = options;
-    this.#cookies = new CookieJar({ origin: config.url.origin, logger: options.logger, onSecret: redact === undefined ? undefined : (value) => void redact.add(value) });
+    this.#cookies = new CookieJar({
+      origin: config.url.origin,
+      logger: options.logger,
+      onSecret: redact === undefined ? undefined : (value) => void redact.add(value),
+    });
     this.#dispatcher = dispatcher;
     this.#proxy = proxyFor(config.url, env);
     const headers: Record<string, string> = {};
@@ -84,7 +88,13 @@ export class Endpoint {
    * followed chain ends at is where every later request goes. Any other redirect is returned as
    * it came, for the reply reader to refuse.
    */
-  async #follow(method: HttpMethod, headers: Record<string, string>, signal: AbortSource, body?: RequestBody, onArrived?: (exchange: HttpExchange) => void): Promise<HttpExchange> {
+  async #follow(
+    method: HttpMethod,
+    headers: Record<string, string>,
+    signal: AbortSource,
+    body?: RequestBody,
+    onArrived?: (exchange: HttpExchange) => void,
+  ): Promise<HttpExchange> {
     const start = this.#url;
     let url = start;
     let redirectStatus = 0;
@@ -104,11 +114,15 @@ export class Endpoint {
       }
       await readErrorBody(exchange);
       if (hops === MAX_REDIRECT_HOPS) {
-        throw new BridgeError('REDIRECT_REFUSED', `the server redirected ${method} more than ${MAX_REDIRECT_HOPS} times (last to ${maskUrl(target)}): a redirect loop`, {
-          status: exchange.status,
-          location: maskUrl(target),
-          hint: "the server's redirects go round in a circle: check its routing, or pass the address that answers with --url",
-        });
+        throw new BridgeError(
+          'REDIRECT_REFUSED',
+          `the server redirected ${method} more than ${MAX_REDIRECT_HOPS} times (last to ${maskUrl(target)}): a redirect loop`,
+          {
+            status: exchange.status,
+            location: maskUrl(target),
+            hint: "the server's redirects go round in a circle: check its routing, or pass the address that answers with --url",
+          },
+        );
       }
       url = target;
       redirectStatus = exchange.status;
@@ -120,7 +134,10 @@ export class Endpoint {
     if (this.#url.href === url.href) return;
     const from = this.#url;
     this.#url = url;
-    this.#logger?.info({ from: maskUrl(from), to: maskUrl(url), status }, 'the server moved the endpoint (same-origin redirect): later requests go straight to the new URL');
+    this.#logger?.info(
+      { from: maskUrl(from), to: maskUrl(url), status },
+      'the server moved the endpoint (same-origin redirect): later requests go straight to the new URL',
+    );
   }
 
   /** Classifies a failure seen while reading a reply, with the proxy named where one is used. */

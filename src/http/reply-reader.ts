@@ -149,7 +149,9 @@ export async function readReply(exchange: HttpExchange, options: ReadOptions): P
     // Only a reply that would be forwarded needs its bytes: an error status keeps its meaning
     // (a 401 stays a 401) with an empty excerpt.
     if (status >= 200 && status < 300) {
-      throw new BridgeError('REMOTE_BAD_REPLY', `the server used the content encoding "${body.unsupportedEncoding}", which the bridge cannot decode`, { status });
+      throw new BridgeError('REMOTE_BAD_REPLY', `the server used the content encoding "${body.unsupportedEncoding}", which the bridge cannot decode`, {
+        status,
+      });
     }
     if (status >= 300 && status < 400) return { kind: 'redirect', status, location: headerValue(exchange.headers, 'location') };
     return { kind: 'http-error', status, text: '', parsed: undefined, wwwAuthenticate: headerValue(exchange.headers, 'www-authenticate') };
@@ -302,7 +304,12 @@ function toJsonReply(status: number, bytes: Buffer, scan: JsonScan | undefined):
  * without surrounding whitespace). Undefined for anything else: the caller decodes and parses.
  */
 function standIn(bytes: Buffer, scan: JsonScan): { value: JsonObject; line: Buffer } | undefined {
-  if (scan.kind !== 'object' || !scan.utf8 || !scan.singleLine || scan.members.some((m) => m.key === undefined || (!m.small && m.size <= MAX_SMALL_MEMBER_BYTES))) {
+  if (
+    scan.kind !== 'object' ||
+    !scan.utf8 ||
+    !scan.singleLine ||
+    scan.members.some((m) => m.key === undefined || (!m.small && m.size <= MAX_SMALL_MEMBER_BYTES))
+  ) {
     return undefined;
   }
   let whole: JsonObject | undefined;
@@ -382,7 +389,8 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
       cut();
     }, handler.idleTimeoutMs);
   };
-  const framing: SseReadOptions = options.scanLarge === true ? { maxEventChars: options.maxMessageBytes, largeDataBytes: LARGE_EVENT_BYTES } : { maxEventChars: options.maxMessageBytes };
+  const framing: SseReadOptions =
+    options.scanLarge === true ? { maxEventChars: options.maxMessageBytes, largeDataBytes: LARGE_EVENT_BYTES } : { maxEventChars: options.maxMessageBytes };
   if (handler.onRetry !== undefined) framing.onRetry = (ms: number) => handler.onRetry?.(ms);
   const framer = new SseFramer(framing);
   const deliver = async (events: readonly SseEvent[]) => {
@@ -431,7 +439,8 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
  * 2025-11-25 priming event) carries only its id.
  */
 function toStreamItem(event: SseEvent): StreamItem {
-  if ((event.type !== undefined && event.type !== 'message') || (event.data === '' && event.bytes === undefined)) return { message: undefined, eventId: event.id };
+  if ((event.type !== undefined && event.type !== 'message') || (event.data === '' && event.bytes === undefined))
+    return { message: undefined, eventId: event.id };
   let data = event.data;
   if (event.bytes !== undefined) {
     // Large data, undecoded: scanned, and forwarded as its bytes when it is one JSON line. Anything
@@ -480,7 +489,10 @@ export async function readPrivateResponse(exchange: HttpExchange, id: string, ma
   if (reply.kind === 'json' && isJsonObject(reply.value) && reply.value.id === id) return reply.value;
   if (found !== undefined) return found;
   if (reply.kind === 'http-error') {
-    throw new BridgeError('REMOTE_HTTP_STATUS', `the server answered ${reply.status}`, { status: reply.status, bodyExcerpt: excerptOf(reply.text).slice(0, 200) });
+    throw new BridgeError('REMOTE_HTTP_STATUS', `the server answered ${reply.status}`, {
+      status: reply.status,
+      bodyExcerpt: excerptOf(reply.text).slice(0, 200),
+    });
   }
   throw new BridgeError('REMOTE_BAD_REPLY', 'the server did not answer the request the bridge sent', { status: reply.status });
 }

@@ -36,7 +36,7 @@ const BODY_SLICE_CHARS = 64 * 1024;
 export function utf8Slices(text: string, sliceChars = BODY_SLICE_CHARS): Iterable<Buffer> {
   return {
     *[Symbol.iterator]() {
-      for (let start = 0; start < text.length; ) {
+      for (let start = 0; start < text.length;) {
         let end = Math.min(start + sliceChars, text.length);
         const last = text.charCodeAt(end - 1);
         if (end < text.length && last >= 0xd800 && last <= 0xdbff) end++;

@@ -92,7 +92,8 @@ export class SseFramer {
 
   /** Takes one chunk; returns the events it completed (throws REPLY_TOO_LARGE past the limit). */
   feed(chunk: Uint8Array | string): SseEvent[] {
-    let bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    let bytes =
+      typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     if (this.#head !== undefined) {
       const head = this.#head.length === 0 ? bytes : Buffer.concat([this.#head, bytes]);
       if (head.length < BOM.length && BOM.subarray(0, head.length).equals(head)) {
@@ -244,7 +245,10 @@ export class SseFramer {
       const large = this.#options.largeDataBytes;
       const first = this.#first!;
       if (large !== undefined && size > large) {
-        const bytes = this.#dataLines === 1 ? first.subarray(this.#firstStart, this.#firstEnd) : joinLines([first.subarray(this.#firstStart, this.#firstEnd), ...this.#more], size);
+        const bytes =
+          this.#dataLines === 1
+            ? first.subarray(this.#firstStart, this.#firstEnd)
+            : joinLines([first.subarray(this.#firstStart, this.#firstEnd), ...this.#more], size);
         this.#ready.push({ type: this.#type, data: '', id: this.#id, bytes });
       } else {
         let data = first.toString('utf8', this.#firstStart, this.#firstEnd);
@@ -282,8 +286,11 @@ function fieldOf(line: Buffer, start: number, end: number): number {
     case 4:
       return line[start] === 0x64 && line[start + 1] === 0x61 && line[start + 2] === 0x74 && line[start + 3] === 0x61 ? DATA : OTHER;
     case 5:
-      if (line[start] === 0x65) return line[start + 1] === 0x76 && line[start + 2] === 0x65 && line[start + 3] === 0x6e && line[start + 4] === 0x74 ? EVENT : OTHER;
-      return line[start] === 0x72 && line[start + 1] === 0x65 && line[start + 2] === 0x74 && line[start + 3] === 0x72 && line[start + 4] === 0x79 ? RETRY : OTHER;
+      if (line[start] === 0x65)
+        return line[start + 1] === 0x76 && line[start + 2] === 0x65 && line[start + 3] === 0x6e && line[start + 4] === 0x74 ? EVENT : OTHER;
+      return line[start] === 0x72 && line[start + 1] === 0x65 && line[start + 2] === 0x74 && line[start + 3] === 0x72 && line[start + 4] === 0x79
+        ? RETRY
+        : OTHER;
     default:
       return OTHER;
   }

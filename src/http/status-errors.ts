@@ -50,11 +50,13 @@ export function statusError(method: string, exchange: HttpExchange, context: Sta
   }
   return new BridgeError('REMOTE_HTTP_STATUS', `the server answered ${method} with HTTP ${status}`, {
     ...data,
-    hint: context.beforeInitialize === true && status === 400 && asksForSession(context.body) ? NOT_INITIALIZED_HINT : hintForStatus(status, context.hadSession),
+    hint:
+      context.beforeInitialize === true && status === 400 && asksForSession(context.body) ? NOT_INITIALIZED_HINT : hintForStatus(status, context.hadSession),
   });
 }
 
-export const NOT_INITIALIZED_HINT = 'no session yet: send initialize first (then notifications/initialized); a 2025 server answers nothing else before the handshake';
+export const NOT_INITIALIZED_HINT =
+  'no session yet: send initialize first (then notifications/initialized); a 2025 server answers nothing else before the handshake';
 
 /**
  * True when a 400 body says a session or the handshake is missing: what 2025 servers answer to a

@@ -20,7 +20,9 @@ export const MIN_MASKABLE_SECRET_CHARS = 8;
  */
 export function registerSecret(redact: Redactor, logger: Pick<Logger, 'warn'>, secret: string, source: string): void {
   if (!redact.add(secret)) {
-    logger.warn(`${source} is shorter than ${MIN_MASKABLE_SECRET_CHARS} characters: too short to tell apart from ordinary text, so it cannot be masked in server replies on stdout`);
+    logger.warn(
+      `${source} is shorter than ${MIN_MASKABLE_SECRET_CHARS} characters: too short to tell apart from ordinary text, so it cannot be masked in server replies on stdout`,
+    );
   }
 }
 /** Below this, a secret is not masked even in log text: masking "a" would shred every line. */
@@ -59,7 +61,12 @@ function encodedForms(secret: string): string[] {
   for (const text of new Set([secret, encodeURIComponent(secret)])) {
     const once = jsonEscaped(text);
     const twice = jsonEscaped(once);
-    forms.add(text).add(once).add(once.replaceAll('/', '\\/')).add(twice).add(jsonEscaped(once.replaceAll('/', '\\/')));
+    forms
+      .add(text)
+      .add(once)
+      .add(once.replaceAll('/', '\\/'))
+      .add(twice)
+      .add(jsonEscaped(once.replaceAll('/', '\\/')));
   }
   return [...forms];
 }
@@ -90,7 +97,9 @@ const ESCAPE = /\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))/g;
  * it stands: for finding a secret only, never for output. Linear: one pass, no backtracking.
  */
 function decodeEscapes(text: string): string {
-  return text.replace(ESCAPE, (_escape, hex: string | undefined, short: string | undefined) => (hex === undefined ? SHORT_ESCAPES[short!]! : String.fromCharCode(Number.parseInt(hex, 16))));
+  return text.replace(ESCAPE, (_escape, hex: string | undefined, short: string | undefined) =>
+    hex === undefined ? SHORT_ESCAPES[short!]! : String.fromCharCode(Number.parseInt(hex, 16)),
+  );
 }
 
 /**
@@ -188,7 +197,15 @@ function spellingPattern(text: string): string {
 /** Masks every JSON spelling (spellingPattern) of `forms` in `text`. */
 function maskSpelled(text: string, forms: readonly string[]): string {
   if (forms.length === 0) return text;
-  return text.replace(new RegExp(byLength(forms).map((form) => `(?:${spellingPattern(form)})`).join('|'), 'g'), MASK);
+  return text.replace(
+    new RegExp(
+      byLength(forms)
+        .map((form) => `(?:${spellingPattern(form)})`)
+        .join('|'),
+      'g',
+    ),
+    MASK,
+  );
 }
 
 /** The needles derived from a set of secrets; rebuilt only when a secret is added. */
@@ -245,7 +262,8 @@ export function createRedactor(secrets: readonly (string | undefined)[]): Redact
       return holdsSpelled(line, spellable).length > 0;
     }
     const backslash = line.indexOf(BACKSLASH);
-    if (backslash === -1 || (!line.includes(BACKSLASH_U_BYTES, backslash) && !(spellable.slashed && line.includes(BACKSLASH_SLASH_BYTES, backslash)))) return false;
+    if (backslash === -1 || (!line.includes(BACKSLASH_U_BYTES, backslash) && !(spellable.slashed && line.includes(BACKSLASH_SLASH_BYTES, backslash))))
+      return false;
     return holdsSpelled(line.toString('utf8'), spellable).length > 0;
   };
 
@@ -294,7 +312,7 @@ const BACKSLASH = 0x5c;
 
 /** The index just past the string literal that starts at `start` (a quote); `text` is valid JSON. */
 function endOfString(text: string, start: number): number {
-  for (let from = start + 1; ; ) {
+  for (let from = start + 1; ;) {
     const quote = text.indexOf('"', from);
     if (quote === -1) return text.length;
     let backslashes = 0;
@@ -321,8 +339,10 @@ function maskJsonStrings(text: string, mask: (decoded: string) => string): strin
   let backslash = -2;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
-    if (code === 0x7b || code === 0x5b) depth++; // { [
-    else if (code === 0x7d || code === 0x5d) depth--; // } ]
+    if (code === 0x7b || code === 0x5b)
+      depth++; // { [
+    else if (code === 0x7d || code === 0x5d)
+      depth--; // } ]
     else if (code === QUOTE) {
       const end = endOfString(text, i);
       if (i !== idValueAt) {
@@ -386,8 +406,18 @@ function maskUnparsedUrl(text: string): string {
   return (
     text
       // user info: everything between "//" and the last "@" before the path
-      .replace(/^([^/?#]*\/\/)([^/?#]*)@/, (_match, scheme: string, userinfo: string) => `${scheme}${userinfo.includes(':') ? `${URL_PART_MASK}:${URL_PART_MASK}` : URL_PART_MASK}@`)
+      .replace(
+        /^([^/?#]*\/\/)([^/?#]*)@/,
+        (_match, scheme: string, userinfo: string) => `${scheme}${userinfo.includes(':') ? `${URL_PART_MASK}:${URL_PART_MASK}` : URL_PART_MASK}@`,
+      )
       .replace(/#.*$/, `#${URL_PART_MASK}`)
-      .replace(/\?(.*)$/, (_match, query: string) => `?${query.split('&').map((pair) => (pair.includes('=') ? `${pair.slice(0, pair.indexOf('='))}=${URL_PART_MASK}` : pair)).join('&')}`)
+      .replace(
+        /\?(.*)$/,
+        (_match, query: string) =>
+          `?${query
+            .split('&')
+            .map((pair) => (pair.includes('=') ? `${pair.slice(0, pair.indexOf('='))}=${URL_PART_MASK}` : pair))
+            .join('&')}`,
+      )
   );
 }

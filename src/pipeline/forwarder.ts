@@ -9,7 +9,17 @@ import { BridgeError, isBridgeError } from '../core/errors.js';
 import { followRequestStream, withStatus } from './stream-follower.js';
 import { type InFlight, type PendingRequest } from './in-flight.js';
 import { DeadlineList } from '../core/deadlines.js';
-import { classifyServerMessage, errorReply, isJsonObject, isSingleLine, modernVersionOf, toLoggedId, type IncomingMessage, type JsonObject, type RequestBody } from '../core/json-rpc.js';
+import {
+  classifyServerMessage,
+  errorReply,
+  isJsonObject,
+  isSingleLine,
+  modernVersionOf,
+  toLoggedId,
+  type IncomingMessage,
+  type JsonObject,
+  type RequestBody,
+} from '../core/json-rpc.js';
 import type { LegacySession } from '../eras/legacy-session.js';
 import type { Logger } from '../logging/logger.js';
 import { HEADER_MISMATCH, type ModernEra } from '../eras/modern-era.js';
@@ -84,12 +94,16 @@ export class Forwarder {
     // subscriptions/listen stays open for hours by design (2026-07-28 subscriptions): no deadline.
     const pending = inFlight.begin(id, method, era.name, { deadline: method !== 'subscriptions/listen' });
     if (pending === undefined) {
-      await this.#d.write(errorReply(id, -32600, 'Invalid Request: this id is already used by a request that is still outstanding', { bridgeCode: 'INVALID_REQUEST' }));
+      await this.#d.write(
+        errorReply(id, -32600, 'Invalid Request: this id is already used by a request that is still outstanding', { bridgeCode: 'INVALID_REQUEST' }),
+      );
       return;
     }
     const modernVersion = modernVersionOf(message);
     if (modernVersion !== undefined && !SAFE_VERSION.test(modernVersion)) {
-      await pending.settle(errorReply(id, -32600, 'Invalid Request: the protocol version in _meta is not a valid header value', { bridgeCode: 'INVALID_REQUEST' }));
+      await pending.settle(
+        errorReply(id, -32600, 'Invalid Request: the protocol version in _meta is not a valid header value', { bridgeCode: 'INVALID_REQUEST' }),
+      );
       return;
     }
     const hidden = this.#d.toolFilter?.refusal(method, message);
@@ -124,7 +138,11 @@ export class Forwarder {
       // somehow has no reply by now gets one.
       if (!pending.done) await pending.fail(new BridgeError('INTERNAL', `the bridge finished ${method} without an answer`));
       if (isInitialize) legacy.endInitialize();
-      if (debug) logger.debug({ method, id: toLoggedId(id), status, cancelled: pending.cancelled || undefined, ms: Math.round(performance.now() - started) }, 'request done');
+      if (debug)
+        logger.debug(
+          { method, id: toLoggedId(id), status, cancelled: pending.cancelled || undefined, ms: Math.round(performance.now() - started) },
+          'request done',
+        );
     }
   }
 
@@ -153,7 +171,9 @@ export class Forwarder {
     // per message (AbortSignal.timeout() would even keep each one alive for its whole timeout).
     const aborts = new Aborts();
     const timeoutMs = this.#d.config.requestTimeoutMs || NOTIFICATION_TIMEOUT_MS;
-    const deadline = postDeadlines.add(timeoutMs, () => aborts.abort(new BridgeError('REQUEST_TIMEOUT', `the server did not take ${label} within ${timeoutMs} ms`, { timeoutMs })));
+    const deadline = postDeadlines.add(timeoutMs, () =>
+      aborts.abort(new BridgeError('REQUEST_TIMEOUT', `the server did not take ${label} within ${timeoutMs} ms`, { timeoutMs })),
+    );
     try {
       const ready = era.ready();
       if (ready !== undefined) await untilAborted(ready, aborts);
@@ -212,9 +232,11 @@ export class Forwarder {
         return exchange.status;
       }
       const scanLarge = !RESULT_READ_BY_BRIDGE.has(pending.method);
-      const reply = await readReply(exchange, { maxMessageBytes: this.#d.config.maxMessageBytes, signal, room: this.#d.room, scanLarge }).catch((error: unknown) => {
-        throw withStatus(this.#failureOf(error, signal), exchange.status);
-      });
+      const reply = await readReply(exchange, { maxMessageBytes: this.#d.config.maxMessageBytes, signal, room: this.#d.room, scanLarge }).catch(
+        (error: unknown) => {
+          throw withStatus(this.#failureOf(error, signal), exchange.status);
+        },
+      );
       if (reply.kind === 'json') {
         await this.#deliverJson(pending, era, exchange, reply);
         return exchange.status;
@@ -232,7 +254,11 @@ export class Forwarder {
           renewed = true;
           if (await this.#renew(reply, exchange.sentAuthorization, pending.signal)) continue;
         } else {
-          const refusal = this.#d.endpoint.credential.refusedAfterRenewal?.({ status: reply.status as 401 | 403, wwwAuthenticate: reply.wwwAuthenticate, sent: exchange.sentAuthorization });
+          const refusal = this.#d.endpoint.credential.refusedAfterRenewal?.({
+            status: reply.status as 401 | 403,
+            wwwAuthenticate: reply.wwwAuthenticate,
+            sent: exchange.sentAuthorization,
+          });
           if (refusal !== undefined) throw refusal;
         }
       }
@@ -240,7 +266,13 @@ export class Forwarder {
       // A wait that would outlast the request deadline is not started: the 429/503 is the answer
       // now, rather than a REQUEST_TIMEOUT later that hides what the server said.
       const beforeDeadline = pending.deadlineAt === undefined || performance.now() + (waitMs ?? 0) < pending.deadlineAt;
-      if ((reply.status === 429 || reply.status === 503) && waitMs !== undefined && rateLimitRetries < RATE_LIMIT_RETRIES && waitMs <= MAX_RETRY_AFTER_MS && beforeDeadline) {
+      if (
+        (reply.status === 429 || reply.status === 503) &&
+        waitMs !== undefined &&
+        rateLimitRetries < RATE_LIMIT_RETRIES &&
+        waitMs <= MAX_RETRY_AFTER_MS &&
+        beforeDeadline
+      ) {
         rateLimitRetries++;
         this.#d.logger.info({ id: toLoggedId(pending.id), status: reply.status, waitMs }, 'server asked to retry later; waiting');
         await sleep(waitMs, undefined, { signal: pending.signal });
@@ -263,10 +295,14 @@ export class Forwarder {
         // 2026 one makes the client fall back at once (2026-07-28 transports §Backward Compatibility).
         this.#d.logger.debug({ id: toLoggedId(pending.id), status: reply.status }, 'server/discover refused: a 2025-era server');
         await pending.fail(
-          new BridgeError('METHOD_NOT_FOUND', 'Method not found: the server does not offer server/discover (it speaks a 2025 protocol revision: use initialize)', {
-            status: reply.status,
-            bodyExcerpt: excerptOf(this.#d.redact(reply.text)),
-          }),
+          new BridgeError(
+            'METHOD_NOT_FOUND',
+            'Method not found: the server does not offer server/discover (it speaks a 2025 protocol revision: use initialize)',
+            {
+              status: reply.status,
+              bodyExcerpt: excerptOf(this.#d.redact(reply.text)),
+            },
+          ),
         );
         return exchange.status;
       }
@@ -296,7 +332,12 @@ export class Forwarder {
   async #post(pending: PendingRequest, era: EraProtocol, body: RequestBody, headers: Record<string, string>): Promise<HttpExchange> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#d.endpoint.post(body, headers, pending.aborts, RESULT_READ_BY_BRIDGE.has(pending.method) ? undefined : (exchange) => this.#answerOnArrival(pending, era, exchange));
+        return await this.#d.endpoint.post(
+          body,
+          headers,
+          pending.aborts,
+          RESULT_READ_BY_BRIDGE.has(pending.method) ? undefined : (exchange) => this.#answerOnArrival(pending, era, exchange),
+        );
       } catch (error) {
         const failure = this.#failureOf(error, pending.aborts);
         const delay = NEVER_SENT_RETRY_DELAYS_MS[attempt];
@@ -322,7 +363,9 @@ export class Forwarder {
     if (routed?.kind !== 'response' || routed.id !== pending.id) return;
     exchange.answeredOnArrival = true;
     releaseArrived(exchange);
-    this.#d.router.deliver(pending, routed.message, era, exchange, arrived.line).catch((error: unknown) => this.#d.logger.error({ err: error instanceof Error ? error.stack : String(error) }, 'internal error'));
+    this.#d.router
+      .deliver(pending, routed.message, era, exchange, arrived.line)
+      .catch((error: unknown) => this.#d.logger.error({ err: error instanceof Error ? error.stack : String(error) }, 'internal error'));
   }
 
   /** Reads the POST's event stream: other messages pass through as they arrive, the response ends it. */
@@ -365,7 +408,8 @@ export class Forwarder {
         bodyExcerpt: excerptOf(this.#d.redact(bytes.subarray(0, 4096).toString('utf8'))),
         ...(hint === undefined ? {} : { hint }),
       });
-    if (value === undefined) throw bad('the server said application/json but the body is not JSON', 'a proxy or gateway may have answered instead of the MCP server');
+    if (value === undefined)
+      throw bad('the server said application/json but the body is not JSON', 'a proxy or gateway may have answered instead of the MCP server');
     if (Array.isArray(value)) throw bad('the server answered with a JSON array; MCP (since 2025-06-18) allows one message per reply');
     const routed = classifyServerMessage(value);
     if (routed?.kind === 'malformed-response' && routed.id === pending.id) throw withStatus(malformedResponse(), exchange.status);
@@ -377,7 +421,10 @@ export class Forwarder {
       await this.#d.router.deliver(pending, routed.message, era, exchange, asSent ? line : undefined);
       return;
     }
-    this.#d.logger.warn({ id: toLoggedId(pending.id), got: toLoggedId(isJsonObject(value) ? value.id : undefined) }, 'the JSON reply is not the response to this request; dropped');
+    this.#d.logger.warn(
+      { id: toLoggedId(pending.id), got: toLoggedId(isJsonObject(value) ? value.id : undefined) },
+      'the JSON reply is not the response to this request; dropped',
+    );
     throw bad('the server replied with a message that is not the response to this request');
   }
 
@@ -392,7 +439,10 @@ export class Forwarder {
       // not replace the server's answer: the -32020 is forwarded so the client can recover.
       if (pending.signal.aborted) throw error;
       const failure = this.#failureOf(error, pending.signal);
-      this.#d.logger.warn({ id: toLoggedId(pending.id), code: failure.code, status: failure.context.status }, `refreshing tools/list after a -32020 failed (${failure.message}); the -32020 is forwarded`);
+      this.#d.logger.warn(
+        { id: toLoggedId(pending.id), code: failure.code, status: failure.context.status },
+        `refreshing tools/list after a -32020 failed (${failure.message}); the -32020 is forwarded`,
+      );
       return false;
     }
   }
@@ -403,12 +453,19 @@ export class Forwarder {
     switch (reply.kind) {
       case 'redirect': {
         // A Location may carry a signed query or credentials: shown with its values masked.
-        const location = reply.location === undefined ? undefined : maskUrl(URL.canParse(reply.location, this.#d.endpoint.url.href) ? new URL(reply.location, this.#d.endpoint.url) : reply.location);
-        return new BridgeError('REDIRECT_REFUSED', `the server redirected ${method} (${status}) to ${location ?? '(no Location)'}; the bridge follows only a 307 or 308 to the same origin`, {
-          status,
-          ...(location === undefined ? {} : { location }),
-          hint: REDIRECT_HINT,
-        });
+        const location =
+          reply.location === undefined
+            ? undefined
+            : maskUrl(URL.canParse(reply.location, this.#d.endpoint.url.href) ? new URL(reply.location, this.#d.endpoint.url) : reply.location);
+        return new BridgeError(
+          'REDIRECT_REFUSED',
+          `the server redirected ${method} (${status}) to ${location ?? '(no Location)'}; the bridge follows only a 307 or 308 to the same origin`,
+          {
+            status,
+            ...(location === undefined ? {} : { location }),
+            hint: REDIRECT_HINT,
+          },
+        );
       }
       case 'unexpected-type':
         return new BridgeError('REMOTE_BAD_REPLY', `the server answered with content type ${reply.type ?? '(none)'}, not JSON or an event stream`, {

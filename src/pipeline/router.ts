@@ -28,7 +28,13 @@ export class Router {
    * session, a 2026 tools/list's header schemas). `serialised` is the server's own single-line
    * text, used as is unless the bookkeeping changed the message.
    */
-  async deliver(pending: PendingRequest, message: JsonObject, era: EraProtocol, exchange: HttpExchange | undefined, serialised?: string | Buffer): Promise<void> {
+  async deliver(
+    pending: PendingRequest,
+    message: JsonObject,
+    era: EraProtocol,
+    exchange: HttpExchange | undefined,
+    serialised?: string | Buffer,
+  ): Promise<void> {
     // Filtered first, so the era's bookkeeping (x-mcp-header schemas) never holds a hidden tool.
     const reply = era.onResponse(pending.method, this.#shown(pending, message), exchange);
     await pending.settle(reply, reply === message ? serialised : undefined);

@@ -61,7 +61,8 @@ export async function followRequestStream(options: FollowOptions): Promise<void>
             if (item.eventId !== undefined) lastEventId = resumableEventId(item.eventId);
             if (item.message === undefined) {
               // Priming events and comments are not progress; only messages are.
-              if (item.unparsed === true) logger.warn({ id: toLoggedId(pending.id), data: excerptOf(item.data ?? '') }, 'an event in the stream is not JSON; skipped');
+              if (item.unparsed === true)
+                logger.warn({ id: toLoggedId(pending.id), data: excerptOf(item.data ?? '') }, 'an event in the stream is not JSON; skipped');
               return Promise.resolve('continue');
             }
             messages++;
@@ -70,7 +71,8 @@ export async function followRequestStream(options: FollowOptions): Promise<void>
         },
       });
       if (reply.kind === 'stream' && reply.answered) return;
-      if (reply.kind !== 'stream') throw resumeRefused(pending.method, reply.status, reply.kind === 'http-error' || reply.kind === 'unexpected-type' ? reply.text : '', lastEventId);
+      if (reply.kind !== 'stream')
+        throw resumeRefused(pending.method, reply.status, reply.kind === 'http-error' || reply.kind === 'unexpected-type' ? reply.text : '', lastEventId);
     } catch (error) {
       const failure = withStatus(options.failure(error, signal), exchange.status);
       // A connection that broke after events with ids is resumed like one that ended: 2025-06-18
@@ -94,7 +96,9 @@ export async function followRequestStream(options: FollowOptions): Promise<void>
         status: exchange.status,
         ...(lastEventId === undefined ? {} : { lastEventId }),
         ...(broken === undefined ? {} : { cause: broken.context.cause }),
-        hint: options.resumable ? 'the server closed the stream early and it could not be resumed; retry the call' : 'the request is lost; send it again with a new id',
+        hint: options.resumable
+          ? 'the server closed the stream early and it could not be resumed; retry the call'
+          : 'the request is lost; send it again with a new id',
       });
     }
     await sleep(backoff.next(retryMs), undefined, { signal: pending.signal });

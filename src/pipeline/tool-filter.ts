@@ -123,7 +123,7 @@ export function createGlobMatcher(patterns: readonly string[]): GlobMatcher {
 
   const firstWildcardMatch = (name: string): number => {
     let current = states[start]!;
-    for (let i = 0; i < name.length; ) {
+    for (let i = 0; i < name.length;) {
       const code = name.charCodeAt(i) < 128 ? name.charCodeAt(i) : name.codePointAt(i)!;
       i += code > 0xffff ? 2 : 1;
       const cls = code < 128 ? asciiClass[code]! : (classOf.get(code) ?? 0);

@@ -62,7 +62,11 @@ export function parseArgsObject(text: string, source: string): JsonObject {
   } catch (error) {
     throw new ArgumentError(`${source} is not JSON: ${(error as Error).message}`, `--args '{"key": "value"}'`);
   }
-  if (!isJsonObject(parsed)) throw new ArgumentError(`${source} must be a JSON object of arguments, not ${parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : typeof parsed}`, `--args '{"key": "value"}'`);
+  if (!isJsonObject(parsed))
+    throw new ArgumentError(
+      `${source} must be a JSON object of arguments, not ${parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : typeof parsed}`,
+      `--args '{"key": "value"}'`,
+    );
   return parsed;
 }
 

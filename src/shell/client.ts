@@ -91,7 +91,9 @@ export class ShellClient {
       /* c8 ignore next 4 -- the bridge answers every request before it returns; this guards against a bug there */
       for (const [id, pending] of this.#pending) {
         this.#pending.delete(id);
-        pending.reject(new RpcError(pending.method, BRIDGE_ERRORS.SHUTTING_DOWN.rpcCode, 'the bridge stopped before answering', { bridgeCode: 'SHUTTING_DOWN' }));
+        pending.reject(
+          new RpcError(pending.method, BRIDGE_ERRORS.SHUTTING_DOWN.rpcCode, 'the bridge stopped before answering', { bridgeCode: 'SHUTTING_DOWN' }),
+        );
       }
     });
   }

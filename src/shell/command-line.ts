@@ -6,7 +6,8 @@ import type { ShellCommand } from './commands.js';
 /** The shell subcommands, in the order help lists them. */
 export const SHELL_COMMANDS = ['tools', 'call', 'resources', 'read', 'prompts', 'prompt'] as const;
 
-const EXIT_CODES = '\nExit codes: 0 done; 1 the tool reported isError or the server answered with an error; 2 usage (nothing was called);\n3 the server could not be reached or answered unusably (fenbs-mcp doctor says why); 130 Ctrl-C.\n';
+const EXIT_CODES =
+  '\nExit codes: 0 done; 1 the tool reported isError or the server answered with an error; 2 usage (nothing was called);\n3 the server could not be reached or answered unusably (fenbs-mcp doctor says why); 130 Ctrl-C.\n';
 
 const ARGUMENTS_HELP = `
 Arguments: key=value (a value that parses as JSON is JSON, else a string; a property the schema
@@ -28,10 +29,11 @@ export function addShellCommands<Options extends { json?: boolean; args?: string
       .addHelpText('after', `\nExamples:\n${examples.map((example) => `  ${example}`).join('\n')}\n${EXIT_CODES}`)
       .exitOverride();
 
-  define('tools', 'list the server tools, one per line (every page); --json prints them as a JSON array', ['fenbs-mcp tools --demo', 'fenbs-mcp tools --url https://example.com/mcp --json']).action(
-    (options: Options) => run({ kind: 'tools' }, options),
-  );
-  define('call', "call a tool and print its text content; --json prints the whole result as one JSON object", [
+  define('tools', 'list the server tools, one per line (every page); --json prints them as a JSON array', [
+    'fenbs-mcp tools --demo',
+    'fenbs-mcp tools --url https://example.com/mcp --json',
+  ]).action((options: Options) => run({ kind: 'tools' }, options));
+  define('call', 'call a tool and print its text content; --json prints the whole result as one JSON object', [
     'fenbs-mcp call tasks_get ref=T-1 --demo',
     'fenbs-mcp call tasks_import count:=5 --demo --json',
     `echo '{"ref": "T-2"}' | fenbs-mcp call tasks_get --args - --demo`,
@@ -41,14 +43,14 @@ export function addShellCommands<Options extends { json?: boolean; args?: string
     .option('--args <json>', "the arguments as one JSON object; '-' reads it from stdin")
     .addHelpText('after', ARGUMENTS_HELP)
     .action((name: string, assignments: string[], options: Options) => run({ kind: 'call', name, assignments, args: options.args }, options));
-  define('resources', 'list the server resources, one per line (every page); --json prints them as a JSON array', ['fenbs-mcp resources --demo']).action((options: Options) =>
-    run({ kind: 'resources' }, options),
+  define('resources', 'list the server resources, one per line (every page); --json prints them as a JSON array', ['fenbs-mcp resources --demo']).action(
+    (options: Options) => run({ kind: 'resources' }, options),
   );
   define('read', 'read a resource and print its text; --json prints the whole result', ['fenbs-mcp read demo://board --demo'])
     .argument('<uri>', 'the resource URI, as `fenbs-mcp resources` lists it')
     .action((uri: string, options: Options) => run({ kind: 'read', uri }, options));
-  define('prompts', 'list the server prompts, one per line (every page); --json prints them as a JSON array', ['fenbs-mcp prompts --demo']).action((options: Options) =>
-    run({ kind: 'prompts' }, options),
+  define('prompts', 'list the server prompts, one per line (every page); --json prints them as a JSON array', ['fenbs-mcp prompts --demo']).action(
+    (options: Options) => run({ kind: 'prompts' }, options),
   );
   define('prompt', 'get a prompt and print its messages; --json prints the whole result', ['fenbs-mcp prompt plan_task ref=T-1 --demo'])
     .argument('<name>', 'the prompt name, as `fenbs-mcp prompts` lists it')

@@ -73,7 +73,10 @@ export async function runShellCommand(command: ShellCommand, client: ClientOptio
   let given: Given | undefined;
   if (command.kind === 'call' || command.kind === 'prompt') {
     try {
-      const base = command.args === undefined ? {} : parseArgsObject(command.args === '-' ? await io.readStdin() : command.args, command.args === '-' ? 'the arguments on stdin' : '--args');
+      const base =
+        command.args === undefined
+          ? {}
+          : parseArgsObject(command.args === '-' ? await io.readStdin() : command.args, command.args === '-' ? 'the arguments on stdin' : '--args');
       given = { base, assignments: parseAssignments(command.assignments) };
     } catch (error) {
       if (!(error instanceof ArgumentError)) throw error;
@@ -162,25 +165,28 @@ async function listAll(connection: ShellClient, method: string, key: string, io:
   return items;
 }
 
-async function printList(connection: ShellClient, io: ShellIo, method: string, key: string, render: (items: JsonObject[]) => string, say: (line: string) => void): Promise<number> {
+async function printList(
+  connection: ShellClient,
+  io: ShellIo,
+  method: string,
+  key: string,
+  render: (items: JsonObject[]) => string,
+  say: (line: string) => void,
+): Promise<number> {
   const items = await listAll(connection, method, key, io, say);
   await print(io, io.json ? JSON.stringify(items) : render(items));
   return SHELL_EXIT.OK;
 }
 
-async function callTool(
-  connection: ShellClient,
-  name: string,
-  given: Given,
-  io: ShellIo,
-  client: ClientOptions,
-  { say, note }: Messages,
-): Promise<number> {
+async function callTool(connection: ShellClient, name: string, given: Given, io: ShellIo, client: ClientOptions, { say, note }: Messages): Promise<number> {
   const tools = await listAll(connection, 'tools/list', 'tools', io, say);
   const tool = tools.find((candidate) => candidate.name === name);
   if (tool === undefined) {
     const names = tools.map((candidate) => shorten(String(candidate.name), MAX_NAME_CHARS));
-    throw new ArgumentError(`the server has no tool "${name}"${names.length === 0 ? '' : `; it has: ${names.join(', ')}`}`, 'fenbs-mcp tools (with the same options) lists them');
+    throw new ArgumentError(
+      `the server has no tool "${name}"${names.length === 0 ? '' : `; it has: ${names.join(', ')}`}`,
+      'fenbs-mcp tools (with the same options) lists them',
+    );
   }
   const args = buildArguments(given.base, given.assignments, tool.inputSchema);
   const report = checkArguments(tool.inputSchema, args);
@@ -200,7 +206,9 @@ async function callTool(
   }
   if (result.resultType === 'input_required') {
     // 2026-07-28 MRTR: the server needs an answer (elicitation, sampling) a shell command cannot give.
-    say(`${name} asks for input (${Object.keys(isJsonObject(result.inputRequests) ? result.inputRequests : {}).join(', ') || 'a follow-up request'}), which shell commands cannot answer; use an MCP client`);
+    say(
+      `${name} asks for input (${Object.keys(isJsonObject(result.inputRequests) ? result.inputRequests : {}).join(', ') || 'a follow-up request'}), which shell commands cannot answer; use an MCP client`,
+    );
     if (io.json) await print(io, JSON.stringify(result));
     return SHELL_EXIT.FAILED;
   }
@@ -223,7 +231,10 @@ async function getPrompt(connection: ShellClient, name: string, given: Given, io
   const prompt = prompts.find((candidate) => candidate.name === name);
   if (prompt === undefined) {
     const names = prompts.map((candidate) => shorten(String(candidate.name), MAX_NAME_CHARS));
-    throw new ArgumentError(`the server has no prompt "${name}"${names.length === 0 ? '' : `; it has: ${names.join(', ')}`}`, 'fenbs-mcp prompts (with the same options) lists them');
+    throw new ArgumentError(
+      `the server has no prompt "${name}"${names.length === 0 ? '' : `; it has: ${names.join(', ')}`}`,
+      'fenbs-mcp prompts (with the same options) lists them',
+    );
   }
   const args: Record<string, string> = {};
   for (const [key, value] of Object.entries(given.base)) args[key] = typeof value === 'string' ? value : JSON.stringify(value);

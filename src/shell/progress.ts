@@ -53,7 +53,8 @@ export function describeProgress({ progress, total, message }: Progress): string
 export function createProgressView(target: ProgressTarget, logger: Logger): ProgressView {
   const view = target.isTTY === true ? new TerminalProgress(target) : new LoggedProgress(logger);
   return {
-    update: (progress) => view.update(progress.message === undefined ? progress : { ...progress, message: toTerminalLine(shorten(progress.message, MAX_PROGRESS_MESSAGE_CHARS)) }),
+    update: (progress) =>
+      view.update(progress.message === undefined ? progress : { ...progress, message: toTerminalLine(shorten(progress.message, MAX_PROGRESS_MESSAGE_CHARS)) }),
     clear: () => view.clear(),
   };
 }

@@ -67,7 +67,9 @@ export function renderResources(resources: JsonObject[]): string {
 export function renderPrompts(prompts: JsonObject[]): string {
   return table(
     prompts.map((prompt) => {
-      const args = Array.isArray(prompt.arguments) ? prompt.arguments.filter(isJsonObject).map((arg) => `${String(arg.name)}${arg.required === true ? '*' : ''}`) : [];
+      const args = Array.isArray(prompt.arguments)
+        ? prompt.arguments.filter(isJsonObject).map((arg) => `${String(arg.name)}${arg.required === true ? '*' : ''}`)
+        : [];
       const summary = summaryOf(prompt);
       return [String(prompt.name), args.length === 0 ? summary : `${summary} (arguments: ${args.join(', ')})`.trim()];
     }),

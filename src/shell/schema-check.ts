@@ -59,7 +59,8 @@ function checkValue(schema: unknown, value: unknown, path: string, report: Schem
 /** Why `value` does not fit `schema`'s `type`, `enum` or `const`; undefined when it does. */
 function problemOf(schema: unknown, value: unknown): string | undefined {
   if (!isJsonObject(schema)) return undefined;
-  const types = typeof schema.type === 'string' ? [schema.type] : Array.isArray(schema.type) ? schema.type.filter((type): type is string => typeof type === 'string') : [];
+  const types =
+    typeof schema.type === 'string' ? [schema.type] : Array.isArray(schema.type) ? schema.type.filter((type): type is string => typeof type === 'string') : [];
   if (types.length > 0 && !types.some((type) => hasType(value, type))) return `must be ${types.join(' or ')}, got ${describe(value)}`;
   if (Array.isArray(schema.enum) && !schema.enum.some((allowed) => sameJson(allowed, value))) {
     return `must be one of ${schema.enum.map((allowed) => JSON.stringify(allowed)).join(', ')}, got ${describe(value)}`;

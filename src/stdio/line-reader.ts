@@ -263,9 +263,12 @@ function takeLine(pieces: Buffer[], totalBytes: number): LineEvent | undefined {
  * message starts each line with it; JSON.parse would refuse the line, and its id with it.
  */
 function dropBom(pieces: Buffer[]): number {
-  const head = pieces[0]!.length >= UTF8_BOM.length ? pieces[0]!.subarray(0, UTF8_BOM.length) : Buffer.concat(pieces.slice(0, UTF8_BOM.length)).subarray(0, UTF8_BOM.length);
+  const head =
+    pieces[0]!.length >= UTF8_BOM.length
+      ? pieces[0]!.subarray(0, UTF8_BOM.length)
+      : Buffer.concat(pieces.slice(0, UTF8_BOM.length)).subarray(0, UTF8_BOM.length);
   if (!head.equals(UTF8_BOM)) return 0;
-  for (let left = UTF8_BOM.length; left > 0; ) {
+  for (let left = UTF8_BOM.length; left > 0;) {
     const first = pieces[0]!;
     if (first.length > left) {
       pieces[0] = first.subarray(left);

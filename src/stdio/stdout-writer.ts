@@ -57,7 +57,12 @@ export interface MessageWriter {
  * embedded newlines"). A line goes to the stream in a single write call, so lines of concurrent
  * replies never interleave. `redact` masks the run's secrets in every line.
  */
-export function createMessageWriter(output: Writable, onClosed: (error: Error | undefined) => void, redact?: Redactor, maxPendingBytes = MAX_STDOUT_PENDING_BYTES): MessageWriter {
+export function createMessageWriter(
+  output: Writable,
+  onClosed: (error: Error | undefined) => void,
+  redact?: Redactor,
+  maxPendingBytes = MAX_STDOUT_PENDING_BYTES,
+): MessageWriter {
   let closed = false;
   let drained: Promise<void> | undefined; // shared by every writer waiting for the same drain
   const close = (error: Error | undefined) => {
@@ -216,4 +221,3 @@ export function createMessageWriter(output: Writable, onClosed: (error: Error | 
     expectProgress,
   };
 }
-

@@ -143,7 +143,12 @@ describe('bench limit children', () => {
     const server = spawnLineChild([BENCH_SERVER]);
     const { port } = JSON.parse(await server.next());
     const bridge = spawnLineChild([bin, '--url', `http://127.0.0.1:${port}/json`], { ...process.env, FENBS_TOKEN: 'bench' });
-    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
     expect(JSON.parse(await bridge.ask(JSON.stringify(initialize)))).toMatchObject({ id: 1, result: { protocolVersion: '2025-06-18' } });
     // The notification's 202 earns no line; the call after it is answered within the session.
     bridge.process.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');

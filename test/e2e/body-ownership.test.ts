@@ -6,7 +6,15 @@ import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { frontLoadedText, incompressibleText, resultWithText, openGzipEventStream, sendCorruptGzip, sendGzip, sendUnknownEncoding } from '../helpers/body-fault-servers.js';
+import {
+  frontLoadedText,
+  incompressibleText,
+  resultWithText,
+  openGzipEventStream,
+  sendCorruptGzip,
+  sendGzip,
+  sendUnknownEncoding,
+} from '../helpers/body-fault-servers.js';
 import { result, sendJson, sseEvent, startMcpServer, stdoutProblems, type McpServer, type RouteContext } from '../helpers/hardening-servers.js';
 import { BIN, spawnBridge, type BridgeProcess } from '../helpers/spawn-bridge.js';
 
@@ -110,7 +118,8 @@ const FAILURE_MODES = {
   'early-close': { serve: (res: ServerResponse) => sendGzip(res, 500, 'text/plain', frontLoadedText(16 * ERROR_BODY_READ_BYTES)), code: 'REMOTE_HTTP_STATUS' },
 } as const;
 type FailureMode = keyof typeof FAILURE_MODES | 'linger';
-const modeOf = (name: string): FailureMode | undefined => (['zstd', 'corrupt', 'limit', 'early-close', 'linger'] as const).find((mode) => name.startsWith(`${mode}-`));
+const modeOf = (name: string): FailureMode | undefined =>
+  (['zstd', 'corrupt', 'limit', 'early-close', 'linger'] as const).find((mode) => name.startsWith(`${mode}-`));
 
 /**
  * A server that fails each tools/call by its name's mode (`zstd-7`, `linger-3`) and answers the rest.

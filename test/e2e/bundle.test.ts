@@ -31,7 +31,11 @@ async function serverConfig(manifest: any, extensionPath: string, userConfig: Re
 
 /** Starts the server config as Claude Desktop does: `node` is the host's own Node (here, this one). */
 function startServer(config: { command: string; args?: string[] | undefined; env?: Record<string, string> | undefined }) {
-  return spawnLineProcess(config.command === 'node' ? process.execPath : config.command, config.args ?? [], { PATH: process.env.PATH, HOME: process.env.HOME, ...config.env });
+  return spawnLineProcess(config.command === 'node' ? process.execPath : config.command, config.args ?? [], {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    ...config.env,
+  });
 }
 
 describe('the Claude Desktop bundle', () => {
@@ -67,8 +71,22 @@ describe('the Claude Desktop bundle', () => {
   it('holds the bin, the self-contained build, the licences and the manifest, and no node_modules', () => {
     const files = filesUnder(unpacked);
     for (const file of files) expect(file).toMatch(/^(bin\/fenbs-mcp\.js|bin\/package\.json|dist\/.+\.(js|txt)|LICENSE|manifest\.json|package\.json)$/);
-    expect(files).toEqual(expect.arrayContaining(['bin/fenbs-mcp.js', 'bin/package.json', 'dist/cli.js', 'dist/THIRD-PARTY-LICENSES.txt', 'LICENSE', 'manifest.json', 'package.json']));
-    expect(manifest.server).toMatchObject({ type: 'node', entry_point: 'bin/fenbs-mcp.js', mcp_config: { command: 'node', args: ['${__dirname}/bin/fenbs-mcp.js'] } });
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'bin/fenbs-mcp.js',
+        'bin/package.json',
+        'dist/cli.js',
+        'dist/THIRD-PARTY-LICENSES.txt',
+        'LICENSE',
+        'manifest.json',
+        'package.json',
+      ]),
+    );
+    expect(manifest.server).toMatchObject({
+      type: 'node',
+      entry_point: 'bin/fenbs-mcp.js',
+      mcp_config: { command: 'node', args: ['${__dirname}/bin/fenbs-mcp.js'] },
+    });
   });
 
   it('asks for the token as a required, sensitive setting, so Claude Desktop starts nothing without it', async () => {

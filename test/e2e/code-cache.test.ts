@@ -12,7 +12,8 @@ const CACHE_FILE = /^cli-[0-9a-f]+-v\d+\.\d+\.\d+-[a-z0-9]+\.v8cache$/;
 /** A copy of the built package (bin, dist, package.json) without caches, so the ones it makes touch no other test's dist/. */
 function copyPackage(): string {
   const dir = mkdtempSync(join(tmpdir(), 'fenbs-code-cache-'));
-  for (const part of ['bin', 'dist', 'package.json']) cpSync(join(root, part), join(dir, part), { recursive: true, filter: (source) => !source.endsWith('.v8cache') });
+  for (const part of ['bin', 'dist', 'package.json'])
+    cpSync(join(root, part), join(dir, part), { recursive: true, filter: (source) => !source.endsWith('.v8cache') });
   return dir;
 }
 
@@ -20,7 +21,11 @@ const cachesIn = (dir: string) => readdirSync(join(dir, 'dist')).filter((name) =
 
 /** One run of the copied bin with the embedded demo server: initialize answered, then stdin ends and the process exits. */
 async function runOnce(dir: string): Promise<{ code: number | null; reply: any; stderr: string }> {
-  const bridge = spawnLineProcess(process.execPath, [join(dir, 'bin/fenbs-mcp.js'), '--demo'], { PATH: process.env.PATH, HOME: process.env.HOME, FENBS_MCP_LOG_LEVEL: 'warn' });
+  const bridge = spawnLineProcess(process.execPath, [join(dir, 'bin/fenbs-mcp.js'), '--demo'], {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    FENBS_MCP_LOG_LEVEL: 'warn',
+  });
   bridge.send(initializeRequest(1));
   const reply = await bridge.reply(1);
   bridge.end();

@@ -42,7 +42,12 @@ describe('fenbs-mcp doctor', () => {
   it('fails the token check on a 401, shows the challenge and names the variable to fix, exit 3', async () => {
     const server = await startMcpServer({
       route: ({ res }) => {
-        sendJson(res, 401, { error: 'invalid_token' }, { 'www-authenticate': 'Bearer resource_metadata="https://auth.example/.well-known/oauth-protected-resource", error="invalid_token"' });
+        sendJson(
+          res,
+          401,
+          { error: 'invalid_token' },
+          { 'www-authenticate': 'Bearer resource_metadata="https://auth.example/.well-known/oauth-protected-resource", error="invalid_token"' },
+        );
         return true;
       },
     });
@@ -57,7 +62,10 @@ describe('fenbs-mcp doctor', () => {
 
   it('names the credential it would use, a --token-command that ran, and never prints the token, exit 0', async () => {
     const token = 'doctor-command-token-2468';
-    const server = await startMcpServer({ route: (context) => (context.req.headers.authorization === `Bearer ${token}` ? listsNoTools(context) : (sendJson(context.res, 401, { error: 'invalid_token' }), true)) });
+    const server = await startMcpServer({
+      route: (context) =>
+        context.req.headers.authorization === `Bearer ${token}` ? listsNoTools(context) : (sendJson(context.res, 401, { error: 'invalid_token' }), true),
+    });
     servers.push(server);
     const text = await doctor(['--url', server.url.href, '--token-command', `printf ${token}`, '--log-level', 'debug']);
     expect(text.code).toBe(0);
@@ -80,7 +88,9 @@ describe('fenbs-mcp doctor', () => {
   it('names -H Authorization from the environment as the credential, exit 0', async () => {
     const server = await startMcpServer({ route: listsNoTools });
     servers.push(server);
-    const { code, stdout } = await doctor(['--url', server.url.href, '-H', 'Authorization: token ${DOCTOR_GH_TOKEN}'], { DOCTOR_GH_TOKEN: 'doctor-gh-token-1357' });
+    const { code, stdout } = await doctor(['--url', server.url.href, '-H', 'Authorization: token ${DOCTOR_GH_TOKEN}'], {
+      DOCTOR_GH_TOKEN: 'doctor-gh-token-1357',
+    });
     expect(code).toBe(0);
     expect(stdout).toMatch(/^✓ credential +-H Authorization from \$DOCTOR_GH_TOKEN$/m);
     expect(stdout).not.toContain('doctor-gh-token-1357');
@@ -112,12 +122,27 @@ describe('fenbs-mcp doctor', () => {
     const server = await startMcpServer({
       route: ({ res, message, req }) => {
         if (message?.method === 'server/discover') {
-          sendJson(res, 200, result(message.id, { supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, resultType: 'complete', ttlMs: 0, cacheScope: 'public', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'modern-board', version: '2.0.0' } } }));
+          sendJson(
+            res,
+            200,
+            result(message.id, {
+              supportedVersions: ['2026-07-28'],
+              capabilities: { tools: {} },
+              resultType: 'complete',
+              ttlMs: 0,
+              cacheScope: 'public',
+              _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'modern-board', version: '2.0.0' } },
+            }),
+          );
           return true;
         }
         if (message?.method === 'tools/list') {
           expect(req.headers['mcp-protocol-version']).toBe('2026-07-28');
-          sendJson(res, 200, result(message.id, { tools: [{ name: 'a', inputSchema: { type: 'object' } }], resultType: 'complete', ttlMs: 0, cacheScope: 'public' }));
+          sendJson(
+            res,
+            200,
+            result(message.id, { tools: [{ name: 'a', inputSchema: { type: 'object' } }], resultType: 'complete', ttlMs: 0, cacheScope: 'public' }),
+          );
           return true;
         }
         return false;

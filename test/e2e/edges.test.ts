@@ -229,12 +229,15 @@ describe('values no request could carry are refused at start (exit 2)', () => {
     expect(stderr).toMatch(/holds no usable certificate/);
   });
 
-  it.each(['--request-timeout', '--stream-idle-timeout', '--connect-timeout'])('%s of 2^31 ms, naming the maximum, with no TimeoutOverflowWarning', async (option) => {
-    const { code, stderr } = await refused(['--url', 'http://127.0.0.1:9/mcp', option, String(2 ** 31)]);
-    expect(code).toBe(2);
-    expect(stderr).toContain('2147483647');
-    expect(stderr).not.toMatch(/TimeoutOverflowWarning/);
-  });
+  it.each(['--request-timeout', '--stream-idle-timeout', '--connect-timeout'])(
+    '%s of 2^31 ms, naming the maximum, with no TimeoutOverflowWarning',
+    async (option) => {
+      const { code, stderr } = await refused(['--url', 'http://127.0.0.1:9/mcp', option, String(2 ** 31)]);
+      expect(code).toBe(2);
+      expect(stderr).toContain('2147483647');
+      expect(stderr).not.toMatch(/TimeoutOverflowWarning/);
+    },
+  );
 
   it('an empty --token-file', async () => {
     const file = join(tempDir(), 'token');

@@ -23,7 +23,10 @@ const ROOTS = [{ uri: 'file:///work/project', name: 'project' }];
 type Workload = Awaited<ReturnType<typeof runWorkload>>;
 
 function createClient(asked: { method: string; params: unknown }[], logs: LoggingMessageNotification['params'][], onLog: () => void): Client {
-  const client = new Client({ name: 'parity-client', version: '1.0.0' }, { capabilities: { elicitation: { form: {} }, sampling: {}, roots: { listChanged: true } } });
+  const client = new Client(
+    { name: 'parity-client', version: '1.0.0' },
+    { capabilities: { elicitation: { form: {} }, sampling: {}, roots: { listChanged: true } } },
+  );
   client.setRequestHandler(ElicitRequestSchema, (request) => {
     asked.push({ method: request.method, params: request.params });
     return { action: 'accept', content: { color: 'green' } };

@@ -41,7 +41,11 @@ function envFor(name: string, mode = 'approve'): Record<string, string> {
 
 function invocations(name: string): number {
   const file = join(home, name, 'browser.log');
-  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((line) => line !== '').length : 0;
+  return existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((line) => line !== '').length
+    : 0;
 }
 
 const oauthSetups: OAuthSetup[] = [];
@@ -150,7 +154,10 @@ describe('OAuth through the built bridge', () => {
     const run = spawnBridge(['--url', hostile.mcpUrl], env);
     for (const id of ['a', 'b']) {
       run.send(initializeRequest(id));
-      expect((await run.reply(id, 30_000)).error).toMatchObject({ data: { bridgeCode: 'AUTH_REQUIRED' }, message: expect.stringMatching(/authorization_endpoint .* will not be opened in a browser: its scheme is file:/) });
+      expect((await run.reply(id, 30_000)).error).toMatchObject({
+        data: { bridgeCode: 'AUTH_REQUIRED' },
+        message: expect.stringMatching(/authorization_endpoint .* will not be opened in a browser: its scheme is file:/),
+      });
     }
     run.end();
     expect(await run.exited).toMatchObject({ code: 0 });
@@ -185,7 +192,9 @@ describe('OAuth through the built bridge', () => {
     for (const name of ['main', 'pair', 'denied', 'fifo']) {
       const codes = join(home, name, 'codes.log');
       if (!existsSync(codes)) continue;
-      for (const line of readFileSync(codes, 'utf8').split('\n').filter((l) => l !== '')) {
+      for (const line of readFileSync(codes, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')) {
         const code = new URL(line).searchParams.get('code');
         if (code !== null) secrets.add(code);
       }
@@ -193,7 +202,9 @@ describe('OAuth through the built bridge', () => {
     // What was seen: codes, verifiers, access and refresh tokens of every run above.
     expect(secrets.size).toBeGreaterThan(10);
     expect(outputs.length).toBeGreaterThan(10);
-    const leaks = outputs.flatMap(({ what, text }) => [...secrets].filter((secret) => text.includes(secret)).map((secret) => `${what}: ${secret.slice(0, 4)}…`));
+    const leaks = outputs.flatMap(({ what, text }) =>
+      [...secrets].filter((secret) => text.includes(secret)).map((secret) => `${what}: ${secret.slice(0, 4)}…`),
+    );
     expect(leaks).toEqual([]);
   });
 });

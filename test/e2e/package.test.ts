@@ -48,7 +48,12 @@ describe('the npm package', () => {
 
   it('runs the demo session through npx', async () => {
     const { stdout } = await run('sh', ['-c', `npx fenbs-mcp --demo < ${join(root, 'examples/session.jsonl')}`], { cwd: app, env: quietEnv });
-    const ids = stdout.trim().split('\n').map((line) => JSON.parse(line)).filter((m) => !('method' in m)).map((m) => m.id);
+    const ids = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+      .filter((m) => !('method' in m))
+      .map((m) => m.id);
     expect(ids.sort()).toEqual([1, 2, 3, 4, 5, 6]);
   });
 

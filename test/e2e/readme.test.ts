@@ -40,18 +40,29 @@ describe('the README', () => {
 
   it('shows a real exchange with `npm run demo`: initialize, tools/list, and a call with progress', async () => {
     const { stdout } = await run('npm', ['run', '--silent', 'demo'], { cwd: root, env: { ...process.env, FENBS_MCP_LOG_LEVEL: 'warn' } });
-    const messages = stdout.trim().split('\n').map((line) => JSON.parse(line));
+    const messages = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(messages.find((m) => m.id === 1).result.serverInfo.name).toBe('fenbs-demo');
     expect(messages.find((m) => m.id === 2).result.tools.map((t: { name: string }) => t.name)).toContain('tasks_import');
     const progress = messages.findIndex((m) => m.method === 'notifications/progress');
     const importResult = messages.findIndex((m) => m.id === 5);
     expect(progress).toBeGreaterThanOrEqual(0);
     expect(progress).toBeLessThan(importResult);
-    expect(messages.filter((m) => 'id' in m && !('method' in m)).map((m) => m.id).sort()).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(
+      messages
+        .filter((m) => 'id' in m && !('method' in m))
+        .map((m) => m.id)
+        .sort(),
+    ).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
   it.each(shell.slice(2).map((command) => [command]))('runs `%s`', async (command) => {
-    const { stdout } = await run('bash', ['-o', 'pipefail', '-c', command], { cwd: root, env: { ...process.env, PATH: shimPath(), FENBS_MCP_LOG_LEVEL: 'warn' } });
+    const { stdout } = await run('bash', ['-o', 'pipefail', '-c', command], {
+      cwd: root,
+      env: { ...process.env, PATH: shimPath(), FENBS_MCP_LOG_LEVEL: 'warn' },
+    });
     expect(stdout.trim()).not.toBe('');
     if (command.includes('jq')) expect(stdout.trim()).toBe('T-1 [open] Draft the release notes (assignee: claude)');
     if (command.includes('doctor')) expect(stdout).toContain('fenbs-mcp can bridge to this server.');
@@ -63,14 +74,21 @@ describe('the README', () => {
     const fenbs = Object.values(servers)[0] as { args: string[]; env: Record<string, string> };
     expect(fenbs.args).toContain('fenbs-mcp@0.1');
     // Secrets sit in env; args only name them (${NAME}) or say where one comes from.
-    const args = (fenbs.args).map((arg) => arg.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, ''));
+    const args = fenbs.args.map((arg) => arg.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, ''));
     expect(JSON.stringify(args)).not.toMatch(/Bearer \S|<your|--token[ =]/i);
     expect(Object.keys(fenbs.env).length).toBeGreaterThan(0);
     for (const [, name] of JSON.stringify(fenbs.args).matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) expect(fenbs.env).toHaveProperty(name!);
   });
 
   it('has a section with a desktop config for each credential source, and a place for OAuth sign-in', () => {
-    for (const heading of ['### Token from the environment', '### Token file', '### Token command', '### Header secrets from the environment', '### OAuth sign-in']) expect(readme).toContain(`\n${heading}\n`);
+    for (const heading of [
+      '### Token from the environment',
+      '### Token file',
+      '### Token command',
+      '### Header secrets from the environment',
+      '### OAuth sign-in',
+    ])
+      expect(readme).toContain(`\n${heading}\n`);
     expect(readme).toMatch(/--token-file", "\/Users\/you/);
     expect(readme).toMatch(/"--token-command", "/);
     expect(readme).toMatch(/"-H", "X-Api-Key: \$\{EXAMPLE_API_KEY\}"/);
@@ -108,7 +126,12 @@ function emptyPrefix(): string {
 
 async function runsTheDemo(bin: string): Promise<void> {
   const { stdout } = await run('sh', ['-c', `"${bin}" --demo < "${join(root, 'examples/session.jsonl')}"`], { env: quietEnv });
-  const ids = stdout.trim().split('\n').map((line) => JSON.parse(line)).filter((m) => !('method' in m)).map((m) => m.id);
+  const ids = stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line))
+    .filter((m) => !('method' in m))
+    .map((m) => m.id);
   expect(ids.sort()).toEqual([1, 2, 3, 4, 5, 6]);
 }
 
@@ -137,7 +160,10 @@ describe('the README install paths, run in a temporary npm prefix', () => {
     const packDir = mkdtempSync(join(tmpdir(), 'fenbs-pack-'));
     // dist/ is already built; scripts would only build it again.
     await run('npm', ['pack', '--ignore-scripts', '--pack-destination', packDir], { cwd: root, env: quietEnv });
-    const npx = await run('npx', ['-y', `./fenbs-mcp-${version}.tgz`, '--version'], { cwd: packDir, env: { ...quietEnv, npm_config_cache: mkdtempSync(join(tmpdir(), 'fenbs-npx-cache-')) } });
+    const npx = await run('npx', ['-y', `./fenbs-mcp-${version}.tgz`, '--version'], {
+      cwd: packDir,
+      env: { ...quietEnv, npm_config_cache: mkdtempSync(join(tmpdir(), 'fenbs-npx-cache-')) },
+    });
     expect(npx.stdout.trim()).toBe(version);
     const prefix = emptyPrefix();
     await run('npm', ['install', '-g', '--offline', '--prefix', prefix, join(packDir, `fenbs-mcp-${version}.tgz`)], { env: quietEnv });

@@ -18,7 +18,10 @@ interface Finished {
 }
 
 /** Runs the bin with pipes for stdin, stdout and stderr (no terminal anywhere). */
-function fenbs(args: string[], options: { env?: Record<string, string>; stdin?: string; onStderr?: (stderr: string, child: ReturnType<typeof spawn>) => void } = {}): Promise<Finished> {
+function fenbs(
+  args: string[],
+  options: { env?: Record<string, string>; stdin?: string; onStderr?: (stderr: string, child: ReturnType<typeof spawn>) => void } = {},
+): Promise<Finished> {
   const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -63,7 +66,12 @@ describe('shell mode with --demo', () => {
   it('lists the four demo tools', async () => {
     const { code, stdout } = await fenbs(['tools', '--demo']);
     expect(code).toBe(0);
-    expect(stdout.trimEnd().split('\n').map((line) => line.split(/\s+/)[0])).toEqual(['tasks_list', 'tasks_get', 'tasks_create', 'tasks_import']);
+    expect(
+      stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => line.split(/\s+/)[0]),
+    ).toEqual(['tasks_list', 'tasks_get', 'tasks_create', 'tasks_import']);
   });
 
   it('calls tasks_get and prints the task', async () => {

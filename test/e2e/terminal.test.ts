@@ -140,8 +140,11 @@ function foreignControls(screen: string): string[] {
   // eslint-disable-next-line no-control-regex -- as above
   const sequences = screen.match(/\x1b\[[0-9;?]*[ -/]*[@-~]/g) ?? [];
   const foreign = sequences.filter((sequence) => !OWN_SEQUENCE.test(sequence));
-  // eslint-disable-next-line no-control-regex -- as above
-  const rest = screen.replace(/\r\n/g, '\n').replaceAll(CLEAR_LINE, '').replace(/\x1b\[\d{1,2}m/g, '');
+  const rest = screen
+    .replace(/\r\n/g, '\n')
+    .replaceAll(CLEAR_LINE, '')
+    // eslint-disable-next-line no-control-regex -- as above
+    .replace(/\x1b\[\d{1,2}m/g, '');
   const characters = [...rest].filter((char) => ACTS_ON.test(char)).map((char) => `U+${char.codePointAt(0)!.toString(16).padStart(4, '0')}`);
   return [...foreign.map((sequence) => JSON.stringify(sequence)), ...characters];
 }
@@ -151,7 +154,11 @@ const HAS_SCRIPT = spawnSync('script', ['--version'], { stdio: 'ignore' }).error
 describe.skipIf(!HAS_SCRIPT)('a server whose every string carries terminal controls, on a pseudo-terminal', () => {
   const tools = [
     { name: `listed${HOSTILE}`, title: HOSTILE, description: HOSTILE, inputSchema: { type: 'object' } },
-    { name: 'show', description: `Shows.${HOSTILE}`, inputSchema: { type: 'object', properties: { [`text${HOSTILE}`]: { type: 'string', description: HOSTILE } } } },
+    {
+      name: 'show',
+      description: `Shows.${HOSTILE}`,
+      inputSchema: { type: 'object', properties: { [`text${HOSTILE}`]: { type: 'string', description: HOSTILE } } },
+    },
     { name: 'fails', title: `a lone CR\roverwrites`, inputSchema: { type: 'object' } },
     { name: 'broken', inputSchema: { type: 'object' } },
     { name: 'spoof', inputSchema: { type: 'object' } },
@@ -160,7 +167,13 @@ describe.skipIf(!HAS_SCRIPT)('a server whose every string carries terminal contr
     { name: 'n'.repeat(1024 * 1024), description: 'long' },
     { name: `e${'\u0301'.repeat(1_000_000)}`, description: 'combining' },
   ];
-  const shown = { isError: false, content: [{ type: 'text', text: `result${HOSTILE}` }, { type: 'resource_link', uri: `file:///${HOSTILE}`, name: HOSTILE }] };
+  const shown = {
+    isError: false,
+    content: [
+      { type: 'text', text: `result${HOSTILE}` },
+      { type: 'resource_link', uri: `file:///${HOSTILE}`, name: HOSTILE },
+    ],
+  };
   const failed = { isError: true, content: [{ type: 'text', text: `isError${HOSTILE}` }] };
   const resources = [{ uri: `demo://${HOSTILE}`, name: HOSTILE, title: HOSTILE, mimeType: `text/${HOSTILE}` }];
   const read = { contents: [{ uri: 'demo://r', text: `resource${HOSTILE}` }] };
@@ -178,8 +191,16 @@ describe.skipIf(!HAS_SCRIPT)('a server whose every string carries terminal contr
             case 'show':
               return {
                 stream: (id) => [
-                  { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: params._meta.progressToken, progress: 1, total: 2, message: `bar${HOSTILE}` } },
-                  { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: params._meta.progressToken, progress: 1, message: `spinner${HOSTILE}` } },
+                  {
+                    jsonrpc: '2.0',
+                    method: 'notifications/progress',
+                    params: { progressToken: params._meta.progressToken, progress: 1, total: 2, message: `bar${HOSTILE}` },
+                  },
+                  {
+                    jsonrpc: '2.0',
+                    method: 'notifications/progress',
+                    params: { progressToken: params._meta.progressToken, progress: 1, message: `spinner${HOSTILE}` },
+                  },
                   { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: { [`key${HOSTILE}`]: `log${HOSTILE}` } } },
                   { jsonrpc: '2.0', id, result: shown },
                 ],
@@ -218,7 +239,11 @@ describe.skipIf(!HAS_SCRIPT)('a server whose every string carries terminal contr
 
   it.each([
     ['tools', ['tools'], [`listed${SHOWN}`, `${SHOWN_TITLE}`]],
-    ['call, with a progress bar, a spinner and a server log line', ['call', 'show'], [`result${SHOWN_TITLE}`, `bar${SHOWN_TITLE}`, `spinner${SHOWN_TITLE}`, `log${SHOWN}`]],
+    [
+      'call, with a progress bar, a spinner and a server log line',
+      ['call', 'show'],
+      [`result${SHOWN_TITLE}`, `bar${SHOWN_TITLE}`, `spinner${SHOWN_TITLE}`, `log${SHOWN}`],
+    ],
     ['call of a tool that reports isError', ['call', 'fails'], [`isError${SHOWN_TITLE}`]],
     ['call answered with a JSON-RPC error', ['call', 'broken'], [`error${SHOWN}`]],
     ['call answered with an error that names a bridge code and a hint', ['call', 'spoof'], [`spoof${SHOWN}`, `hint: hint${SHOWN}`]],

@@ -6,7 +6,9 @@ import { constants, createGzip, gzipSync } from 'node:zlib';
 
 /** Hex of random bytes: text that gzip shrinks only to about half, so a long decoded body is also long on the wire. */
 export function incompressibleText(chars: number): string {
-  return randomBytes(Math.ceil(chars / 2)).toString('hex').slice(0, chars);
+  return randomBytes(Math.ceil(chars / 2))
+    .toString('hex')
+    .slice(0, chars);
 }
 
 /**

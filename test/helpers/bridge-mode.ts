@@ -82,7 +82,12 @@ export const inProcessMode: BridgeMode = {
   async connect(url, token, bridgeArgs) {
     const connected = await connectInProcess(url, token, bridgeArgs);
     const { bridge } = connected;
-    const logEntries = () => bridge.stderr().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line));
+    const logEntries = () =>
+      bridge
+        .stderr()
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line));
     return {
       ...connected,
       logEntries,

@@ -288,7 +288,15 @@ export async function startRawServer(): Promise<RawServer> {
         const script = scripts.get(request.rpcMethod ?? method)?.shift();
         if (script !== undefined) writeRaw(socket, script(request));
         else if (request.id === undefined) socket.write('HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n');
-        else writeRaw(socket, { kind: 'json', body: { jsonrpc: '2.0', id: request.id, result: request.rpcMethod === 'initialize' ? initializeResult(request) : { echo: request.body?.params ?? null } } });
+        else
+          writeRaw(socket, {
+            kind: 'json',
+            body: {
+              jsonrpc: '2.0',
+              id: request.id,
+              result: request.rpcMethod === 'initialize' ? initializeResult(request) : { echo: request.body?.params ?? null },
+            },
+          });
         if (socket.destroyed) return;
       }
     });

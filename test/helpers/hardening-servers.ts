@@ -104,7 +104,11 @@ function answerMcp(message: any, res: ServerResponse, sessionId: string | undefi
   }
   const headers: Record<string, string> = sessionId === undefined ? {} : { 'mcp-session-id': sessionId };
   if (message.method === 'initialize') {
-    const value = { protocolVersion: message.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'hardening-server', version: '1.0.0' } };
+    const value = {
+      protocolVersion: message.params?.protocolVersion ?? '2025-06-18',
+      capabilities: { tools: {} },
+      serverInfo: { name: 'hardening-server', version: '1.0.0' },
+    };
     sendJson(res, 200, result(message.id, value), headers);
     return;
   }
@@ -341,9 +345,28 @@ export function createTestCertificates(): TestCertificates {
   const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
   const ecKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   for (const name of ['ca', 'other-ca']) {
-    openssl('req', '-x509', ...ecKey, '-keyout', `${name}.key`, '-out', `${name}.pem`, '-days', '2', '-subj', `/CN=fenbs-mcp test ${name}`, '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+    openssl(
+      'req',
+      '-x509',
+      ...ecKey,
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=fenbs-mcp test ${name}`,
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    );
   }
-  writeFileSync(join(dir, 'leaf.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n');
+  writeFileSync(
+    join(dir, 'leaf.ext'),
+    'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n',
+  );
   openssl('req', ...ecKey, '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', '/CN=127.0.0.1');
   openssl('x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'leaf.pem', '-days', '2', '-extfile', 'leaf.ext');
   return {

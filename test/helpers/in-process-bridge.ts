@@ -25,8 +25,30 @@ export interface InProcessBridge extends BridgeHandle {
 }
 
 /** Long options that take a value, as the CLI spells them; `-H` is `--header`. */
-const VALUE_OPTIONS = new Set(['url', 'token-env', 'token-file', 'token-command', 'header', 'request-timeout', 'connect-timeout', 'stream-idle-timeout', 'max-line-bytes', 'max-message-bytes', 'ca-file', 'log-level', 'log-file', 'protocol', 'allow-tools', 'deny-tools', 'oauth-client-id', 'oauth-client-secret-file', 'oauth-client-metadata-url', 'oauth-issuer', 'oauth-callback-port', 'oauth-login-timeout']);
-
+const VALUE_OPTIONS = new Set([
+  'url',
+  'token-env',
+  'token-file',
+  'token-command',
+  'header',
+  'request-timeout',
+  'connect-timeout',
+  'stream-idle-timeout',
+  'max-line-bytes',
+  'max-message-bytes',
+  'ca-file',
+  'log-level',
+  'log-file',
+  'protocol',
+  'allow-tools',
+  'deny-tools',
+  'oauth-client-id',
+  'oauth-client-secret-file',
+  'oauth-client-metadata-url',
+  'oauth-issuer',
+  'oauth-callback-port',
+  'oauth-login-timeout',
+]);
 
 /** The CLI's argv (the subset the bridge takes) as the options commander would hand over. */
 export function toRawOptions(args: readonly string[]): RawOptions {
@@ -113,12 +135,22 @@ function waitOnStream(stream: PassThrough, done: () => boolean, describe: () => 
 
 /** Resolves when the bridge's log matches `pattern`, or rejects after `timeoutMs`. */
 export function waitForLog(bridge: InProcessBridge, pattern: RegExp, timeoutMs = 10_000): Promise<void> {
-  return waitOnStream(bridge.log, () => pattern.test(bridge.stderr()), () => `the log never matched ${String(pattern)}:\n${bridge.stderr()}`, timeoutMs);
+  return waitOnStream(
+    bridge.log,
+    () => pattern.test(bridge.stderr()),
+    () => `the log never matched ${String(pattern)}:\n${bridge.stderr()}`,
+    timeoutMs,
+  );
 }
 
 /** Resolves when the bridge has written at least `count` stdout lines, or rejects after `timeoutMs`. */
 export function waitForLineCount(bridge: InProcessBridge, count: number, timeoutMs = 10_000): Promise<void> {
-  return waitOnStream(bridge.output, () => bridge.lines.length >= count, () => `only ${bridge.lines.length} of ${count} stdout lines within ${timeoutMs} ms; log:\n${bridge.stderr()}`, timeoutMs);
+  return waitOnStream(
+    bridge.output,
+    () => bridge.lines.length >= count,
+    () => `only ${bridge.lines.length} of ${count} stdout lines within ${timeoutMs} ms; log:\n${bridge.stderr()}`,
+    timeoutMs,
+  );
 }
 
 /** Opens the bridge's 2025 session with `server`: initialize answered, notifications/initialized received by the server. */

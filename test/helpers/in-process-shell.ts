@@ -61,8 +61,21 @@ export async function runShell(command: ShellCommand, args: string[], options: S
   };
   const code = await runShellCommand(
     command,
-    { config, logger, redact, env, clientInfo: { name: 'fenbs-mcp-tests', version: '1.0.0' }, ...(options.onServerLog === undefined ? {} : { onServerLog: options.onServerLog }) },
-    { stdout: options.stdout ?? out, stderr: err, readStdin: () => Promise.resolve(options.stdin ?? ''), json: options.json === true, interrupt: (options.interrupt ?? new AbortController()).signal },
+    {
+      config,
+      logger,
+      redact,
+      env,
+      clientInfo: { name: 'fenbs-mcp-tests', version: '1.0.0' },
+      ...(options.onServerLog === undefined ? {} : { onServerLog: options.onServerLog }),
+    },
+    {
+      stdout: options.stdout ?? out,
+      stderr: err,
+      readStdin: () => Promise.resolve(options.stdin ?? ''),
+      json: options.json === true,
+      interrupt: (options.interrupt ?? new AbortController()).signal,
+    },
   );
   return { code, stdout, stderr, log };
 }

@@ -127,18 +127,32 @@ export async function startOAuthSetup(options: OAuthSetupOptions = {}): Promise<
     if (options.wrongIssuer === true && req.url?.startsWith('/.well-known/')) {
       // Metadata that claims to be another issuer (RFC 8414 §3.3 says to refuse it).
       res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({ issuer: 'http://127.0.0.1:1/elsewhere', authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, code_challenge_methods_supported: ['S256'], response_types_supported: ['code'] }),
+        JSON.stringify({
+          issuer: 'http://127.0.0.1:1/elsewhere',
+          authorization_endpoint: `${issuer}/auth`,
+          token_endpoint: `${issuer}/token`,
+          code_challenge_methods_supported: ['S256'],
+          response_types_supported: ['code'],
+        }),
       );
       return;
     }
     callback(req, res);
   });
 
-  const challenge = (error?: string, scope = READ_SCOPE) => `Bearer ${error === undefined ? '' : `error="${error}", `}scope="${scope}", resource_metadata="${metadataUrl}"`;
+  const challenge = (error?: string, scope = READ_SCOPE) =>
+    `Bearer ${error === undefined ? '' : `error="${error}", `}scope="${scope}", resource_metadata="${metadataUrl}"`;
   mcpServer.on('request', (req: IncomingMessage, res: ServerResponse) => {
     void (async () => {
       if (req.url === '/.well-known/oauth-protected-resource/mcp') {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ resource: mcpUrl, authorization_servers: [issuer], scopes_supported: [READ_SCOPE, ADMIN_SCOPE], bearer_methods_supported: ['header'] }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            resource: mcpUrl,
+            authorization_servers: [issuer],
+            scopes_supported: [READ_SCOPE, ADMIN_SCOPE],
+            bearer_methods_supported: ['header'],
+          }),
+        );
         return;
       }
       if (req.url !== '/mcp') {
@@ -151,14 +165,18 @@ export async function startOAuthSetup(options: OAuthSetupOptions = {}): Promise<
       const found = token === undefined || expired.has(token) || options.refuseEveryToken === true ? undefined : await provider.AccessToken.find(token);
       if (found === undefined || found.aud !== mcpUrl) {
         // authorization §Error Handling: 401 with the resource metadata URL and the scope needed.
-        res.writeHead(401, { 'www-authenticate': challenge(token === undefined ? undefined : 'invalid_token'), 'content-type': 'application/json' }).end('{"error":"invalid_token"}');
+        res
+          .writeHead(401, { 'www-authenticate': challenge(token === undefined ? undefined : 'invalid_token'), 'content-type': 'application/json' })
+          .end('{"error":"invalid_token"}');
         return;
       }
       seen.add(token!);
       const scopes = new Set(String(found.scope ?? '').split(' '));
       const isAdminCall = (body as any)?.method === 'tools/call' && (body as any)?.params?.name === ADMIN_TOOL;
       if (!scopes.has(READ_SCOPE) || (isAdminCall && !scopes.has(ADMIN_SCOPE))) {
-        res.writeHead(403, { 'www-authenticate': challenge('insufficient_scope', `${READ_SCOPE} ${ADMIN_SCOPE}`), 'content-type': 'application/json' }).end('{"error":"insufficient_scope"}');
+        res
+          .writeHead(403, { 'www-authenticate': challenge('insufficient_scope', `${READ_SCOPE} ${ADMIN_SCOPE}`), 'content-type': 'application/json' })
+          .end('{"error":"insufficient_scope"}');
         return;
       }
       accepted.push(token!);
@@ -220,11 +238,23 @@ export async function startScriptedAuthorization(metadata: (origin: string) => R
     req.resume();
     req.on('end', () => {
       if (req.method === 'POST' && path === '/mcp') {
-        res.writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"`, 'content-type': 'application/json' }).end('{"error":"invalid_token"}');
+        res
+          .writeHead(401, {
+            'www-authenticate': `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"`,
+            'content-type': 'application/json',
+          })
+          .end('{"error":"invalid_token"}');
       } else if (path === '/.well-known/oauth-protected-resource/mcp') {
         json(res, 200, { resource: mcpUrl, authorization_servers: [origin] });
       } else if (path === '/.well-known/oauth-authorization-server') {
-        json(res, 200, { issuer: origin, authorization_endpoint: `${origin}/authorize`, token_endpoint: `${origin}/token`, registration_endpoint: `${origin}/register`, code_challenge_methods_supported: ['S256'], ...metadata(origin) });
+        json(res, 200, {
+          issuer: origin,
+          authorization_endpoint: `${origin}/authorize`,
+          token_endpoint: `${origin}/token`,
+          registration_endpoint: `${origin}/register`,
+          code_challenge_methods_supported: ['S256'],
+          ...metadata(origin),
+        });
       } else if (req.method === 'POST' && path === '/register') {
         json(res, 201, { client_id: 'scripted-client' });
       } else {

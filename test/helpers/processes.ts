@@ -35,7 +35,10 @@ export function pidIn(path: string): number {
  * this one's child ends without an event this process could wait on.
  */
 export async function waitUntilGone(pid: number, timeoutMs = 5_000): Promise<void> {
-  await vi.waitFor(() => {
-    if (isRunning(pid)) throw new Error(`process ${pid} still runs`);
-  }, { timeout: timeoutMs, interval: 20 });
+  await vi.waitFor(
+    () => {
+      if (isRunning(pid)) throw new Error(`process ${pid} still runs`);
+    },
+    { timeout: timeoutMs, interval: 20 },
+  );
 }

@@ -25,7 +25,10 @@ export interface ScriptedMcpServerOptions {
  * `initialize` and notifications are answered for you (no session id); `server/discover` gets 404
  * like any 2025-era server; every other method answers from `script`, or -32601.
  */
-export async function startScriptedMcpServer(script: Record<string, (params: any, id: unknown) => Answer>, options: ScriptedMcpServerOptions = {}): Promise<ScriptedMcpServer> {
+export async function startScriptedMcpServer(
+  script: Record<string, (params: any, id: unknown) => Answer>,
+  options: ScriptedMcpServerOptions = {},
+): Promise<ScriptedMcpServer> {
   const serverInfo = options.serverInfo ?? { name: 'scripted', version: '1.0.0' };
   const capabilities = options.capabilities ?? { tools: {} };
   const received: any[] = [];

@@ -75,7 +75,10 @@ function createMcpServer(): McpServer {
       related,
     );
     const color = String(answer.content?.color);
-    const sampled = await server.server.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: `Name a ${color} fruit` } }], maxTokens: 20 }, related);
+    const sampled = await server.server.createMessage(
+      { messages: [{ role: 'user', content: { type: 'text', text: `Name a ${color} fruit` } }], maxTokens: 20 },
+      related,
+    );
     const said = sampled.content.type === 'text' ? sampled.content.text : sampled.content.type;
     return text(`${answer.action}:${color} -> ${sampled.model}: ${said}`);
   });
@@ -122,7 +125,10 @@ function createMcpServer(): McpServer {
   }));
   server.registerPrompt(
     'greet',
-    { description: 'A greeting', argsSchema: { name: completable(z.string(), (value) => NAMES.filter((n) => n.startsWith(value))), tone: z.string().optional() } },
+    {
+      description: 'A greeting',
+      argsSchema: { name: completable(z.string(), (value) => NAMES.filter((n) => n.startsWith(value))), tone: z.string().optional() },
+    },
     ({ name, tone }) => ({ messages: [{ role: 'user', content: { type: 'text', text: `Greet ${name}${tone === undefined ? '' : ` in a ${tone} tone`}` } }] }),
   );
   return server;

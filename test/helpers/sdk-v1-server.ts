@@ -41,19 +41,23 @@ function createMcpServer(): McpServer {
   server.registerTool('echo', { description: 'Returns its text', inputSchema: { text: z.string() } }, ({ text }) => ({
     content: [{ type: 'text', text }],
   }));
-  server.registerTool('slow', { description: 'Waits ms milliseconds, reporting progress', inputSchema: { ms: z.number().int().min(0), steps: z.number().int().min(1).default(3) } }, async ({ ms, steps }, extra) => {
-    const progressToken = extra._meta?.progressToken;
-    // Progress first, then the step's wait: the result never shares a chunk with the last progress.
-    // (The v1 Client handles notifications a microtask late, so a progress read together with the
-    // result would find its handler already gone.)
-    for (let step = 1; step <= steps; step++) {
-      if (progressToken !== undefined) {
-        await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: step, total: steps } });
+  server.registerTool(
+    'slow',
+    { description: 'Waits ms milliseconds, reporting progress', inputSchema: { ms: z.number().int().min(0), steps: z.number().int().min(1).default(3) } },
+    async ({ ms, steps }, extra) => {
+      const progressToken = extra._meta?.progressToken;
+      // Progress first, then the step's wait: the result never shares a chunk with the last progress.
+      // (The v1 Client handles notifications a microtask late, so a progress read together with the
+      // result would find its handler already gone.)
+      for (let step = 1; step <= steps; step++) {
+        if (progressToken !== undefined) {
+          await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: step, total: steps } });
+        }
+        await new Promise((resolve) => setTimeout(resolve, ms / steps));
       }
-      await new Promise((resolve) => setTimeout(resolve, ms / steps));
-    }
-    return { content: [{ type: 'text', text: `waited ${ms} ms` }] };
-  });
+      return { content: [{ type: 'text', text: `waited ${ms} ms` }] };
+    },
+  );
   server.registerTool(GREETING_TOOL, { description: 'Greets in German' }, () => ({ content: [{ type: 'text', text: 'Grüße!' }] }));
   return server;
 }

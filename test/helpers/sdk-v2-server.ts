@@ -6,7 +6,16 @@ import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { acceptedContent, createMcpHandler, fromJsonSchema, inputRequired, inputResponse, McpServer, type JsonSchemaType, type ServerNotifier } from '@modelcontextprotocol/server';
+import {
+  acceptedContent,
+  createMcpHandler,
+  fromJsonSchema,
+  inputRequired,
+  inputResponse,
+  McpServer,
+  type JsonSchemaType,
+  type ServerNotifier,
+} from '@modelcontextprotocol/server';
 import { BIN } from './spawn-bridge.js';
 
 /** The task board `tasks_get` reads from. */
@@ -77,7 +86,10 @@ function mirrored(type: 'string' | 'integer' | 'boolean' | 'number', header: str
 }
 
 function createTaskServer(onSlowCall: () => void): McpServer {
-  const server = new McpServer({ name: 'fenbs-mcp-test-v2', version: '2.0.0' }, { capabilities: { tools: { listChanged: true } }, instructions: 'Ask for tasks by reference.' });
+  const server = new McpServer(
+    { name: 'fenbs-mcp-test-v2', version: '2.0.0' },
+    { capabilities: { tools: { listChanged: true } }, instructions: 'Ask for tasks by reference.' },
+  );
   server.registerTool(
     CONFIRM_TOOL,
     {
@@ -89,7 +101,10 @@ function createTaskServer(onSlowCall: () => void): McpServer {
       if (confirmed === undefined) {
         return inputRequired({
           inputRequests: {
-            confirm: inputRequired.elicit({ message: `Close ${ref}?`, requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } }),
+            confirm: inputRequired.elicit({
+              message: `Close ${ref}?`,
+              requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+            }),
           },
           requestState: CONFIRM_STATE,
         });
@@ -98,7 +113,9 @@ function createTaskServer(onSlowCall: () => void): McpServer {
       return { content: [{ type: 'text', text: `${ref} confirmed=${String(confirmed.ok)} state=${String(state)}` }] };
     },
   );
-  server.registerTool('tasks_ask_forever', { description: 'Answers every round with input_required (state only)' }, () => inputRequired({ requestState: 'again' }));
+  server.registerTool('tasks_ask_forever', { description: 'Answers every round with input_required (state only)' }, () =>
+    inputRequired({ requestState: 'again' }),
+  );
   server.registerTool('tasks_ask_url', { description: 'Asks for a URL-mode elicitation' }, () =>
     inputRequired({ inputRequests: { visit: inputRequired.elicitUrl({ message: 'Sign in', url: 'https://example.com/sign-in' }) } }),
   );
@@ -106,7 +123,9 @@ function createTaskServer(onSlowCall: () => void): McpServer {
     const view = inputResponse(ctx.mcpReq.inputResponses, 'summary');
     if (view.kind !== 'sampling') {
       return inputRequired({
-        inputRequests: { summary: inputRequired.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'Summarise T-1' } }], maxTokens: 50 }) },
+        inputRequests: {
+          summary: inputRequired.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'Summarise T-1' } }], maxTokens: 50 }),
+        },
       });
     }
     return { content: [{ type: 'text', text: `summary: ${JSON.stringify(view.result.content)}` }] };
@@ -161,7 +180,11 @@ function createTaskServer(onSlowCall: () => void): McpServer {
     'tasks_import',
     {
       description: 'Imports count tasks, one progress notification per task and the result right behind the last one',
-      inputSchema: fromJsonSchema<{ count: number }>({ type: 'object', properties: { count: { type: 'integer', minimum: 1, maximum: 100 } }, required: ['count'] }),
+      inputSchema: fromJsonSchema<{ count: number }>({
+        type: 'object',
+        properties: { count: { type: 'integer', minimum: 1, maximum: 100 } },
+        required: ['count'],
+      }),
     },
     async ({ count }, ctx) => {
       const progressToken = ctx.mcpReq._meta?.progressToken;
@@ -305,7 +328,10 @@ export async function startSdkV2Server(options: SdkV2ServerOptions): Promise<Sdk
     }
     const parsed = parseBody(bytes) as { id?: unknown; method?: unknown } | undefined;
     if (options.refuseInitialize !== undefined && parsed?.method === 'initialize') {
-      const [status, code, message] = options.refuseInitialize === 'not-found' ? [404, -32601, 'Method not found: initialize'] : [400, -32020, 'Header mismatch: MCP-Protocol-Version is required'];
+      const [status, code, message] =
+        options.refuseInitialize === 'not-found'
+          ? [404, -32601, 'Method not found: initialize']
+          : [400, -32020, 'Header mismatch: MCP-Protocol-Version is required'];
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: parsed.id ?? null, error: { code, message } }));
       return;
     }

@@ -87,7 +87,10 @@ export function collectLines(stdout: Readable, stderr: () => string): LineCollec
   const waitFor = (predicate: (message: any) => boolean, timeoutMs = 10_000) =>
     new Promise<any>((resolve, reject) => {
       const timer = setTimeout(() => {
-        waiters.splice(waiters.findIndex((w) => w.resolve === done), 1);
+        waiters.splice(
+          waiters.findIndex((w) => w.resolve === done),
+          1,
+        );
         reject(new Error(`no matching stdout line within ${timeoutMs} ms; stdout:\n${lines.join('\n')}\nstderr:\n${stderr()}`));
       }, timeoutMs);
       const done = (message: any) => {
@@ -101,7 +104,10 @@ export function collectLines(stdout: Readable, stderr: () => string): LineCollec
       waiters.push({ predicate, resolve: done, reject: fail, seen: 0 });
       check();
       if (closed && waiters.some((w) => w.resolve === done)) {
-        waiters.splice(waiters.findIndex((w) => w.resolve === done), 1);
+        waiters.splice(
+          waiters.findIndex((w) => w.resolve === done),
+          1,
+        );
         fail(new Error(`the bridge has exited and no stdout line matches; stdout:\n${lines.join('\n')}\nstderr:\n${stderr()}`));
       }
     });
@@ -114,7 +120,8 @@ export function collectLines(stdout: Readable, stderr: () => string): LineCollec
     closed: () => {
       closed = true;
       check();
-      for (const waiter of waiters.splice(0)) waiter.reject(new Error(`the bridge exited before a matching stdout line; stdout:\n${lines.join('\n')}\nstderr:\n${stderr()}`));
+      for (const waiter of waiters.splice(0))
+        waiter.reject(new Error(`the bridge exited before a matching stdout line; stdout:\n${lines.join('\n')}\nstderr:\n${stderr()}`));
     },
   };
 }

@@ -46,7 +46,12 @@ describe('buildArguments', () => {
   });
 
   it('keeps the text of a loose value the schema types as string, and JSON where the schema takes it', () => {
-    expect(buildArguments({}, parseAssignments(['ref=123', 'count=123', 'either=7', 'other=8']), schema)).toEqual({ ref: '123', count: 123, either: 7, other: 8 });
+    expect(buildArguments({}, parseAssignments(['ref=123', 'count=123', 'either=7', 'other=8']), schema)).toEqual({
+      ref: '123',
+      count: 123,
+      either: 7,
+      other: 8,
+    });
   });
 
   it('never second-guesses key:=json', () => {

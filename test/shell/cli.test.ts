@@ -18,7 +18,21 @@ describe('the shell subcommands', () => {
 
   it.each(SHELL_COMMANDS.map((command) => [command]))('%s takes every connection option, --json, and shows examples and exit codes', async (command) => {
     expect(await run(command, '--help')).toBe(EXIT.OK);
-    for (const option of ['--url', '--token-env', '--token-file', '--header', '--request-timeout', '--connect-timeout', '--ca-file', '--allow-http', '--log-level', '--log-file', '--demo', '--json']) expect(output.stdout).toContain(option);
+    for (const option of [
+      '--url',
+      '--token-env',
+      '--token-file',
+      '--header',
+      '--request-timeout',
+      '--connect-timeout',
+      '--ca-file',
+      '--allow-http',
+      '--log-level',
+      '--log-file',
+      '--demo',
+      '--json',
+    ])
+      expect(output.stdout).toContain(option);
     expect(output.stdout).toMatch(/Examples:\n {2}fenbs-mcp /);
     expect(output.stdout).toContain('130 Ctrl-C');
   });

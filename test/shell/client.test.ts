@@ -17,7 +17,13 @@ describe('ShellClient', () => {
     demo = await startDemoServer({ token });
     const env = { FENBS_TOKEN: token };
     const config = createConfig({ options: { url: demo.url.href }, env, readTextFile: () => '' });
-    client = new ShellClient({ config, env, logger: pino({ level: 'silent' }, new PassThrough()), redact: createRedactor([token]), clientInfo: { name: 'test', version: '1' } });
+    client = new ShellClient({
+      config,
+      env,
+      logger: pino({ level: 'silent' }, new PassThrough()),
+      redact: createRedactor([token]),
+      clientInfo: { name: 'test', version: '1' },
+    });
   });
   afterAll(async () => {
     await client.close();

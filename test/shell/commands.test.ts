@@ -27,7 +27,12 @@ describe('shell commands against the demo server', () => {
   it('lists the four tools, one per line with its title', async () => {
     const run = await runShell({ kind: 'tools' }, args, { env });
     expect(run.code).toBe(SHELL_EXIT.OK);
-    expect(run.stdout.trimEnd().split('\n')).toEqual(['tasks_list    List tasks', 'tasks_get     Get a task', 'tasks_create  Create a task', 'tasks_import  Import tasks']);
+    expect(run.stdout.trimEnd().split('\n')).toEqual([
+      'tasks_list    List tasks',
+      'tasks_get     Get a task',
+      'tasks_create  Create a task',
+      'tasks_import  Import tasks',
+    ]);
   });
 
   it('lists the tools as one JSON array with --json', async () => {
@@ -91,7 +96,10 @@ describe('shell commands against the demo server', () => {
     const run = await runShell({ kind: 'call', name: 'tasks_import', assignments: ['count=3'] }, args, { env });
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^Imported 3 tasks: T-\d+, T-\d+, T-\d+\.\n$/);
-    const lines = run.log.trimEnd().split('\n').map((line) => JSON.parse(line).msg);
+    const lines = run.log
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line).msg);
     expect(lines).toEqual(['progress 1/3 33% imported 1 of 3', 'progress 2/3 66% imported 2 of 3', 'progress 3/3 100% imported 3 of 3']);
     expect(run.stderr).toBe('');
   });
@@ -280,7 +288,17 @@ describe('shell commands against scripted servers', () => {
 
   it('summarize content that is not text, answer a ping, and show a spinner for progress without a total', async () => {
     const server = await startScriptedMcpServer({
-      'tools/list': () => ({ result: { tools: [{ name: 'shot', description: 'Takes a screenshot. Slowly.', inputSchema: { type: 'object', additionalProperties: false, properties: { size: { type: 'array', items: { type: 'integer' } } } } }] } }),
+      'tools/list': () => ({
+        result: {
+          tools: [
+            {
+              name: 'shot',
+              description: 'Takes a screenshot. Slowly.',
+              inputSchema: { type: 'object', additionalProperties: false, properties: { size: { type: 'array', items: { type: 'integer' } } } },
+            },
+          ],
+        },
+      }),
       'tools/call': (params) => ({
         stream: (id) => [
           { jsonrpc: '2.0', id: 'srv-1', method: 'ping' },
@@ -310,7 +328,11 @@ describe('shell commands against scripted servers', () => {
       expect(schema.stderr).toContain('argument "size[1]" must be integer, got string "x"');
       expect(schema.stderr).toContain('unknown argument "zoom" (known: size)');
       const serverLogs: unknown[] = [];
-      const run = await runShell({ kind: 'call', name: 'shot', assignments: ['size:=[1,2]'] }, ['--url', server.url], { env, terminalColumns: 40, onServerLog: (level, data) => serverLogs.push([level, data]) });
+      const run = await runShell({ kind: 'call', name: 'shot', assignments: ['size:=[1,2]'] }, ['--url', server.url], {
+        env,
+        terminalColumns: 40,
+        onServerLog: (level, data) => serverLogs.push([level, data]),
+      });
       expect(serverLogs).toEqual([['info', 'hello']]);
       expect(run.code).toBe(0);
       expect(run.stdout).toBe(
@@ -329,7 +351,9 @@ describe('shell commands against scripted servers', () => {
     const server = await startScriptedMcpServer({
       'tools/list': () => ({ result: { tools: [{ name: 'data' }, { name: 'ask' }] } }),
       'tools/call': (params) =>
-        params.name === 'data' ? { result: { content: [], structuredContent: { n: 1 } } } : { result: { resultType: 'input_required', inputRequests: { confirm: { method: 'elicitation/create' } } } },
+        params.name === 'data'
+          ? { result: { content: [], structuredContent: { n: 1 } } }
+          : { result: { resultType: 'input_required', inputRequests: { confirm: { method: 'elicitation/create' } } } },
     });
     try {
       const data = await runShell({ kind: 'call', name: 'data', assignments: [] }, ['--url', server.url], { env });
@@ -347,8 +371,20 @@ describe('shell commands against scripted servers', () => {
     const server = await startScriptedMcpServer({
       'tools/list': (params) =>
         params.cursor === undefined
-          ? { result: { tools: [{ name: 'typed', inputSchema: { type: 'object', properties: { a: { type: ['string', 'null'] }, b: {} }, required: ['c'] } }], nextCursor: 'p2' } }
-          : { result: { tools: [{ name: 'bare', inputSchema: { required: ['x'] } }, { name: 'quiet', inputSchema: { type: 'object' } }] } },
+          ? {
+              result: {
+                tools: [{ name: 'typed', inputSchema: { type: 'object', properties: { a: { type: ['string', 'null'] }, b: {} }, required: ['c'] } }],
+                nextCursor: 'p2',
+              },
+            }
+          : {
+              result: {
+                tools: [
+                  { name: 'bare', inputSchema: { required: ['x'] } },
+                  { name: 'quiet', inputSchema: { type: 'object' } },
+                ],
+              },
+            },
       'tools/call': () => ({ result: { content: [] } }),
     });
     try {
@@ -367,7 +403,9 @@ describe('shell commands against scripted servers', () => {
     const empty = await startScriptedMcpServer({ 'tools/list': () => ({ result: { tools: [] } }), 'prompts/list': () => ({ result: { prompts: [] } }) });
     try {
       expect((await runShell({ kind: 'call', name: 'x', assignments: [] }, ['--url', empty.url], { env })).stderr).toContain('the server has no tool "x"\n');
-      expect((await runShell({ kind: 'prompt', name: 'y', assignments: [] }, ['--url', empty.url], { env })).stderr).toContain('the server has no prompt "y"\n');
+      expect((await runShell({ kind: 'prompt', name: 'y', assignments: [] }, ['--url', empty.url], { env })).stderr).toContain(
+        'the server has no prompt "y"\n',
+      );
     } finally {
       await empty.close();
     }
@@ -388,7 +426,11 @@ describe('shell commands against a server whose every string carries terminal co
   /** A character a terminal would act on; line feeds are checked apart, by counting lines. */
   // eslint-disable-next-line no-control-regex -- finding control characters is the point of the check
   const ACTS_ON = /[\x00-\x09\x0B-\x1F\x7F-\x9F\u2028\u2029\u202A-\u202E\u2066-\u2069]/;
-  const tool = { name: `run${HOSTILE}`, title: HOSTILE, inputSchema: { type: 'object', properties: { [`p${HOSTILE}`]: { type: 'string', enum: [HOSTILE] } }, required: [`p${HOSTILE}`] } };
+  const tool = {
+    name: `run${HOSTILE}`,
+    title: HOSTILE,
+    inputSchema: { type: 'object', properties: { [`p${HOSTILE}`]: { type: 'string', enum: [HOSTILE] } }, required: [`p${HOSTILE}`] },
+  };
   const failing = { name: 'fails', inputSchema: { type: 'object' } };
   const broken = { name: 'broken', inputSchema: { type: 'object' } };
   const spoofing = { name: 'spoofing', inputSchema: { type: 'object' } };
@@ -401,7 +443,8 @@ describe('shell commands against a server whose every string carries terminal co
         if (params.name === 'fails') return { result: { isError: true, content: [{ type: 'text', text: `failed${HOSTILE}` }] } };
         if (params.name === 'broken') return { error: { code: -32000, message: `boom${HOSTILE}` } };
         // A server can claim to be the bridge: its hint is printed like the bridge's own.
-        if (params.name === 'spoofing') return { error: { code: -32000, message: `spoof${HOSTILE}`, data: { bridgeCode: 'REMOTE_UNREACHABLE', hint: `hint${HOSTILE}` } } };
+        if (params.name === 'spoofing')
+          return { error: { code: -32000, message: `spoof${HOSTILE}`, data: { bridgeCode: 'REMOTE_UNREACHABLE', hint: `hint${HOSTILE}` } } };
         return { result: { content: [{ type: 'text', text: `ok${HOSTILE}` }] } };
       },
     });
@@ -421,7 +464,14 @@ describe('shell commands against a server whose every string carries terminal co
       await runShell({ kind: 'call', name: tool.name, assignments: [], args: JSON.stringify({ [`p${HOSTILE}`]: 'other' }) }, args, { env }),
       await runShell({ kind: 'call', name: 'missing', assignments: [] }, args, { env }),
     ];
-    expect(runs.map((run) => run.code)).toEqual([SHELL_EXIT.FAILED, SHELL_EXIT.FAILED, SHELL_EXIT.UNREACHABLE, SHELL_EXIT.USAGE, SHELL_EXIT.USAGE, SHELL_EXIT.USAGE]);
+    expect(runs.map((run) => run.code)).toEqual([
+      SHELL_EXIT.FAILED,
+      SHELL_EXIT.FAILED,
+      SHELL_EXIT.UNREACHABLE,
+      SHELL_EXIT.USAGE,
+      SHELL_EXIT.USAGE,
+      SHELL_EXIT.USAGE,
+    ]);
     const [fails, broken, spoofed, missingArgument, wrongValue, noTool] = runs.map((run) => run.stderr);
     expect(fails).toBe(`fenbs-mcp: fails reported an error:\nfailed${toTerminalText(HOSTILE)}\n`);
     expect(broken).toBe(`fenbs-mcp: tools/call failed: boom${toTerminalLine(HOSTILE)} (JSON-RPC error -32000)\n`);

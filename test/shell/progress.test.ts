@@ -4,7 +4,15 @@ import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { BAR_WIDTH_CHARS, CLEAR_LINE, createProgressView, describeProgress, MAX_PROGRESS_MESSAGE_CHARS, percentOf, SPINNER_FRAME_MS } from '../../src/shell/progress.js';
+import {
+  BAR_WIDTH_CHARS,
+  CLEAR_LINE,
+  createProgressView,
+  describeProgress,
+  MAX_PROGRESS_MESSAGE_CHARS,
+  percentOf,
+  SPINNER_FRAME_MS,
+} from '../../src/shell/progress.js';
 
 function terminal(columns?: number) {
   const target = { written: [] as string[], isTTY: true, ...(columns === undefined ? {} : { columns }), write: (text: string) => target.written.push(text) };
@@ -33,7 +41,10 @@ describe('on a terminal', () => {
     const view = createProgressView(target, silent);
     view.update({ progress: 1, total: 4 });
     view.update({ progress: 4, total: 4, message: 'done' });
-    expect(target.written).toEqual([`${CLEAR_LINE}${'█'.repeat(6)}${'░'.repeat(BAR_WIDTH_CHARS - 6)} 1/4 25%`, `${CLEAR_LINE}${'█'.repeat(BAR_WIDTH_CHARS)} 4/4 100% done`]);
+    expect(target.written).toEqual([
+      `${CLEAR_LINE}${'█'.repeat(6)}${'░'.repeat(BAR_WIDTH_CHARS - 6)} 1/4 25%`,
+      `${CLEAR_LINE}${'█'.repeat(BAR_WIDTH_CHARS)} 4/4 100% done`,
+    ]);
     view.clear();
     view.clear();
     expect(target.written.slice(2)).toEqual([CLEAR_LINE]);

@@ -40,29 +40,55 @@ describe('renderTools', () => {
 
   it('stops lining up names longer than MAX_NAME_COLUMN_CHARS', () => {
     const long = 'n'.repeat(MAX_NAME_COLUMN_CHARS + 5);
-    expect(renderTools([{ name: long, title: 'L' }, { name: 's', title: 'S' }])).toBe(`${long}  L\n${'s'.padEnd(MAX_NAME_COLUMN_CHARS)}  S`);
+    expect(
+      renderTools([
+        { name: long, title: 'L' },
+        { name: 's', title: 'S' },
+      ]),
+    ).toBe(`${long}  L\n${'s'.padEnd(MAX_NAME_COLUMN_CHARS)}  S`);
   });
 });
 
 describe('renderResources', () => {
   it('shows the URI, the title or name, and the media type', () => {
-    expect(renderResources([{ uri: 'a://1', name: 'one' }, { uri: 'a://2', name: 'two', mimeType: 'text/plain' }])).toBe('a://1  one\na://2  two (text/plain)');
+    expect(
+      renderResources([
+        { uri: 'a://1', name: 'one' },
+        { uri: 'a://2', name: 'two', mimeType: 'text/plain' },
+      ]),
+    ).toBe('a://1  one\na://2  two (text/plain)');
   });
 });
 
 describe('results', () => {
   it('print text content and summarize the rest', () => {
-    expect(renderCallResult({ content: [{ type: 'text', text: 'hi' }, 'odd', { type: 'image' }] })).toBe('hi\n[content that is not an object]\n[image of unknown type, no data]');
+    expect(renderCallResult({ content: [{ type: 'text', text: 'hi' }, 'odd', { type: 'image' }] })).toBe(
+      'hi\n[content that is not an object]\n[image of unknown type, no data]',
+    );
     expect(renderCallResult({})).toBe('');
   });
 
   it('print resource text and a line for a blob', () => {
-    expect(renderReadResult({ contents: [{ uri: 'a://1', text: 'body' }, { uri: 'a://2', mimeType: 'image/png', blob: 'AAAA' }] })).toBe('body\n[image/png a://2, 3 bytes; --json shows the data]');
+    expect(
+      renderReadResult({
+        contents: [
+          { uri: 'a://1', text: 'body' },
+          { uri: 'a://2', mimeType: 'image/png', blob: 'AAAA' },
+        ],
+      }),
+    ).toBe('body\n[image/png a://2, 3 bytes; --json shows the data]');
     expect(renderReadResult({})).toBe('');
   });
 
   it('print prompt messages as role: content', () => {
-    expect(renderPromptResult({ messages: [{ role: 'user', content: { type: 'text', text: 'a' } }, { role: 'assistant', content: { type: 'resource', resource: { uri: 'x://', text: 'b' } } }] })).toBe('user: a\n\nassistant: b');
+    expect(
+      renderPromptResult({
+        messages: [
+          { role: 'user', content: { type: 'text', text: 'a' } },
+          { role: 'assistant', content: { type: 'resource', resource: { uri: 'x://', text: 'b' } } },
+        ],
+      }),
+    ).toBe('user: a\n\nassistant: b');
     expect(renderPromptResult({})).toBe('');
   });
 });
@@ -74,10 +100,17 @@ const HOSTILE = '\x1b]0;PWNED\x07\x1b]52;c;cHduZWQ=\x07\x1b]8;;https://evil.exam
 
 describe('server text in what is printed', () => {
   it('shows every control character in names, titles, descriptions, URIs, media types and argument names, one row per line', () => {
-    const tools = renderTools([{ name: `tool${HOSTILE}`, title: `title${HOSTILE}` }, { name: 'b\nc', description: `first\r${HOSTILE}. Second.` }]);
+    const tools = renderTools([
+      { name: `tool${HOSTILE}`, title: `title${HOSTILE}` },
+      { name: 'b\nc', description: `first\r${HOSTILE}. Second.` },
+    ]);
     const resources = renderResources([{ uri: `a://${HOSTILE}`, name: HOSTILE, mimeType: `text/${HOSTILE}` }]);
     const prompts = renderPrompts([{ name: HOSTILE, arguments: [{ name: `arg${HOSTILE}`, required: true }] }]);
-    for (const [text, rows] of [[tools, 2], [resources, 1], [prompts, 1]] as const) {
+    for (const [text, rows] of [
+      [tools, 2],
+      [resources, 1],
+      [prompts, 1],
+    ] as const) {
       expect(text).not.toMatch(ACTS_ON);
       expect(text.split('\n')).toHaveLength(rows);
     }

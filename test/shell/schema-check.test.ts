@@ -23,12 +23,33 @@ describe('checkArguments', () => {
   };
 
   it('passes arguments that fit', () => {
-    const args = { ref: 'T-1', count: 2, ratio: 0.5, flag: false, nothing: null, status: 'done', kind: 'task', tags: ['a'], owner: { name: 'ada' }, free: [1], odd: 3 };
+    const args = {
+      ref: 'T-1',
+      count: 2,
+      ratio: 0.5,
+      flag: false,
+      nothing: null,
+      status: 'done',
+      kind: 'task',
+      tags: ['a'],
+      owner: { name: 'ada' },
+      free: [1],
+      odd: 3,
+    };
     expect(checkArguments(schema, args)).toEqual({ errors: [], warnings: [] });
   });
 
   it('names each missing required argument and each value of the wrong type', () => {
-    const { errors } = checkArguments(schema, { count: 1.5, ratio: 'x', flag: 'yes', nothing: 0, status: 'later', kind: 'bug', tags: ['a', 2], owner: { nick: 'x' } });
+    const { errors } = checkArguments(schema, {
+      count: 1.5,
+      ratio: 'x',
+      flag: 'yes',
+      nothing: 0,
+      status: 'later',
+      kind: 'bug',
+      tags: ['a', 2],
+      owner: { nick: 'x' },
+    });
     expect(errors).toEqual([
       'missing required argument "ref"',
       'argument "count" must be integer, got number 1.5',
@@ -44,12 +65,21 @@ describe('checkArguments', () => {
   });
 
   it('describes objects, arrays and long strings briefly', () => {
-    const { errors } = checkArguments({ properties: { a: { type: 'string' }, b: { type: 'string' }, c: { type: 'integer' } } }, { a: { x: 1 }, b: [1], c: 'y'.repeat(60) });
-    expect(errors).toEqual(['argument "a" must be string, got object', 'argument "b" must be string, got array', `argument "c" must be integer, got string "${'y'.repeat(36)}...`]);
+    const { errors } = checkArguments(
+      { properties: { a: { type: 'string' }, b: { type: 'string' }, c: { type: 'integer' } } },
+      { a: { x: 1 }, b: [1], c: 'y'.repeat(60) },
+    );
+    expect(errors).toEqual([
+      'argument "a" must be string, got object',
+      'argument "b" must be string, got array',
+      `argument "c" must be integer, got string "${'y'.repeat(36)}...`,
+    ]);
   });
 
   it('warns about a name the schema does not list, unless additionalProperties is false', () => {
-    expect(checkArguments(schema, { ref: 'T-1', reff: 1 }).warnings).toEqual(['unknown argument "reff" (known: ref, count, ratio, flag, nothing, status, kind, tags, owner, free, odd)']);
+    expect(checkArguments(schema, { ref: 'T-1', reff: 1 }).warnings).toEqual([
+      'unknown argument "reff" (known: ref, count, ratio, flag, nothing, status, kind, tags, owner, free, odd)',
+    ]);
     expect(checkArguments({ type: 'object' }, { x: 1 }).warnings).toEqual(['unknown argument "x"']);
     expect(checkArguments({ type: 'object', additionalProperties: false }, { x: 1 }).errors).toEqual(['unknown argument "x"']);
   });

@@ -12,7 +12,10 @@ import { initializedNotification, initializeRequest } from '../helpers/spawn-bri
 const call = (id: string, name = id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
 const okText = (name: string) => ({ content: [{ type: 'text', text: `ok ${name}` }] });
 /** What a run of the token command left behind: one line per run in the count file. */
-const runsOf = (count: string) => readFileSync(count, 'utf8').split('\n').filter((line) => line !== '').length;
+const runsOf = (count: string) =>
+  readFileSync(count, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '').length;
 
 /**
  * A server that takes one bearer token at a time, as an authorization server that rotated it
@@ -32,7 +35,11 @@ export function defineCredentialsSuite(mode: BridgeMode): void {
     return started;
   };
 
-  const rotatingServer = async (first: string, refusal: (context: RouteContext) => void = ({ res }) => sendJson(res, 401, { error: 'invalid_token' }, { 'www-authenticate': 'Bearer error="invalid_token"' })): Promise<RotatingServer> => {
+  const rotatingServer = async (
+    first: string,
+    refusal: (context: RouteContext) => void = ({ res }) =>
+      sendJson(res, 401, { error: 'invalid_token' }, { 'www-authenticate': 'Bearer error="invalid_token"' }),
+  ): Promise<RotatingServer> => {
     let accepted = first;
     const server = await serve({
       route: (context) => {
@@ -87,7 +94,10 @@ export function defineCredentialsSuite(mode: BridgeMode): void {
       command.rotate('rotation-token-two-3333');
       running.send(call('after'));
       expect((await running.reply('after')).result).toEqual(okText('after'));
-      expect(rotating.server.postsFor('after').map((r) => r.headers.authorization)).toEqual(['Bearer rotation-token-one-2222', 'Bearer rotation-token-two-3333']);
+      expect(rotating.server.postsFor('after').map((r) => r.headers.authorization)).toEqual([
+        'Bearer rotation-token-one-2222',
+        'Bearer rotation-token-two-3333',
+      ]);
       expect(runsOf(command.count)).toBe(2);
       // The next request goes with the new token at once.
       running.send(call('next'));
@@ -118,14 +128,18 @@ export function defineCredentialsSuite(mode: BridgeMode): void {
       rotating.accept('notify-token-two-7777');
       command.rotate('notify-token-two-7777');
       running.send({ jsonrpc: '2.0', method: 'notifications/roots/list_changed' });
-      const accepted = await rotating.server.waitForRequest((r) => r.message?.method === 'notifications/roots/list_changed' && r.headers.authorization === 'Bearer notify-token-two-7777');
+      const accepted = await rotating.server.waitForRequest(
+        (r) => r.message?.method === 'notifications/roots/list_changed' && r.headers.authorization === 'Bearer notify-token-two-7777',
+      );
       expect(accepted.headers.authorization).toBe('Bearer notify-token-two-7777');
       expect(rotating.server.requests.filter((r) => r.message?.method === 'notifications/roots/list_changed')).toHaveLength(2);
     });
 
     // RFC 6750 §3.1 insufficient_scope; a step-up gets a token with more scope (authorization §Scope Challenge Handling).
     it('renews after a 403 insufficient_scope and sends the request once more', async () => {
-      const rotating = await rotatingServer('scope-token-narrow-8888', ({ res }) => sendJson(res, 403, { error: 'insufficient_scope' }, { 'www-authenticate': 'Bearer error="insufficient_scope", scope="tasks:write"' }));
+      const rotating = await rotatingServer('scope-token-narrow-8888', ({ res }) =>
+        sendJson(res, 403, { error: 'insufficient_scope' }, { 'www-authenticate': 'Bearer error="insufficient_scope", scope="tasks:write"' }),
+      );
       const command = tokenCommand('scope-token-narrow-8888');
       const running = bridge(['--url', rotating.server.url.href, ...command.args], command.env);
       await warmUp(running);
@@ -182,7 +196,12 @@ export function defineCredentialsSuite(mode: BridgeMode): void {
       running.send(call('locked'));
       const reply = await running.reply('locked');
       expect(reply.error.message).toMatch(/--token-command exited with code 3: vault is locked: run op signin/);
-      expect(reply.error.data).toMatchObject({ bridgeCode: 'TOKEN_COMMAND_FAILED', exitCode: 3, stderr: 'vault is locked: run op signin', hint: expect.stringMatching(/terminal/) });
+      expect(reply.error.data).toMatchObject({
+        bridgeCode: 'TOKEN_COMMAND_FAILED',
+        exitCode: 3,
+        stderr: 'vault is locked: run op signin',
+        hint: expect.stringMatching(/terminal/),
+      });
       // Sent without a token (the start failed), refused, the command tried again and failed again.
       expect(server.postsFor('locked').map((r) => r.headers.authorization)).toEqual([undefined]);
       await running.waitForLog(/--token-command exited with code 3/);
@@ -217,7 +236,9 @@ export function defineCredentialsSuite(mode: BridgeMode): void {
     it('answers promptly with the token of a command whose background job holds stdout open, and stops that job', async () => {
       const { server } = await rotatingServer('pipe-held-token-1717');
       const pid = join(mkdtempSync(join(tmpdir(), 'fenbs-token-pid-')), 'pid');
-      const running = bridge(['--url', server.url.href, '--token-command', 'sleep 120 & echo $! > "$FENBS_TEST_PID"; echo pipe-held-token-1717'], { FENBS_TEST_PID: pid });
+      const running = bridge(['--url', server.url.href, '--token-command', 'sleep 120 & echo $! > "$FENBS_TEST_PID"; echo pipe-held-token-1717'], {
+        FENBS_TEST_PID: pid,
+      });
       running.send(call('held'));
       expect((await running.reply('held')).result).toEqual(okText('held'));
       expect(server.requests.map((r) => r.headers.authorization)).toEqual(['Bearer pipe-held-token-1717']);
@@ -241,7 +262,15 @@ export function defineCredentialsSuite(mode: BridgeMode): void {
       it('kills the process group of a token command still running when the bridge is stopped', async () => {
         const dir = mkdtempSync(join(tmpdir(), 'fenbs-token-pid-'));
         const pid = join(dir, 'pid');
-        const running = bridge(['--url', 'http://127.0.0.1:9/mcp', '--token-command', 'sleep 120 & echo $! > "$FENBS_TEST_PID.tmp"; mv "$FENBS_TEST_PID.tmp" "$FENBS_TEST_PID"; wait'], { FENBS_TEST_PID: pid });
+        const running = bridge(
+          [
+            '--url',
+            'http://127.0.0.1:9/mcp',
+            '--token-command',
+            'sleep 120 & echo $! > "$FENBS_TEST_PID.tmp"; mv "$FENBS_TEST_PID.tmp" "$FENBS_TEST_PID"; wait',
+          ],
+          { FENBS_TEST_PID: pid },
+        );
         // Polled: the command writes the file without telling the bridge or the test.
         await vi.waitFor(() => pidIn(pid), { timeout: 10_000, interval: 20 });
         running.stop('SIGTERM');
@@ -256,7 +285,8 @@ export function defineCredentialsSuite(mode: BridgeMode): void {
         route: ({ res, message, req }) => {
           if (message?.method !== 'tools/call') return false;
           // The server echoes the credential it got, in the result and in an error body it logs.
-          if (message.id === 'echo') sendJson(res, 200, result(message.id, { content: [{ type: 'text', text: `you sent ${String(req.headers.authorization)}` }] }));
+          if (message.id === 'echo')
+            sendJson(res, 200, result(message.id, { content: [{ type: 'text', text: `you sent ${String(req.headers.authorization)}` }] }));
           else sendJson(res, 500, `internal failure for ${String(req.headers.authorization)}`, { 'content-type': 'text/plain' });
           return true;
         },
@@ -292,7 +322,9 @@ export function defineCredentialsSuite(mode: BridgeMode): void {
 
     it('sends -H Authorization with any scheme when its credential comes from the environment', async () => {
       const server = await serve();
-      const running = bridge(['--url', server.url.href, '-H', 'Authorization: token ${GH_TOKEN}', '--log-level', 'info'], { GH_TOKEN: 'gh-token-from-env-1313' });
+      const running = bridge(['--url', server.url.href, '-H', 'Authorization: token ${GH_TOKEN}', '--log-level', 'info'], {
+        GH_TOKEN: 'gh-token-from-env-1313',
+      });
       running.send(call('gh'));
       expect((await running.reply('gh')).result).toEqual(okText('gh'));
       expect(server.requests.map((r) => r.headers.authorization)).toEqual(['token gh-token-from-env-1313']);

@@ -76,7 +76,11 @@ export function defineFailuresSuite(mode: BridgeMode): void {
 
   function expectBridgeError(reply: any, id: string, expected: Expected): void {
     const code = BRIDGE_ERRORS[expected.bridgeCode].rpcCode;
-    expect(reply).toEqual({ jsonrpc: '2.0', id, error: { code, message: expect.any(String), data: expect.objectContaining({ bridgeCode: expected.bridgeCode }) } });
+    expect(reply).toEqual({
+      jsonrpc: '2.0',
+      id,
+      error: { code, message: expect.any(String), data: expect.objectContaining({ bridgeCode: expected.bridgeCode }) },
+    });
     // -32020…-32099 belong to the spec (2026-07-28 basic §Error Codes): never synthesised here.
     expect(reply.error.code < -32099 || reply.error.code > -32020).toBe(true);
     const { data } = reply.error;
@@ -90,18 +94,73 @@ export function defineFailuresSuite(mode: BridgeMode): void {
   const progressOf = (id: unknown) => ({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: id, progress: 1 } });
 
   const statusFailures: { title: string; reply: Script; args?: string[]; expected: Expected }[] = [
-    { title: 'a 500 with a plain-text body', reply: () => ({ kind: 'status', status: 500, contentType: 'text/plain', body: 'database on fire' }), expected: { bridgeCode: 'REMOTE_HTTP_STATUS', status: 500, excerpt: 'database on fire', hint: /server failed internally/ } },
-    { title: 'a 502 HTML page from a gateway', reply: () => ({ kind: 'status', status: 502, contentType: 'text/html', body: html }), expected: { bridgeCode: 'REMOTE_HTTP_STATUS', status: 502, excerpt: '502 Bad Gateway', hint: /unavailable/ } },
-    { title: 'a 404 while there is no session', reply: () => ({ kind: 'status', status: 404, contentType: 'text/plain', body: 'Cannot POST /mcp' }), expected: { bridgeCode: 'REMOTE_HTTP_STATUS', status: 404, excerpt: 'Cannot POST /mcp', hint: /check --url/ } },
-    { title: 'a 500 whose JSON-RPC error has no id', reply: () => ({ kind: 'json', status: 500, body: { jsonrpc: '2.0', id: null, error: { code: -32603, message: 'Internal error' } } }), expected: { bridgeCode: 'REMOTE_HTTP_STATUS', status: 500, excerpt: 'Internal error', hint: /server failed internally/ } },
-    { title: 'a 500 whose JSON-RPC error is for another id', reply: () => ({ kind: 'json', status: 500, body: { jsonrpc: '2.0', id: 'other', error: { code: -32603, message: 'Internal error' } } }), expected: { bridgeCode: 'REMOTE_HTTP_STATUS', status: 500, excerpt: '"other"', hint: /server failed internally/ } },
-    { title: 'a 401 with a bearer challenge', reply: () => ({ kind: 'status', status: 401, contentType: 'application/json', body: '{"error":"invalid_token"}', headers: { 'www-authenticate': 'Bearer error="invalid_token"' } }), expected: { bridgeCode: 'REMOTE_AUTH', status: 401, excerpt: 'invalid_token', hint: /token was rejected/ } },
-    { title: 'an HTML page with status 200', reply: () => ({ kind: 'status', status: 200, contentType: 'text/html; charset=utf-8', body: '<html><body>Sign in</body></html>' }), expected: { bridgeCode: 'REMOTE_BAD_REPLY', status: 200, excerpt: 'Sign in', hint: /not be an MCP endpoint/ } },
-    { title: 'a body labelled application/json that is not JSON', reply: () => ({ kind: 'status', status: 200, contentType: 'application/json', body: 'upstream timed out' }), expected: { bridgeCode: 'REMOTE_BAD_REPLY', status: 200, excerpt: 'upstream timed out', hint: /proxy or gateway/ } },
-    { title: 'an unexpected content type', reply: () => ({ kind: 'status', status: 200, contentType: 'application/xml', body: '<ok/>' }), expected: { bridgeCode: 'REMOTE_BAD_REPLY', status: 200, excerpt: '<ok/>', hint: /MCP endpoint/ } },
-    { title: 'a body cut off before its Content-Length', reply: (r) => ({ kind: 'cut', contentType: 'application/json', body: `{"jsonrpc":"2.0","id":${JSON.stringify(r.id)},"res`, declaredBytes: 400 }), expected: { bridgeCode: 'REMOTE_CONNECTION_LOST', status: 200, hint: /closed the connection/ } },
-    { title: 'an event stream that ends without the response', reply: (r) => ({ kind: 'sse', steps: [sseEvent(progressOf(r.id)), ': keep-alive\n\n'] }), expected: { bridgeCode: 'REMOTE_STREAM_ENDED', status: 200, hint: /retry/ } },
-    { title: 'a reply that misses the deadline (--request-timeout 300)', reply: () => ({ kind: 'stall' }), args: ['--request-timeout', '300'], expected: { bridgeCode: 'REQUEST_TIMEOUT', hint: /--request-timeout/ } },
+    {
+      title: 'a 500 with a plain-text body',
+      reply: () => ({ kind: 'status', status: 500, contentType: 'text/plain', body: 'database on fire' }),
+      expected: { bridgeCode: 'REMOTE_HTTP_STATUS', status: 500, excerpt: 'database on fire', hint: /server failed internally/ },
+    },
+    {
+      title: 'a 502 HTML page from a gateway',
+      reply: () => ({ kind: 'status', status: 502, contentType: 'text/html', body: html }),
+      expected: { bridgeCode: 'REMOTE_HTTP_STATUS', status: 502, excerpt: '502 Bad Gateway', hint: /unavailable/ },
+    },
+    {
+      title: 'a 404 while there is no session',
+      reply: () => ({ kind: 'status', status: 404, contentType: 'text/plain', body: 'Cannot POST /mcp' }),
+      expected: { bridgeCode: 'REMOTE_HTTP_STATUS', status: 404, excerpt: 'Cannot POST /mcp', hint: /check --url/ },
+    },
+    {
+      title: 'a 500 whose JSON-RPC error has no id',
+      reply: () => ({ kind: 'json', status: 500, body: { jsonrpc: '2.0', id: null, error: { code: -32603, message: 'Internal error' } } }),
+      expected: { bridgeCode: 'REMOTE_HTTP_STATUS', status: 500, excerpt: 'Internal error', hint: /server failed internally/ },
+    },
+    {
+      title: 'a 500 whose JSON-RPC error is for another id',
+      reply: () => ({ kind: 'json', status: 500, body: { jsonrpc: '2.0', id: 'other', error: { code: -32603, message: 'Internal error' } } }),
+      expected: { bridgeCode: 'REMOTE_HTTP_STATUS', status: 500, excerpt: '"other"', hint: /server failed internally/ },
+    },
+    {
+      title: 'a 401 with a bearer challenge',
+      reply: () => ({
+        kind: 'status',
+        status: 401,
+        contentType: 'application/json',
+        body: '{"error":"invalid_token"}',
+        headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
+      }),
+      expected: { bridgeCode: 'REMOTE_AUTH', status: 401, excerpt: 'invalid_token', hint: /token was rejected/ },
+    },
+    {
+      title: 'an HTML page with status 200',
+      reply: () => ({ kind: 'status', status: 200, contentType: 'text/html; charset=utf-8', body: '<html><body>Sign in</body></html>' }),
+      expected: { bridgeCode: 'REMOTE_BAD_REPLY', status: 200, excerpt: 'Sign in', hint: /not be an MCP endpoint/ },
+    },
+    {
+      title: 'a body labelled application/json that is not JSON',
+      reply: () => ({ kind: 'status', status: 200, contentType: 'application/json', body: 'upstream timed out' }),
+      expected: { bridgeCode: 'REMOTE_BAD_REPLY', status: 200, excerpt: 'upstream timed out', hint: /proxy or gateway/ },
+    },
+    {
+      title: 'an unexpected content type',
+      reply: () => ({ kind: 'status', status: 200, contentType: 'application/xml', body: '<ok/>' }),
+      expected: { bridgeCode: 'REMOTE_BAD_REPLY', status: 200, excerpt: '<ok/>', hint: /MCP endpoint/ },
+    },
+    {
+      title: 'a body cut off before its Content-Length',
+      reply: (r) => ({ kind: 'cut', contentType: 'application/json', body: `{"jsonrpc":"2.0","id":${JSON.stringify(r.id)},"res`, declaredBytes: 400 }),
+      expected: { bridgeCode: 'REMOTE_CONNECTION_LOST', status: 200, hint: /closed the connection/ },
+    },
+    {
+      title: 'an event stream that ends without the response',
+      reply: (r) => ({ kind: 'sse', steps: [sseEvent(progressOf(r.id)), ': keep-alive\n\n'] }),
+      expected: { bridgeCode: 'REMOTE_STREAM_ENDED', status: 200, hint: /retry/ },
+    },
+    {
+      title: 'a reply that misses the deadline (--request-timeout 300)',
+      reply: () => ({ kind: 'stall' }),
+      args: ['--request-timeout', '300'],
+      expected: { bridgeCode: 'REQUEST_TIMEOUT', hint: /--request-timeout/ },
+    },
   ];
 
   describe('a request the remote side fails', () => {
@@ -124,7 +183,10 @@ export function defineFailuresSuite(mode: BridgeMode): void {
       expect(reply.error.data.bridgeCode).toBe('REMOTE_HTTP_STATUS');
       bridge.end();
       await expectCleanEnd(bridge, 'input-ended');
-      const logged = bridge.stderr().split('\n').filter((line) => line.includes('long-iii'));
+      const logged = bridge
+        .stderr()
+        .split('\n')
+        .filter((line) => line.includes('long-iii'));
       expect(logged).toEqual([expect.stringContaining(`… (${id.length} characters)`)]);
       expect(logged[0]!.length).toBeLessThan(1024);
     });
@@ -163,8 +225,16 @@ export function defineFailuresSuite(mode: BridgeMode): void {
 
     describe('on the wire', () => {
       const wireFailures: { title: string; reply: RawReply; expected: Expected }[] = [
-        { title: 'a connection reset before the headers', reply: { kind: 'reset' }, expected: { bridgeCode: 'REMOTE_CONNECTION_LOST', hint: /closed the connection/ } },
-        { title: 'a chunked body cut off mid-chunk', reply: { kind: 'truncated-chunked', contentType: 'application/json', body: '{"jsonrpc":"2.0","id":"doomed","result":{"content":[' }, expected: { bridgeCode: 'REMOTE_CONNECTION_LOST', status: 200, hint: /closed the connection/ } },
+        {
+          title: 'a connection reset before the headers',
+          reply: { kind: 'reset' },
+          expected: { bridgeCode: 'REMOTE_CONNECTION_LOST', hint: /closed the connection/ },
+        },
+        {
+          title: 'a chunked body cut off mid-chunk',
+          reply: { kind: 'truncated-chunked', contentType: 'application/json', body: '{"jsonrpc":"2.0","id":"doomed","result":{"content":[' },
+          expected: { bridgeCode: 'REMOTE_CONNECTION_LOST', status: 200, hint: /closed the connection/ },
+        },
       ];
       for (const { title, reply, expected } of wireFailures) {
         it(`gets one ${expected.bridgeCode} error for ${title}, and the next request succeeds`, async () => {
@@ -190,7 +260,11 @@ export function defineFailuresSuite(mode: BridgeMode): void {
         kind: 'custom',
         handle: (res) => {
           received++;
-          held.push(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: request.id, result: { n: request.body.params.arguments.n } })));
+          held.push(() =>
+            res
+              .writeHead(200, { 'content-type': 'application/json' })
+              .end(JSON.stringify({ jsonrpc: '2.0', id: request.id, result: { n: request.body.params.arguments.n } })),
+          );
           if (held.length < BATCH && received < COUNT) return;
           for (const answer of held.reverse()) answer();
           held = [];
@@ -214,7 +288,11 @@ export function defineFailuresSuite(mode: BridgeMode): void {
       cleanups.push(() => server.close());
       const bridge = mode.start(['--url', server.url], { FENBS_TOKEN: TOKEN });
       cleanups.push(() => bridge.kill());
-      bridge.sendRaw([initializeRequest(1), initializedNotification, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow', arguments: { ms: 300 } } }].map((line) => `${JSON.stringify(line)}\n`).join(''));
+      bridge.sendRaw(
+        [initializeRequest(1), initializedNotification, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow', arguments: { ms: 300 } } }]
+          .map((line) => `${JSON.stringify(line)}\n`)
+          .join(''),
+      );
       bridge.end();
       await expectCleanEnd(bridge, 'input-ended');
       const replies = bridge.lines.map((line) => JSON.parse(line));
@@ -226,7 +304,11 @@ export function defineFailuresSuite(mode: BridgeMode): void {
     it.runIf(mode.name === 'spawned')('prints both replies and exits 0 when a pipeline closes stdin during a 2 s call', async () => {
       const server: SdkV1Server = await startSdkV1Server({ mode: 'json', token: TOKEN });
       cleanups.push(() => server.close());
-      const lines = [initializeRequest(1), initializedNotification, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow', arguments: { ms: 2000 } } }];
+      const lines = [
+        initializeRequest(1),
+        initializedNotification,
+        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow', arguments: { ms: 2000 } } },
+      ];
       const quoted = lines.map((line) => `'${JSON.stringify(line)}'`).join(' ');
       const child = spawn('sh', ['-c', `printf '%s\\n' ${quoted} | "${process.execPath}" bin/fenbs-mcp.js --url ${server.url}`], {
         cwd: REPO,
@@ -236,7 +318,10 @@ export function defineFailuresSuite(mode: BridgeMode): void {
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
       const [code] = await once(child, 'exit');
       expect(code).toBe(0);
-      const replies = stdout.trimEnd().split('\n').map((line) => JSON.parse(line));
+      const replies = stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line));
       expect(replies.map((reply) => reply.id)).toEqual([1, 2]);
       expect(replies[1].result.content).toEqual([{ type: 'text', text: 'waited 2000 ms' }]);
     });
@@ -263,12 +348,15 @@ export function defineFailuresSuite(mode: BridgeMode): void {
     // Refusals at start-up and their exit codes and warnings come from the CLI around runBridge: spawned only.
     const cliOnly = it.runIf(mode.name === 'spawned');
 
-    cliOnly.each(['not a url', 'ftp://example.com/mcp', 'https://user:secret@example.com/mcp'])('exits 2 with one message on stderr and nothing on stdout for --url %s', async (url) => {
-      const bridge = mode.start(['--url', url], { FENBS_TOKEN: TOKEN });
-      expect(await bridge.exitCode).toBe(2);
-      expect(bridge.stderr().match(/^fenbs-mcp: /gm)).toHaveLength(1);
-      expect(bridge.lines).toEqual([]);
-    });
+    cliOnly.each(['not a url', 'ftp://example.com/mcp', 'https://user:secret@example.com/mcp'])(
+      'exits 2 with one message on stderr and nothing on stdout for --url %s',
+      async (url) => {
+        const bridge = mode.start(['--url', url], { FENBS_TOKEN: TOKEN });
+        expect(await bridge.exitCode).toBe(2);
+        expect(bridge.stderr().match(/^fenbs-mcp: /gm)).toHaveLength(1);
+        expect(bridge.lines).toEqual([]);
+      },
+    );
 
     cliOnly('exits 2 for -H Authorization without echoing its value', async () => {
       const bridge = mode.start(['--url', 'https://example.com/mcp', '-H', 'Authorization: Bearer cli-secret-value']);
@@ -286,7 +374,10 @@ export function defineFailuresSuite(mode: BridgeMode): void {
       bridge.end();
       await expectCleanEnd(bridge, 'input-ended');
       if (mode.name === 'spawned') {
-        const warnings = bridge.stderr().split('\n').filter((line) => /no token/.test(line));
+        const warnings = bridge
+          .stderr()
+          .split('\n')
+          .filter((line) => /no token/.test(line));
         expect(warnings).toHaveLength(1);
         expect(JSON.parse(warnings[0]!).level).toBe(40);
       }
@@ -302,7 +393,13 @@ export function defineFailuresSuite(mode: BridgeMode): void {
       const logFile = mode.name === 'spawned' ? join(dir, 'bridge.log') : undefined;
       const server = await faultServer({ sessionId: 'session-1' });
       // A server that repeats the token wherever a bridge might log what it heard.
-      server.next('tools/call', () => ({ kind: 'status', status: 401, contentType: 'text/plain', body: `token ${TOKEN} rejected`, headers: { 'www-authenticate': `Bearer error="invalid_token", error_description="${TOKEN}"` } }));
+      server.next('tools/call', () => ({
+        kind: 'status',
+        status: 401,
+        contentType: 'text/plain',
+        body: `token ${TOKEN} rejected`,
+        headers: { 'www-authenticate': `Bearer error="invalid_token", error_description="${TOKEN}"` },
+      }));
       server.next('tools/call', () => ({ kind: 'status', status: 500, contentType: 'text/html', body: `<pre>Authorization: Bearer ${TOKEN}</pre>` }));
       server.next('tools/call', (r) => ({ kind: 'sse', steps: [`data: not json ${TOKEN}\n\n`, sseEvent({ jsonrpc: '2.0', id: r.id, result: {} })] }));
       server.next('notifications/cancelled', () => ({ kind: 'status', status: 400, contentType: 'text/plain', body: `bad ${TOKEN}` }));

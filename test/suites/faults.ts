@@ -4,9 +4,24 @@ import type { ServerResponse } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BridgeMode, RunningBridge } from '../helpers/bridge-mode.js';
-import { freePort, result, sendJson, sendSse, sseEvent, startMcpServer, stdoutProblems, type McpServer, type RouteContext } from '../helpers/hardening-servers.js';
+import {
+  freePort,
+  result,
+  sendJson,
+  sendSse,
+  sseEvent,
+  startMcpServer,
+  stdoutProblems,
+  type McpServer,
+  type RouteContext,
+} from '../helpers/hardening-servers.js';
 
-const call = (id: string, name = id, extra: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {}, ...extra } });
+const call = (id: string, name = id, extra: Record<string, unknown> = {}) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: {}, ...extra },
+});
 const okText = (name: string) => ({ content: [{ type: 'text', text: `ok ${name}` }] });
 const toolName = ({ message }: RouteContext): string => (typeof message?.params?.name === 'string' ? message.params.name : '');
 
@@ -44,10 +59,13 @@ export function defineFaultsSuite(mode: BridgeMode): void {
   describe('HTTP error statuses', () => {
     const STATUSES = [400, 401, 403, 404, 405, 406, 409, 413, 415, 429, 431, 500, 502, 503, 504];
     const BODIES = {
-      html: (res: ServerResponse, status: number, headers: Record<string, string>) => res.writeHead(status, { 'content-type': 'text/html', ...headers }).end('<html><body><h1>Bad things</h1></body></html>'),
+      html: (res: ServerResponse, status: number, headers: Record<string, string>) =>
+        res.writeHead(status, { 'content-type': 'text/html', ...headers }).end('<html><body><h1>Bad things</h1></body></html>'),
       empty: (res: ServerResponse, status: number, headers: Record<string, string>) => res.writeHead(status, { 'content-length': '0', ...headers }).end(),
-      text: (res: ServerResponse, status: number, headers: Record<string, string>) => res.writeHead(status, { 'content-type': 'text/plain', ...headers }).end('upstream said no'),
-      jsonrpc: (res: ServerResponse, status: number, headers: Record<string, string>, id: string) => sendJson(res, status, { jsonrpc: '2.0', id, error: { code: -32603, message: `failed with ${status}` } }, headers),
+      text: (res: ServerResponse, status: number, headers: Record<string, string>) =>
+        res.writeHead(status, { 'content-type': 'text/plain', ...headers }).end('upstream said no'),
+      jsonrpc: (res: ServerResponse, status: number, headers: Record<string, string>, id: string) =>
+        sendJson(res, status, { jsonrpc: '2.0', id, error: { code: -32603, message: `failed with ${status}` } }, headers),
     };
     type BodyKind = keyof typeof BODIES;
     const CHALLENGES: Record<number, string> = {
@@ -71,11 +89,18 @@ export function defineFaultsSuite(mode: BridgeMode): void {
       });
       servers.push(server);
       bridge = bridgeFor(server);
-      replies = await runAll(bridge, rows.map((r) => r.id));
+      replies = await runAll(
+        bridge,
+        rows.map((r) => r.id),
+      );
     });
 
     it('answers each request exactly once, writes only JSON-RPC lines and serves the next request', () => {
-      expectHealthy(bridge, rows.map((r) => r.id), replies);
+      expectHealthy(
+        bridge,
+        rows.map((r) => r.id),
+        replies,
+      );
     });
 
     it.each(rows)('never retries a $status answer without Retry-After ($kind body)', ({ id }) => {
@@ -95,9 +120,12 @@ export function defineFaultsSuite(mode: BridgeMode): void {
     });
 
     // Authorization §Error Handling: the challenge is what tells the client how to re-authorize.
-    it.each(rows.filter((r) => CHALLENGES[r.status] !== undefined && r.kind !== 'jsonrpc'))('surfaces WWW-Authenticate of a $status ($kind body) in the error data', ({ id, status }) => {
-      expect(replies.get(id).error.data.wwwAuthenticate).toBe(CHALLENGES[status]);
-    });
+    it.each(rows.filter((r) => CHALLENGES[r.status] !== undefined && r.kind !== 'jsonrpc'))(
+      'surfaces WWW-Authenticate of a $status ($kind body) in the error data',
+      ({ id, status }) => {
+        expect(replies.get(id).error.data.wwwAuthenticate).toBe(CHALLENGES[status]);
+      },
+    );
 
     it.each([413, 431])('names the size problem in the hint of a %i', (status) => {
       expect(replies.get(`status-${status}-html`).error.data.hint).toMatch(/too large/);
@@ -111,7 +139,8 @@ export function defineFaultsSuite(mode: BridgeMode): void {
       const body = compress(Buffer.from(JSON.stringify(ok(id))));
       res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': encoding, 'content-length': body.length }).end(body);
     };
-    const redirect = (status: number) => (res: ServerResponse) => res.writeHead(status, { location: 'http://127.0.0.1:1/elsewhere', 'content-length': '0' }).end();
+    const redirect = (status: number) => (res: ServerResponse) =>
+      res.writeHead(status, { location: 'http://127.0.0.1:1/elsewhere', 'content-length': '0' }).end();
     const bridgeCode = (code: string) => (reply: any) => expect(reply.error.data.bridgeCode).toBe(code);
     const answered = (reply: any) => expect(reply.result).toEqual(okText(reply.id));
     type Scenario = { serve: (res: ServerResponse, id: string, server: McpServer) => unknown; expect: (reply: any, server: McpServer) => void };
@@ -128,7 +157,11 @@ export function defineFaultsSuite(mode: BridgeMode): void {
       ...Object.fromEntries(
         [301, 302, 303, 307, 308].map((status) => [
           `redirect-${status}`,
-          { serve: redirect(status), expect: (reply: any) => expect(reply.error.data).toMatchObject({ bridgeCode: 'REDIRECT_REFUSED', status, location: 'http://127.0.0.1:1/elsewhere' }) },
+          {
+            serve: redirect(status),
+            expect: (reply: any) =>
+              expect(reply.error.data).toMatchObject({ bridgeCode: 'REDIRECT_REFUSED', status, location: 'http://127.0.0.1:1/elsewhere' }),
+          },
         ]),
       ),
       'reset-before-headers': { serve: (res) => res.socket!.resetAndDestroy(), expect: bridgeCode('REMOTE_CONNECTION_LOST') },
@@ -139,22 +172,38 @@ export function defineFaultsSuite(mode: BridgeMode): void {
         },
         expect: bridgeCode('REMOTE_CONNECTION_LOST'),
       },
-      'stalled-body': { serve: (res) => void res.writeHead(200, { 'content-type': 'application/json' }).write('{"jsonrpc":'), expect: bridgeCode('REQUEST_TIMEOUT') },
+      'stalled-body': {
+        serve: (res) => void res.writeHead(200, { 'content-type': 'application/json' }).write('{"jsonrpc":'),
+        expect: bridgeCode('REQUEST_TIMEOUT'),
+      },
       'sse-one-byte-chunks': { serve: (res, id) => sendSse(res, `: hello\n\n${sseEvent(progress)}${sseEvent(ok(id))}`, { chunkBytes: 1 }), expect: answered },
-      'sse-split-data-lines': { serve: (res, id) => sendSse(res, `data: {"jsonrpc":"2.0",\ndata: "id":"${id}",\ndata: "result":${JSON.stringify(okText(id))}}\n\n`), expect: answered },
-      'sse-comments-and-priming': { serve: (res, id) => sendSse(res, `: keep-alive\n\nid: prime-1\ndata:\n\nevent: ping\ndata: x\n\n:\n${sseEvent(ok(id), 'id: 2\n')}`), expect: answered },
+      'sse-split-data-lines': {
+        serve: (res, id) => sendSse(res, `data: {"jsonrpc":"2.0",\ndata: "id":"${id}",\ndata: "result":${JSON.stringify(okText(id))}}\n\n`),
+        expect: answered,
+      },
+      'sse-comments-and-priming': {
+        serve: (res, id) => sendSse(res, `: keep-alive\n\nid: prime-1\ndata:\n\nevent: ping\ndata: x\n\n:\n${sseEvent(ok(id), 'id: 2\n')}`),
+        expect: answered,
+      },
       'sse-progress-then-end': {
         serve: (res) => sendSse(res, sseEvent(progress)),
         expect: bridgeCode('REMOTE_STREAM_ENDED'),
       },
-      'sse-event-over-limit': { serve: (res, id) => sendSse(res, sseEvent(result(id, { blob: 'x'.repeat(2 * 1024 * 1024) }))), expect: bridgeCode('REPLY_TOO_LARGE') },
+      'sse-event-over-limit': {
+        serve: (res, id) => sendSse(res, sseEvent(result(id, { blob: 'x'.repeat(2 * 1024 * 1024) }))),
+        expect: bridgeCode('REPLY_TOO_LARGE'),
+      },
       'json-over-limit': { serve: (res, id) => sendJson(res, 200, result(id, { blob: 'x'.repeat(2 * 1024 * 1024) })), expect: bridgeCode('REPLY_TOO_LARGE') },
       'rate-limited-once': {
-        serve: (res, id, server) => (server.postsFor(id).length === 1 ? res.writeHead(429, { 'retry-after': '0' }).end('slow down') : sendJson(res, 200, ok(id))),
+        serve: (res, id, server) =>
+          server.postsFor(id).length === 1 ? res.writeHead(429, { 'retry-after': '0' }).end('slow down') : sendJson(res, 200, ok(id)),
         expect: (reply, server) => (answered(reply), expect(server.postsFor(reply.id)).toHaveLength(2)),
       },
       'unavailable-until-a-past-date': {
-        serve: (res, id, server) => (server.postsFor(id).length === 1 ? res.writeHead(503, { 'retry-after': new Date(Date.now() - 5000).toUTCString() }).end() : sendJson(res, 200, ok(id))),
+        serve: (res, id, server) =>
+          server.postsFor(id).length === 1
+            ? res.writeHead(503, { 'retry-after': new Date(Date.now() - 5000).toUTCString() }).end()
+            : sendJson(res, 200, ok(id)),
         expect: (reply, server) => (answered(reply), expect(server.postsFor(reply.id)).toHaveLength(2)),
       },
       'rate-limited-forever': {
@@ -169,7 +218,10 @@ export function defineFaultsSuite(mode: BridgeMode): void {
       'retry-after-past-the-deadline': {
         serve: (res) => res.writeHead(503, { 'retry-after': '20' }).end(),
         // The wait would end after the request deadline: the 503 is the answer now, not a timeout later.
-        expect: (reply, server) => (expect(reply.error.data).toMatchObject({ bridgeCode: 'REMOTE_HTTP_STATUS', status: 503 }), expect(server.postsFor(reply.id)).toHaveLength(1)),
+        expect: (reply, server) => (
+          expect(reply.error.data).toMatchObject({ bridgeCode: 'REMOTE_HTTP_STATUS', status: 503 }),
+          expect(server.postsFor(reply.id)).toHaveLength(1)
+        ),
       },
     };
     const ids = Object.keys(SCENARIOS);
@@ -199,9 +251,12 @@ export function defineFaultsSuite(mode: BridgeMode): void {
       SCENARIOS[id]!.expect(replies.get(id), server);
     });
 
-    it.each(['reset-before-headers', 'closed-mid-body', 'stalled-body', 'sse-progress-then-end'])('never sends %s again: the request may have been delivered', (id) => {
-      expect(server.postsFor(id)).toHaveLength(1);
-    });
+    it.each(['reset-before-headers', 'closed-mid-body', 'stalled-body', 'sse-progress-then-end'])(
+      'never sends %s again: the request may have been delivered',
+      (id) => {
+        expect(server.postsFor(id)).toHaveLength(1);
+      },
+    );
 
     it('forwards the progress a stream carried before it ended without the response', () => {
       const progressAt = bridge.lines.findIndex((line) => line.includes('"notifications/progress"'));
@@ -262,7 +317,12 @@ export function defineFaultsSuite(mode: BridgeMode): void {
     it('survives the server going away after the handshake and coming back on the same port', async () => {
       const first = await startMcpServer({ sessions: true, keepAlive: false });
       const bridge = bridgeFor(first, '--log-level', 'debug');
-      bridge.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+      bridge.send({
+        jsonrpc: '2.0',
+        id: 'init',
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      });
       await bridge.reply('init');
       bridge.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
       await first.waitForRequest((r) => r.message?.method === 'notifications/initialized');

@@ -10,8 +10,17 @@ import { initializedNotification } from '../helpers/spawn-bridge.js';
 import { RECONNECT_DELAY_MIN_MS } from '../../src/http/reconnect-backoff.js';
 
 /** The client's own initialize params: a re-initialization must replay exactly these. */
-const CLIENT_PARAMS = { protocolVersion: '2025-11-25', capabilities: { roots: { listChanged: true }, sampling: {} }, clientInfo: { name: 'expiry-client', version: '3.1.4' } };
-const call = (id: number, name: string, args: object, meta?: object) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(meta && { _meta: meta }) } });
+const CLIENT_PARAMS = {
+  protocolVersion: '2025-11-25',
+  capabilities: { roots: { listChanged: true }, sampling: {} },
+  clientInfo: { name: 'expiry-client', version: '3.1.4' },
+};
+const call = (id: number, name: string, args: object, meta?: object) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args, ...(meta && { _meta: meta }) },
+});
 const parsedLines = (bridge: RunningBridge): any[] => bridge.lines.map((line) => JSON.parse(line));
 const logLine = (data: string) => JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data } });
 
@@ -47,53 +56,61 @@ export function defineLegacySessionSuite(mode: BridgeMode): void {
     server.waitFor((e) => e.ev === 'headers' && e.http === 'GET' && e.status === 200 && (session === undefined || e.session === session));
 
   describe('a session the server forgot', () => {
-    it.each([404, 400] as const)('re-initializes transparently when the restarted SDK v1 server answers %i, and the next tools/calls succeed', async (expiry) => {
-      const first = await v1Server({ expiry });
-      const bridge = await openSession(first.url);
-      bridge.send(call(2, 'echo', { text: 'before' }));
-      expect((await bridge.reply(2)).result.content[0].text).toBe('before');
-      await listenStreamOpen(first);
-      const oldSession = requestsOf(first, 'POST', 'tools/call')[0]!.session;
+    it.each([404, 400] as const)(
+      're-initializes transparently when the restarted SDK v1 server answers %i, and the next tools/calls succeed',
+      async (expiry) => {
+        const first = await v1Server({ expiry });
+        const bridge = await openSession(first.url);
+        bridge.send(call(2, 'echo', { text: 'before' }));
+        expect((await bridge.reply(2)).result.content[0].text).toBe('before');
+        await listenStreamOpen(first);
+        const oldSession = requestsOf(first, 'POST', 'tools/call')[0]!.session;
 
-      const second = await first.restart();
-      cleanups.push(() => second.close());
-      bridge.send(call(3, 'echo', { text: 'after a' }));
-      bridge.send(call(4, 'echo', { text: 'after b' }));
-      expect((await bridge.reply(3)).result.content[0].text).toBe('after a');
-      expect((await bridge.reply(4)).result.content[0].text).toBe('after b');
+        const second = await first.restart();
+        cleanups.push(() => second.close());
+        bridge.send(call(3, 'echo', { text: 'after a' }));
+        bridge.send(call(4, 'echo', { text: 'after b' }));
+        expect((await bridge.reply(3)).result.content[0].text).toBe('after a');
+        expect((await bridge.reply(4)).result.content[0].text).toBe('after b');
 
-      // transports §Session Management 4: a new InitializeRequest without a session id, the client's own params.
-      const initializes = requestsOf(second, 'POST', 'initialize');
-      expect(initializes).toHaveLength(1); // concurrent expiries share one re-initialization
-      expect(initializes[0]!.body.params).toEqual(CLIENT_PARAMS);
-      expect(initializes[0]!.headers).not.toHaveProperty('mcp-session-id');
-      expect([1, 2, 3, 4]).not.toContain(initializes[0]!.body.id);
-      const newSession = second.log.find((e) => e.session !== undefined && e.session !== oldSession)!.session!;
-      const initialized = requestsOf(second, 'POST', 'notifications/initialized');
-      expect(initialized.map((e) => e.session)).toEqual([newSession]);
-      const retried = requestsOf(second, 'POST', 'tools/call').filter((e) => e.session === newSession);
-      expect(retried.map((e) => e.headers?.['mcp-protocol-version'])).toEqual(['2025-11-25', '2025-11-25']);
-      await listenStreamOpen(second, newSession);
+        // transports §Session Management 4: a new InitializeRequest without a session id, the client's own params.
+        const initializes = requestsOf(second, 'POST', 'initialize');
+        expect(initializes).toHaveLength(1); // concurrent expiries share one re-initialization
+        expect(initializes[0]!.body.params).toEqual(CLIENT_PARAMS);
+        expect(initializes[0]!.headers).not.toHaveProperty('mcp-session-id');
+        expect([1, 2, 3, 4]).not.toContain(initializes[0]!.body.id);
+        const newSession = second.log.find((e) => e.session !== undefined && e.session !== oldSession)!.session!;
+        const initialized = requestsOf(second, 'POST', 'notifications/initialized');
+        expect(initialized.map((e) => e.session)).toEqual([newSession]);
+        const retried = requestsOf(second, 'POST', 'tools/call').filter((e) => e.session === newSession);
+        expect(retried.map((e) => e.headers?.['mcp-protocol-version'])).toEqual(['2025-11-25', '2025-11-25']);
+        await listenStreamOpen(second, newSession);
 
-      // The private initialize's reply is not the client's business: stdout holds only its own ids.
-      const replyIds = parsedLines(bridge).filter((m) => !('method' in m)).map((m) => m.id);
-      expect(replyIds.sort()).toEqual([1, 2, 3, 4]);
-      bridge.end();
-      await second.waitFor((e) => e.ev === 'request' && e.http === 'DELETE' && e.session === newSession);
-      await expectCleanEnd(bridge, 'input-ended');
-    });
+        // The private initialize's reply is not the client's business: stdout holds only its own ids.
+        const replyIds = parsedLines(bridge)
+          .filter((m) => !('method' in m))
+          .map((m) => m.id);
+        expect(replyIds.sort()).toEqual([1, 2, 3, 4]);
+        bridge.end();
+        await second.waitFor((e) => e.ev === 'request' && e.http === 'DELETE' && e.session === newSession);
+        await expectCleanEnd(bridge, 'input-ended');
+      },
+    );
 
-    it.each([404, 400] as const)('re-initializes and listens again when the listen GET meets %i from the restarted server, with no client traffic', async (expiry) => {
-      const first = await v1Server({ expiry });
-      const bridge = await openSession(first.url);
-      const oldSession = (await listenStreamOpen(first)).session;
-      const second = await first.restart();
-      cleanups.push(() => second.close());
-      const reopened = await second.waitFor((e) => e.ev === 'headers' && e.http === 'GET' && e.status === 200);
-      expect(reopened.session).not.toBe(oldSession);
-      expect(requestsOf(second, 'POST', 'initialize').map((e) => e.body.params)).toEqual([CLIENT_PARAMS]);
-      expect(bridge.lines).toHaveLength(1); // the client's own initialize reply, nothing else
-    });
+    it.each([404, 400] as const)(
+      're-initializes and listens again when the listen GET meets %i from the restarted server, with no client traffic',
+      async (expiry) => {
+        const first = await v1Server({ expiry });
+        const bridge = await openSession(first.url);
+        const oldSession = (await listenStreamOpen(first)).session;
+        const second = await first.restart();
+        cleanups.push(() => second.close());
+        const reopened = await second.waitFor((e) => e.ev === 'headers' && e.http === 'GET' && e.status === 200);
+        expect(reopened.session).not.toBe(oldSession);
+        expect(requestsOf(second, 'POST', 'initialize').map((e) => e.body.params)).toEqual([CLIENT_PARAMS]);
+        expect(bridge.lines).toHaveLength(1); // the client's own initialize reply, nothing else
+      },
+    );
 
     it('answers every affected request with an error saying so when re-initializing fails, after one shared attempt', async () => {
       const remote = await scriptedRemote((req, res) => {
@@ -208,7 +225,8 @@ export function defineLegacySessionSuite(mode: BridgeMode): void {
       const progress = (n: number) => JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: n } });
       const remote = await scriptedRemote((req, res) => {
         if (req.method === 'GET' && req.headers['last-event-id'] !== 'c1') return json(res, {}, 405);
-        if (req.method === 'GET') return sse(res, `id: c2\ndata: ${progress(2)}\n\nid: c3\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 2, result: { content: [] } })}\n\n`);
+        if (req.method === 'GET')
+          return sse(res, `id: c2\ndata: ${progress(2)}\n\nid: c3\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 2, result: { content: [] } })}\n\n`);
         if (req.body.method !== 'tools/call') return false;
         sse(res, `id: c1\ndata: ${progress(1)}\n\n`);
         setImmediate(() => res.socket?.destroy()); // a proxy or load balancer drops the connection
@@ -217,7 +235,11 @@ export function defineLegacySessionSuite(mode: BridgeMode): void {
       const bridge = await openSession(remote.url);
       bridge.send(call(2, 'work', {}, { progressToken: 't' }));
       expect(await bridge.reply(2)).toEqual({ jsonrpc: '2.0', id: 2, result: { content: [] } });
-      expect(parsedLines(bridge).filter((m) => m.params?.progressToken === 't').map((m) => m.params.progress)).toEqual([1, 2]);
+      expect(
+        parsedLines(bridge)
+          .filter((m) => m.params?.progressToken === 't')
+          .map((m) => m.params.progress),
+      ).toEqual([1, 2]);
     });
 
     it('is answered with an error when the stream carried no event ids', async () => {
@@ -274,7 +296,9 @@ export function defineLegacySessionSuite(mode: BridgeMode): void {
 
   describe('the listen stream', () => {
     it('opens after notifications/initialized is accepted, writes its messages to stdout and posts the client’s answers', async () => {
-      const remote = await scriptedRemote((req, res) => req.method === 'GET' && sse(res, `id: L1\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 'srv-1', method: 'roots/list' })}\n\n`));
+      const remote = await scriptedRemote(
+        (req, res) => req.method === 'GET' && sse(res, `id: L1\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 'srv-1', method: 'roots/list' })}\n\n`),
+      );
       const bridge = await openSession(remote.url, { ...CLIENT_PARAMS, protocolVersion: '2025-06-18' });
       const asked = await bridge.waitFor((m) => m.id === 'srv-1');
       expect(asked.method).toBe('roots/list');
@@ -407,7 +431,11 @@ export function defineLegacySessionSuite(mode: BridgeMode): void {
         const { id, method, params } = entry.body;
         if (method !== 'initialize') return void res.writeHead(202).end();
         res.setHeader('mcp-session-id', 'sess-1');
-        json(res, { jsonrpc: '2.0', id, result: { protocolVersion: params.protocolVersion, capabilities: {}, serverInfo: { name: 'scripted', version: '1' } } });
+        json(res, {
+          jsonrpc: '2.0',
+          id,
+          result: { protocolVersion: params.protocolVersion, capabilities: {}, serverInfo: { name: 'scripted', version: '1' } },
+        });
       });
     });
     server.listen(0, '127.0.0.1');
@@ -424,7 +452,11 @@ export function defineLegacySessionSuite(mode: BridgeMode): void {
         };
         const timer = setTimeout(() => {
           wakers.delete(check);
-          reject(new Error(`no matching exchange within ${timeoutMs} ms; seen:\n${seen.map((e) => `${e.method} ${JSON.stringify(e.body ?? e.headers)}`).join('\n')}`));
+          reject(
+            new Error(
+              `no matching exchange within ${timeoutMs} ms; seen:\n${seen.map((e) => `${e.method} ${JSON.stringify(e.body ?? e.headers)}`).join('\n')}`,
+            ),
+          );
         }, timeoutMs);
         wakers.add(check);
         check();

@@ -45,7 +45,11 @@ const badLines: BadLine[] = [
     ids: [1, 'two', 3],
   },
   { title: 'an empty JSON array', line: '[]', ids: [null] },
-  { title: 'a JSON array without usable ids', line: '[1,"x",null,{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":null,"method":"ping"}]', ids: [null] },
+  {
+    title: 'a JSON array without usable ids',
+    line: '[1,"x",null,{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":null,"method":"ping"}]',
+    ids: [null],
+  },
   { title: 'a JSON number', line: '42', ids: [null] },
   { title: 'a JSON string', line: '"tools/list"', ids: [null] },
   { title: 'JSON null', line: 'null', ids: [null] },
@@ -64,12 +68,18 @@ const badLines: BadLine[] = [
   { title: 'a message that is neither request, notification nor response', line: '{"jsonrpc":"2.0","id":"what"}', ids: ['what'] },
   { title: 'a line one byte over --max-line-bytes', line: requestOfBytes('too-long', MAX_LINE_BYTES + 1), ids: [null] },
   // A raw NUL (any control character) may not stand in a JSON string (RFC 8259 §7): not JSON, so no id is read.
-  { title: 'a request with a raw NUL in a string', line: '{"jsonrpc":"2.0","id":"nul","method":"ping","params":{"s":"a\u0000b"}}', ids: [null], code: PARSE_ERROR },
+  {
+    title: 'a request with a raw NUL in a string',
+    line: '{"jsonrpc":"2.0","id":"nul","method":"ping","params":{"s":"a\u0000b"}}',
+    ids: [null],
+    code: PARSE_ERROR,
+  },
   { title: 'a request followed by a NUL', line: '{"jsonrpc":"2.0","id":"nul","method":"ping"}\u0000', ids: [null], code: PARSE_ERROR },
 ];
 
 /** A line from text pieces and raw byte pieces (numbers): the bytes are sent as they are. */
-const bytesOf = (...pieces: (string | number[])[]) => Buffer.concat(pieces.map((piece) => (typeof piece === 'string' ? Buffer.from(piece, 'utf8') : Buffer.from(piece))));
+const bytesOf = (...pieces: (string | number[])[]) =>
+  Buffer.concat(pieces.map((piece) => (typeof piece === 'string' ? Buffer.from(piece, 'utf8') : Buffer.from(piece))));
 const BROKEN = [0xc3, 0x28]; // a two-byte lead followed by "(": not UTF-8
 const REPLACEMENT = [0xef, 0xbf, 0xbd]; // U+FFFD sent as its own UTF-8 bytes
 
@@ -82,11 +92,23 @@ interface NotUtf8Line {
 
 const notUtf8Lines: NotUtf8Line[] = [
   { title: 'a number id beside a broken string', line: bytesOf('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"s":"', BROKEN, '"}}'), id: 7 },
-  { title: 'a string id, the broken byte after it', line: bytesOf('{"jsonrpc":"2.0","id":"req-1","method":"ping","params":{"s":"', [0xff], '"}}'), id: 'req-1' },
+  {
+    title: 'a string id, the broken byte after it',
+    line: bytesOf('{"jsonrpc":"2.0","id":"req-1","method":"ping","params":{"s":"', [0xff], '"}}'),
+    id: 'req-1',
+  },
   { title: 'an id written with an escape', line: bytesOf('{"jsonrpc":"2.0","id":"caf\\u00e9","method":"ping","params":{"', BROKEN, '":1}}'), id: 'café' },
-  { title: 'an id holding U+FFFD as its own bytes', line: bytesOf('{"jsonrpc":"2.0","id":"a', REPLACEMENT, 'b","method":"ping","params":{"s":"', [0xfe], '"}}'), id: 'a\ufffdb' },
+  {
+    title: 'an id holding U+FFFD as its own bytes',
+    line: bytesOf('{"jsonrpc":"2.0","id":"a', REPLACEMENT, 'b","method":"ping","params":{"s":"', [0xfe], '"}}'),
+    id: 'a\ufffdb',
+  },
   { title: 'a broken byte inside the id', line: bytesOf('{"jsonrpc":"2.0","id":"a', [0xff], 'b","method":"ping"}'), id: null },
-  { title: 'an id given twice (the last counts, as JSON.parse reads it)', line: bytesOf('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":"', BROKEN, '"},"id":2}'), id: 2 },
+  {
+    title: 'an id given twice (the last counts, as JSON.parse reads it)',
+    line: bytesOf('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":"', BROKEN, '"},"id":2}'),
+    id: 2,
+  },
   { title: 'an id given twice, the last one broken', line: bytesOf('{"jsonrpc":"2.0","id":1,"method":"ping","id":"', BROKEN, '"}'), id: null },
   { title: 'an id that is not usable', line: bytesOf('{"jsonrpc":"2.0","id":1.5,"method":"ping","params":{"s":"', BROKEN, '"}}'), id: null },
   { title: 'a line that is not JSON either', line: bytesOf('{"jsonrpc":"2.0","id":3,"method":"ping","params":{"s":"', BROKEN, '"}'), id: null },

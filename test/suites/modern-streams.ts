@@ -90,7 +90,9 @@ export function defineModernStreamsSuite(mode: BridgeMode): void {
         const exchange = server.requests.find((r) => r.body?.method === 'subscriptions/listen')!;
         // Both limits are real for ordinary calls: a stream silent after its progress is given up at
         // 500 ms, a call with no answer yet at 800 ms. Meanwhile the listen stream has been silent.
-        await expect(client.callTool({ name: 'slow_task', arguments: { ms: 60_000 } }, { onprogress: () => undefined })).rejects.toMatchObject({ code: -31009 });
+        await expect(client.callTool({ name: 'slow_task', arguments: { ms: 60_000 } }, { onprogress: () => undefined })).rejects.toMatchObject({
+          code: -31009,
+        });
         await expect(client.callTool({ name: 'slow_task', arguments: { ms: 60_000 } })).rejects.toMatchObject({ code: -31008 });
         expect(exchange.closedAt).toBeUndefined();
         expect(exchange.comments).toBe(0);
@@ -116,7 +118,11 @@ export function defineModernStreamsSuite(mode: BridgeMode): void {
         server.notify.toolsChanged();
         await bridge.waitFor((m) => isListChanged(m) && parsedLines(bridge).filter(isListChanged).length === nth);
       }
-      const notification = { jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-1' } } };
+      const notification = {
+        jsonrpc: '2.0',
+        method: 'notifications/tools/list_changed',
+        params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-1' } },
+      };
       expect(parsedLines(bridge).slice(1)).toEqual([notification, notification]);
     });
 

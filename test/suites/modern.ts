@@ -45,7 +45,12 @@ export function defineModernSuite(mode: BridgeMode): void {
       // One POST: the SDK server checks every mirrored header and would have answered -32020.
       const calls = callsTo('tasks_get');
       expect(calls).toHaveLength(1);
-      expect(calls[0]!.headers).toMatchObject({ 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'tasks_get', 'mcp-param-task-ref': 'T-1' });
+      expect(calls[0]!.headers).toMatchObject({
+        'mcp-protocol-version': MODERN,
+        'mcp-method': 'tools/call',
+        'mcp-name': 'tasks_get',
+        'mcp-param-task-ref': 'T-1',
+      });
     });
 
     it('mirrors each annotated argument by its type, Base64-encodes a non-ASCII one and leaves out an absent one', async () => {
@@ -68,7 +73,13 @@ export function defineModernSuite(mode: BridgeMode): void {
       // The server does advertise it (asked directly, not through the bridge).
       const direct = await fetch(server.url, {
         method: 'POST',
-        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': MODERN,
+          'mcp-method': 'tools/list',
+        },
         body: JSON.stringify(modern('direct', 'tools/list')),
       });
       const advertised = ((await direct.json()) as { result: { tools: { name: string }[] } }).result.tools.map((tool) => tool.name);
@@ -82,7 +93,9 @@ export function defineModernSuite(mode: BridgeMode): void {
         const warning = await bridged.stderrLine((entry) => entry.tool === INVALID_TOOL);
         expect(warning.reason).toMatch(/"number"/);
         // Exactly one warning names the dropped tool.
-        expect(bridged.logEntries().filter((entry) => JSON.stringify(entry).includes(INVALID_TOOL))).toEqual([expect.objectContaining({ tool: INVALID_TOOL, reason: expect.stringMatching(/"number"/) })]);
+        expect(bridged.logEntries().filter((entry) => JSON.stringify(entry).includes(INVALID_TOOL))).toEqual([
+          expect.objectContaining({ tool: INVALID_TOOL, reason: expect.stringMatching(/"number"/) }),
+        ]);
       } finally {
         await bridged.close();
       }
@@ -241,7 +254,8 @@ export function defineModernSuite(mode: BridgeMode): void {
       await start((request, res) => {
         const { id, method, params } = request.body;
         if (method !== 'tools/list') sendJson(res, 200, resultFor(id, { content: [] }));
-        else if (params.cursor === undefined) sendJson(res, 200, resultFor(id, { tools: [{ name: 'tasks_get', inputSchema: { type: 'object' } }], nextCursor: 'page-2' }));
+        else if (params.cursor === undefined)
+          sendJson(res, 200, resultFor(id, { tools: [{ name: 'tasks_get', inputSchema: { type: 'object' } }], nextCursor: 'page-2' }));
         else sendJson(res, 200, resultFor(id, { tools: pageTwo }));
       });
       bridge.send(modern(1, 'tools/list'));
@@ -259,7 +273,13 @@ export function defineModernSuite(mode: BridgeMode): void {
     });
 
     it('posts every server/discover and writes each answer verbatim, never from a cache', async () => {
-      const discovered = { supportedVersions: [MODERN], capabilities: { tools: {} }, ttlMs: 600_000, cacheScope: 'public', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'scripted', version: '1' } } };
+      const discovered = {
+        supportedVersions: [MODERN],
+        capabilities: { tools: {} },
+        ttlMs: 600_000,
+        cacheScope: 'public',
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'scripted', version: '1' } },
+      };
       await start((request, res) => sendJson(res, 200, resultFor(request.body.id, discovered)));
       bridge.send(modern('d-1', 'server/discover'));
       expect(await bridge.reply('d-1')).toEqual(resultFor('d-1', discovered));
@@ -272,7 +292,12 @@ export function defineModernSuite(mode: BridgeMode): void {
     it('forwards an input_required result verbatim and posts each MRTR retry as written, with its new id', async () => {
       const inputRequired = {
         resultType: 'input_required',
-        inputRequests: { confirm: { method: 'elicitation/create', params: { mode: 'form', message: 'Publish T-1?', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } } } },
+        inputRequests: {
+          confirm: {
+            method: 'elicitation/create',
+            params: { mode: 'form', message: 'Publish T-1?', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } },
+          },
+        },
         requestState: 'c3RhdGU6IHJvdW5kIDE=',
       };
       const published = (id: unknown) => resultFor(id, { content: [{ type: 'text', text: 'published' }] });
@@ -285,7 +310,12 @@ export function defineModernSuite(mode: BridgeMode): void {
       await bridge.reply('r-1');
       expect(bridge.lines).toEqual([lineOf({ jsonrpc: '2.0', id: 'r-1', result: inputRequired })]);
       // 2026-07-28 MRTR: each retry is a new request; the same retry twice is posted twice.
-      const retry = (id: string) => modern(id, 'tools/call', { ...call, inputResponses: { confirm: { action: 'accept', content: { ok: true } } }, requestState: inputRequired.requestState });
+      const retry = (id: string) =>
+        modern(id, 'tools/call', {
+          ...call,
+          inputResponses: { confirm: { action: 'accept', content: { ok: true } } },
+          requestState: inputRequired.requestState,
+        });
       bridge.send(retry('r-2'));
       bridge.send(retry('r-3'));
       expect(await bridge.reply('r-2')).toEqual(published('r-2'));
@@ -294,9 +324,27 @@ export function defineModernSuite(mode: BridgeMode): void {
     });
 
     it.each([
-      ['-32020 HeaderMismatch for prompts/get', 'prompts/get', { name: 'weekly' }, 400, { code: -32020, message: 'Bad Request: the request headers and body disagree', data: { mismatch: { header: 'Mcp-Name' } } }],
-      ['-32021 MissingRequiredClientCapability', 'tools/call', { name: 'tasks_publish', arguments: {} }, 400, { code: -32021, message: 'Missing required client capability', data: { requiredCapabilities: { elicitation: {} } } }],
-      ['-32022 UnsupportedProtocolVersion', 'server/discover', {}, 400, { code: -32022, message: 'Unsupported protocol version', data: { supported: ['2026-07-28'], requested: MODERN } }],
+      [
+        '-32020 HeaderMismatch for prompts/get',
+        'prompts/get',
+        { name: 'weekly' },
+        400,
+        { code: -32020, message: 'Bad Request: the request headers and body disagree', data: { mismatch: { header: 'Mcp-Name' } } },
+      ],
+      [
+        '-32021 MissingRequiredClientCapability',
+        'tools/call',
+        { name: 'tasks_publish', arguments: {} },
+        400,
+        { code: -32021, message: 'Missing required client capability', data: { requiredCapabilities: { elicitation: {} } } },
+      ],
+      [
+        '-32022 UnsupportedProtocolVersion',
+        'server/discover',
+        {},
+        400,
+        { code: -32022, message: 'Unsupported protocol version', data: { supported: ['2026-07-28'], requested: MODERN } },
+      ],
       ['-32601 with 404', 'tasks/archive', {}, 404, { code: -32601, message: 'Method not found' }],
     ])('forwards %s unchanged and sends nothing more', async (_name, method, params, status, error) => {
       await start((request, res) => sendJson(res, status, errorFor(request.body.id, error)));
@@ -356,7 +404,9 @@ export function defineModernSuite(mode: BridgeMode): void {
         const { id, method } = request.body;
         if (method === 'initialize') {
           res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'legacy-session-1' });
-          res.end(JSON.stringify({ jsonrpc: '2.0', id, result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'scripted', version: '1' } } }));
+          res.end(
+            JSON.stringify({ jsonrpc: '2.0', id, result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'scripted', version: '1' } } }),
+          );
         } else if (id === undefined) res.writeHead(202).end();
         else sendJson(res, 200, resultFor(id, { tools: [] }));
       });

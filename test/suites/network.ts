@@ -6,11 +6,26 @@ import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createTestCertificates, result, sendJson, sendSse, startConnectProxy, serversForFile, stdoutProblems, type McpServer, type TestCertificates } from '../helpers/hardening-servers.js';
+import {
+  createTestCertificates,
+  result,
+  sendJson,
+  sendSse,
+  startConnectProxy,
+  serversForFile,
+  stdoutProblems,
+  type McpServer,
+  type TestCertificates,
+} from '../helpers/hardening-servers.js';
 import { expectCleanEnd, type BridgeMode, type RunningBridge } from '../helpers/bridge-mode.js';
 
 const MODERN_META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' };
-const call = (id: string, name = id, params: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {}, ...params } });
+const call = (id: string, name = id, params: Record<string, unknown> = {}) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: {}, ...params },
+});
 const okText = (name: string) => ({ content: [{ type: 'text', text: `ok ${name}` }] });
 
 /** Defines the suite against bridges started by `mode`. */
@@ -124,8 +139,10 @@ export function defineNetworkSuite(mode: BridgeMode): void {
       const echo = (auth: unknown) => `you sent Authorization: ${String(auth)} (token ${String(auth).slice(7)})`;
       const ECHOES: Record<string, (res: ServerResponse, id: string, auth: unknown) => unknown> = {
         'echo-500-text': (res, _, auth) => res.writeHead(500, { 'content-type': 'text/plain' }).end(echo(auth)),
-        'echo-401-html': (res, _, auth) => res.writeHead(401, { 'content-type': 'text/html', 'www-authenticate': 'Bearer error="invalid_token"' }).end(`<p>${echo(auth)}</p>`),
-        'echo-400-jsonrpc': (res, id, auth) => sendJson(res, 400, { jsonrpc: '2.0', id, error: { code: -32602, message: echo(auth), data: { authorization: auth } } }),
+        'echo-401-html': (res, _, auth) =>
+          res.writeHead(401, { 'content-type': 'text/html', 'www-authenticate': 'Bearer error="invalid_token"' }).end(`<p>${echo(auth)}</p>`),
+        'echo-400-jsonrpc': (res, id, auth) =>
+          sendJson(res, 400, { jsonrpc: '2.0', id, error: { code: -32602, message: echo(auth), data: { authorization: auth } } }),
         'echo-200-not-json': (res, _, auth) => sendJson(res, 200, `<html>${echo(auth)}</html>`),
         'echo-sse-not-json': (res, id, auth) => sendSse(res, `data: ${echo(auth)}\n\ndata: ${JSON.stringify(result(id, { ok: true }))}\n\n`),
       };
@@ -138,8 +155,15 @@ export function defineNetworkSuite(mode: BridgeMode): void {
           return true;
         },
       });
-      const spawned = bridge(['--url', server.url.href, '--log-level', 'trace', ...(logFile === undefined ? [] : ['--log-file', logFile])], { FENBS_TOKEN: token });
-      spawned.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+      const spawned = bridge(['--url', server.url.href, '--log-level', 'trace', ...(logFile === undefined ? [] : ['--log-file', logFile])], {
+        FENBS_TOKEN: token,
+      });
+      spawned.send({
+        jsonrpc: '2.0',
+        id: 'init',
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      });
       await spawned.reply('init');
       spawned.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
       const ids = Object.keys(ECHOES);
@@ -160,17 +184,19 @@ export function defineNetworkSuite(mode: BridgeMode): void {
     // Refusals at start-up and their exit codes and warnings come from the CLI around runBridge: spawned only.
     const cliOnly = it.runIf(mode.name === 'spawned');
 
-    cliOnly.each(['Authorization: Bearer sekrit-1234', 'authorization:Bearer sekrit-1234', 'Proxy-Authorization: Basic sekrit-1234', 'Cookie: sid=sekrit-1234'])(
-      'refuses -H %j with exit 2 and says how to pass the token safely',
-      async (header) => {
-        const spawned = bridge(['--url', 'https://example.invalid/mcp', '-H', header]);
-        expect(await spawned.exitCode).toBe(2);
-        expect(spawned.stderr()).toMatch(/FENBS_TOKEN=<token>/);
-        expect(spawned.stderr()).toMatch(/--token-file/);
-        expect(spawned.stderr()).not.toContain('sekrit-1234');
-        expect(spawned.lines).toEqual([]);
-      },
-    );
+    cliOnly.each([
+      'Authorization: Bearer sekrit-1234',
+      'authorization:Bearer sekrit-1234',
+      'Proxy-Authorization: Basic sekrit-1234',
+      'Cookie: sid=sekrit-1234',
+    ])('refuses -H %j with exit 2 and says how to pass the token safely', async (header) => {
+      const spawned = bridge(['--url', 'https://example.invalid/mcp', '-H', header]);
+      expect(await spawned.exitCode).toBe(2);
+      expect(spawned.stderr()).toMatch(/FENBS_TOKEN=<token>/);
+      expect(spawned.stderr()).toMatch(/--token-file/);
+      expect(spawned.stderr()).not.toContain('sekrit-1234');
+      expect(spawned.lines).toEqual([]);
+    });
 
     cliOnly('refuses to send a token over http:// to a non-loopback host without --allow-http (exit 2)', async () => {
       const spawned = bridge(['--url', 'http://example.invalid/mcp'], { FENBS_TOKEN: 'plain-http-token' });

@@ -46,7 +46,8 @@ export function openableUrlProblem(text: string): string | undefined {
   if (!URL.canParse(text)) return 'it is not a URL';
   const url = new URL(text);
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return `its scheme is ${url.protocol}, and only https: is opened`;
-  if (url.protocol === 'http:' && !isServerLoopbackHost(url.hostname)) return 'its scheme is http: to a host other than this machine, and only https: is opened';
+  if (url.protocol === 'http:' && !isServerLoopbackHost(url.hostname))
+    return 'its scheme is http: to a host other than this machine, and only https: is opened';
   if (url.username !== '' || url.password !== '') return 'it carries a user name or password before its host';
   if (url.href !== text || !OPENABLE_HOST.test(url.hostname) || !OPENABLE_TEXT.test(text)) return 'it is not written the way a browser would read it';
   return undefined;
@@ -63,7 +64,12 @@ export function openerCommand(url: string, env: BrowserOptions['env'], platform:
       // keeps !NAME! as text even where delayed expansion is on by default. The URL has no `"`
       // (openableUrlProblem), so the quotes around it hold and & | < > ^ in it stay text. /s
       // takes the outer quotes off what follows /c, leaving BROWSER's own quoting as written.
-      return { file: 'cmd.exe', args: ['/d', '/v:off', '/s', '/c', `"${browser} "%${BROWSER_URL_VARIABLE}%""`], env: { [BROWSER_URL_VARIABLE]: url }, windowsVerbatimArguments: true };
+      return {
+        file: 'cmd.exe',
+        args: ['/d', '/v:off', '/s', '/c', `"${browser} "%${BROWSER_URL_VARIABLE}%""`],
+        env: { [BROWSER_URL_VARIABLE]: url },
+        windowsVerbatimArguments: true,
+      };
     }
     // BROWSER may carry arguments ("firefox --new-window"): the shell splits it, the URL is "$1".
     return { file: '/bin/sh', args: ['-c', `${browser} "$1"`, 'fenbs-mcp-browser', url], env: {}, windowsVerbatimArguments: false };

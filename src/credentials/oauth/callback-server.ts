@@ -14,7 +14,8 @@ export const CALLBACK_PATH = '/callback';
 export const MAX_CALLBACK_HEAD_BYTES = 16 * 1024;
 
 const PAGE_DONE = '<!doctype html><meta charset="utf-8"><title>fenbs-mcp</title><p>Signed in. You can close this window and return to your application.</p>';
-const PAGE_FAILED = '<!doctype html><meta charset="utf-8"><title>fenbs-mcp</title><p>Sign-in did not complete. You can close this window; your application shows the reason.</p>';
+const PAGE_FAILED =
+  '<!doctype html><meta charset="utf-8"><title>fenbs-mcp</title><p>Sign-in did not complete. You can close this window; your application shows the reason.</p>';
 
 export interface CallbackServer {
   redirectUri: string;

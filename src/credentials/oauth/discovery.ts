@@ -128,9 +128,13 @@ async function findResourceMetadata(http: OAuthHttp, server: URL, challenge: Bea
       reasons.push(`${url.href}: ${reasonOf(error)}`);
     }
   }
-  throw new NoResourceMetadataError('AUTH_REQUIRED', `the server asks for a token but publishes no usable OAuth protected-resource metadata (${reasons.join('; ')})`, {
-    hint: 'this server does not offer OAuth sign-in: give a token with FENBS_TOKEN or --token-file',
-  });
+  throw new NoResourceMetadataError(
+    'AUTH_REQUIRED',
+    `the server asks for a token but publishes no usable OAuth protected-resource metadata (${reasons.join('; ')})`,
+    {
+      hint: 'this server does not offer OAuth sign-in: give a token with FENBS_TOKEN or --token-file',
+    },
+  );
 }
 
 function resourceOf(text: string): URL | undefined {
@@ -162,13 +166,20 @@ function checkEndpoints(http: OAuthHttp, as: oauth.AuthorizationServer): void {
   if (page !== undefined) {
     const problem = typeof page === 'string' && URL.canParse(page) ? openableUrlProblem(new URL(page).href) : 'it is not a URL';
     if (problem !== undefined) {
-      throw discoveryFailure(`refused the authorization server ${toTerminalLine(as.issuer)}: its authorization_endpoint ${toTerminalLine(maskUrl(String(page)))} will not be opened in a browser: ${problem}`, UNOPENABLE_HINT);
+      throw discoveryFailure(
+        `refused the authorization server ${toTerminalLine(as.issuer)}: its authorization_endpoint ${toTerminalLine(maskUrl(String(page)))} will not be opened in a browser: ${problem}`,
+        UNOPENABLE_HINT,
+      );
     }
   }
   for (const name of REQUESTED_ENDPOINTS) {
     const value = as[name];
     if (value === undefined) continue;
-    if (typeof value !== 'string' || !URL.canParse(value)) throw discoveryFailure(`refused the authorization server ${toTerminalLine(as.issuer)}: its ${name} is not a URL`, 'the authorization server metadata is malformed; contact its operator');
+    if (typeof value !== 'string' || !URL.canParse(value))
+      throw discoveryFailure(
+        `refused the authorization server ${toTerminalLine(as.issuer)}: its ${name} is not a URL`,
+        'the authorization server metadata is malformed; contact its operator',
+      );
     const refused = oauthUrlRefusal(new URL(value), http.allowHttp, `the authorization server's ${name}`);
     if (refused !== undefined) throw refused;
   }
@@ -204,7 +215,10 @@ export async function fetchAuthorizationServer(http: OAuthHttp, issuer: URL, sig
     checkEndpoints(http, as);
     return as;
   }
-  throw discoveryFailure(`no authorization server metadata found for ${issuer.href} (${reasons.join('; ')})`, 'the authorization server must publish RFC 8414 or OpenID Connect discovery metadata');
+  throw discoveryFailure(
+    `no authorization server metadata found for ${issuer.href} (${reasons.join('; ')})`,
+    'the authorization server must publish RFC 8414 or OpenID Connect discovery metadata',
+  );
 }
 
 /**
@@ -227,13 +241,19 @@ export async function discover(http: OAuthHttp, server: URL, challenge: BearerCh
   const metadata = await findResourceMetadata(http, server, challenge, signal);
   const issuerText = metadata.authorization_servers?.[0];
   if (issuerText === undefined || !URL.canParse(issuerText)) {
-    throw discoveryFailure('the protected-resource metadata lists no authorization server', 'the server must list its authorization server in authorization_servers (RFC 9728 §2)');
+    throw discoveryFailure(
+      'the protected-resource metadata lists no authorization server',
+      'the server must list its authorization server in authorization_servers (RFC 9728 §2)',
+    );
   }
   const refused = otherIssuerRefusal(new URL(issuerText), issuer);
   if (refused !== undefined) throw refused;
   const as = await fetchAuthorizationServer(http, new URL(issuerText), signal);
   if (as.authorization_endpoint === undefined || as.token_endpoint === undefined) {
-    throw discoveryFailure(`the authorization server ${as.issuer} lists no authorization or token endpoint`, 'the authorization server metadata is incomplete; contact its operator');
+    throw discoveryFailure(
+      `the authorization server ${as.issuer} lists no authorization or token endpoint`,
+      'the authorization server metadata is incomplete; contact its operator',
+    );
   }
   // PKCE with S256 is a MUST (authorization §Authorization Code Protection): a server that does not
   // advertise it is refused rather than trusted to do it anyway.

@@ -39,7 +39,8 @@ interface Owner {
 function readOwner(path: string): Owner | undefined {
   try {
     const value = JSON.parse(readPrivateFile(path, MAX_LOCK_FILE_BYTES) ?? '') as Partial<Owner>;
-    if (typeof value.pid === 'number' && typeof value.host === 'string' && typeof value.at === 'number' && typeof value.nonce === 'string') return value as Owner;
+    if (typeof value.pid === 'number' && typeof value.host === 'string' && typeof value.at === 'number' && typeof value.nonce === 'string')
+      return value as Owner;
   } catch {
     // unreadable or half written: judged by its age below
   }

@@ -52,7 +52,8 @@ function serverWords(text: string): string {
   return toTerminalLine(text.length > MAX_SERVER_WORDS_CHARS ? `${text.slice(0, MAX_SERVER_WORDS_CHARS)}…` : text);
 }
 
-const UNSENDABLE_HINT = 'the authorization server issues tokens fenbs-mcp cannot send: ask its administrator to issue this client Bearer tokens of plain characters';
+const UNSENDABLE_HINT =
+  'the authorization server issues tokens fenbs-mcp cannot send: ask its administrator to issue this client Bearer tokens of plain characters';
 
 /**
  * Refuses a token response the bridge cannot honestly use, before anything of it is kept: a
@@ -68,19 +69,37 @@ function checkIssued(tokens: oauth.TokenEndpointResponse, what: string): void {
     ['a refresh token', tokens.refresh_token],
   ] as const) {
     const problem = token === undefined ? undefined : issuedTokenProblem(token);
-    if (problem !== undefined) throw new TokenRequestError('other', `${what} returned ${name} that contains ${problem}, so it cannot be sent in an Authorization header; it is not kept`, { hint: UNSENDABLE_HINT });
+    if (problem !== undefined)
+      throw new TokenRequestError(
+        'other',
+        `${what} returned ${name} that contains ${problem}, so it cannot be sent in an Authorization header; it is not kept`,
+        { hint: UNSENDABLE_HINT },
+      );
   }
 }
 
 function unsendableType(type: string, what: string): TokenRequestError {
-  return new TokenRequestError('other', `${what} returned a token of type "${serverWords(type)}": fenbs-mcp sends only Bearer tokens (RFC 6750), so it is not kept`, { hint: UNSENDABLE_HINT });
+  return new TokenRequestError(
+    'other',
+    `${what} returned a token of type "${serverWords(type)}": fenbs-mcp sends only Bearer tokens (RFC 6750), so it is not kept`,
+    { hint: UNSENDABLE_HINT },
+  );
 }
 
 function classifyTokenError(error: unknown, what: string): TokenRequestError {
   if (error instanceof TokenRequestError) return error;
   if (error instanceof oauth.ResponseBodyError) {
-    const kind = error.error === 'invalid_grant' ? 'invalid-grant' : error.error === 'invalid_client' || error.error === 'unauthorized_client' ? 'invalid-client' : 'other';
-    return new TokenRequestError(kind, `${what} refused: ${serverWords(error.error)}${error.error_description === undefined ? '' : ` (${serverWords(error.error_description)})`}`, { cause: error });
+    const kind =
+      error.error === 'invalid_grant'
+        ? 'invalid-grant'
+        : error.error === 'invalid_client' || error.error === 'unauthorized_client'
+          ? 'invalid-client'
+          : 'other';
+    return new TokenRequestError(
+      kind,
+      `${what} refused: ${serverWords(error.error)}${error.error_description === undefined ? '' : ` (${serverWords(error.error_description)})`}`,
+      { cause: error },
+    );
   }
   // oauth4webapi refuses a token_type it does not know (MAC, anything else) before returning it.
   const body = error instanceof oauth.UnsupportedOperationError ? (error.cause as { body?: { token_type?: unknown } } | undefined)?.body : undefined;
@@ -96,7 +115,9 @@ function toClient(stored: StoredClient): oauth.Client {
 function clientAuth(as: oauth.AuthorizationServer, stored: StoredClient): oauth.ClientAuth {
   if (stored.clientSecret === undefined) return oauth.None();
   const methods = as.token_endpoint_auth_methods_supported;
-  return methods !== undefined && !methods.includes('client_secret_basic') && methods.includes('client_secret_post') ? oauth.ClientSecretPost(stored.clientSecret) : oauth.ClientSecretBasic(stored.clientSecret);
+  return methods !== undefined && !methods.includes('client_secret_basic') && methods.includes('client_secret_post')
+    ? oauth.ClientSecretPost(stored.clientSecret)
+    : oauth.ClientSecretBasic(stored.clientSecret);
 }
 
 export function toStoredTokens(response: oauth.TokenEndpointResponse, now: number, previous?: StoredTokens): StoredTokens {
@@ -115,7 +136,13 @@ export function toStoredTokens(response: oauth.TokenEndpointResponse, now: numbe
  * pre-registered one, a Client ID Metadata Document when the server supports it, a registration
  * kept from before (when it was made for this redirect URI), then dynamic registration (RFC 7591).
  */
-export async function obtainClient(deps: FlowDeps, as: oauth.AuthorizationServer, stored: StoredClient | undefined, redirectUri: string, signal: AbortSignal): Promise<StoredClient> {
+export async function obtainClient(
+  deps: FlowDeps,
+  as: oauth.AuthorizationServer,
+  stored: StoredClient | undefined,
+  redirectUri: string,
+  signal: AbortSignal,
+): Promise<StoredClient> {
   const { settings } = deps;
   if (settings.clientId !== undefined) return { kind: 'pre-registered', clientId: settings.clientId, clientSecret: settings.clientSecret };
   if (settings.clientMetadataUrl !== undefined && as.client_id_metadata_document_supported === true) {
@@ -228,7 +255,8 @@ export async function signIn(deps: FlowDeps, request: SignInRequest): Promise<Si
     authorizationUrl = url.href;
     // Checked before it is shown or opened, whichever opener deps carries (CVE-2025-6514).
     const problem = openableUrlProblem(authorizationUrl);
-    if (problem !== undefined) throw new SignInError('failed', `refused to open the sign-in page of ${toTerminalLine(as.issuer)} in the browser: ${problem}`, { hint: UNOPENABLE_HINT });
+    if (problem !== undefined)
+      throw new SignInError('failed', `refused to open the sign-in page of ${toTerminalLine(as.issuer)} in the browser: ${problem}`, { hint: UNOPENABLE_HINT });
     deps.showUrl(authorizationUrl);
     deps.openBrowser(authorizationUrl);
 
@@ -241,11 +269,21 @@ export async function signIn(deps: FlowDeps, request: SignInRequest): Promise<Si
         const denied = error.error === 'access_denied';
         throw new SignInError(
           denied ? 'denied' : error.error === 'invalid_client' || error.error === 'unauthorized_client' ? 'client-rejected' : 'failed',
-          denied ? `the sign-in was denied (${serverWords(error.error_description ?? error.error)})` : `the authorization server refused the sign-in: ${serverWords(error.error)}${error.error_description === undefined ? '' : ` (${serverWords(error.error_description)})`}`,
-          { url: authorizationUrl, hint: denied ? 'sign in again and allow access: run fenbs-mcp login (requests open a new sign-in only after a quiet period)' : 'see the message from the authorization server' },
+          denied
+            ? `the sign-in was denied (${serverWords(error.error_description ?? error.error)})`
+            : `the authorization server refused the sign-in: ${serverWords(error.error)}${error.error_description === undefined ? '' : ` (${serverWords(error.error_description)})`}`,
+          {
+            url: authorizationUrl,
+            hint: denied
+              ? 'sign in again and allow access: run fenbs-mcp login (requests open a new sign-in only after a quiet period)'
+              : 'see the message from the authorization server',
+          },
         );
       }
-      throw new SignInError('failed', `the sign-in response failed its checks: ${reasonOf(error)}`, { url: authorizationUrl, hint: 'the response did not come from the expected authorization server (RFC 9207 iss) or was malformed' });
+      throw new SignInError('failed', `the sign-in response failed its checks: ${reasonOf(error)}`, {
+        url: authorizationUrl,
+        hint: 'the response did not come from the expected authorization server (RFC 9207 iss) or was malformed',
+      });
     }
     const code = checked.get('code');
     if (code !== null) deps.registerSecret(code);
@@ -262,7 +300,12 @@ export async function signIn(deps: FlowDeps, request: SignInRequest): Promise<Si
     } catch (error) {
       if (request.signal.aborted) throw error;
       const failure = classifyTokenError(error, 'the code exchange');
-      throw new SignInError(failure.kind === 'invalid-client' ? 'client-rejected' : 'failed', failure.message, { url: authorizationUrl, hint: failure.hint ?? 'sign in again; if it keeps failing, the authorization server refuses this client' }, { cause: error });
+      throw new SignInError(
+        failure.kind === 'invalid-client' ? 'client-rejected' : 'failed',
+        failure.message,
+        { url: authorizationUrl, hint: failure.hint ?? 'sign in again; if it keeps failing, the authorization server refuses this client' },
+        { cause: error },
+      );
     }
     return { client, tokens: toStoredTokens(tokens, deps.now()) };
   } finally {
@@ -304,7 +347,13 @@ function waitForCallback(callback: CallbackServer, timeoutMs: number, signal: Ab
 }
 
 /** Refresh with the refresh token (no browser), `resource` included (RFC 8707 §2.2). */
-export async function refreshTokens(deps: FlowDeps, discovered: Discovered, client: StoredClient, previous: StoredTokens, signal: AbortSignal): Promise<StoredTokens> {
+export async function refreshTokens(
+  deps: FlowDeps,
+  discovered: Discovered,
+  client: StoredClient,
+  previous: StoredTokens,
+  signal: AbortSignal,
+): Promise<StoredTokens> {
   const { as, resource } = discovered;
   if (previous.refreshToken === undefined) throw new TokenRequestError('invalid-grant', 'no refresh token was issued');
   try {

@@ -41,7 +41,10 @@ export function oauthUrlRefusal(url: URL, allowHttp: boolean, subject = 'an OAut
   const named = toTerminalLine(maskUrl(url));
   return new RefusedOAuthUrlError('AUTH_REQUIRED', `refused ${subject} ${named}: ${problem}`, {
     url: named,
-    hint: url.protocol === 'http:' ? 'the server or its authorization server names a plain http:// URL; ask its operator for https, or pass --allow-http if this network is trusted' : 'the server or its authorization server names a URL that is not https; contact its operator',
+    hint:
+      url.protocol === 'http:'
+        ? 'the server or its authorization server names a plain http:// URL; ask its operator for https, or pass --allow-http if this network is trusted'
+        : 'the server or its authorization server names a URL that is not https; contact its operator',
   });
 }
 
@@ -49,7 +52,10 @@ export interface OAuthHttp {
   /** Whether plain http to other hosts was allowed by --allow-http (oauthUrlProblem). */
   allowHttp: boolean;
   /** Fetch-shaped: what oauth4webapi's `customFetch` takes, and what discovery uses for plain GETs. */
-  fetch: (url: string, init: { method?: string; headers?: Record<string, string> | Headers; body?: string | URLSearchParams | null; signal?: AbortSignal }) => Promise<Response>;
+  fetch: (
+    url: string,
+    init: { method?: string; headers?: Record<string, string> | Headers; body?: string | URLSearchParams | null; signal?: AbortSignal },
+  ) => Promise<Response>;
   /** The options every oauth4webapi request function takes for `url`: this fetch, and plain http only where allowed. */
   options: (url: URL, signal?: AbortSignal) => { [customFetch]: OAuthHttp['fetch']; [allowInsecureRequests]: boolean; signal?: AbortSignal };
 }

@@ -8,12 +8,32 @@ import { maskUrl } from '../../logging/redactor.js';
 import { toTerminalLine } from '../../core/terminal-text.js';
 import type { Dispatcher } from '../../http/undici-parts.js';
 import { openBrowser } from './browser.js';
-import { discover, fetchAuthorizationServer, NO_CHALLENGE, NoResourceMetadataError, otherIssuerRefusal, parseBearerChallenge, reasonOf, type BearerChallenge, type Discovered } from './discovery.js';
+import {
+  discover,
+  fetchAuthorizationServer,
+  NO_CHALLENGE,
+  NoResourceMetadataError,
+  otherIssuerRefusal,
+  parseBearerChallenge,
+  reasonOf,
+  type BearerChallenge,
+  type Discovered,
+} from './discovery.js';
 import { LockTimeoutError, withFileLock } from './file-lock.js';
 import { refreshTokens, SignInError, signIn, TokenRequestError, type FlowDeps, type SignInResult } from './flow.js';
 import { createOAuthHttp } from './http.js';
 import type { OAuthSettings } from '../../config/oauth-settings.js';
-import { cacheDirectory, TokenStore, type CacheContents, type ClientBinding, type IssuerEntry, type SignInOutcome, type SignInRecord, type StoredClient, type StoredTokens } from './token-store.js';
+import {
+  cacheDirectory,
+  TokenStore,
+  type CacheContents,
+  type ClientBinding,
+  type IssuerEntry,
+  type SignInOutcome,
+  type SignInRecord,
+  type StoredClient,
+  type StoredTokens,
+} from './token-store.js';
 import { untilAborted } from '../../core/abort.js';
 
 /** Refresh this long before expiry at most (a quarter of a short lifetime at least, so a 60 s token is not refreshed on every request). */
@@ -103,7 +123,12 @@ export function cachedState(store: TokenStore, now: number): CachedState {
   return tokens.refreshToken === undefined ? { kind: 'expired', issuer } : { kind: 'refreshable', issuer };
 }
 
-export function createTokenStore(url: URL, env: Readonly<Record<string, string | undefined>>, home: string = homedir(), warn?: (message: string) => void): TokenStore {
+export function createTokenStore(
+  url: URL,
+  env: Readonly<Record<string, string | undefined>>,
+  home: string = homedir(),
+  warn?: (message: string) => void,
+): TokenStore {
   return new TokenStore(cacheDirectory(env, home), url, warn);
 }
 
@@ -135,8 +160,14 @@ export class OAuthCredential implements Credential {
       settings: options.settings,
       registerSecret: options.registerSecret,
       now: this.#now,
-      showUrl: (url) => options.writeStderr(`fenbs-mcp: sign in to ${maskUrl(options.url)} in your browser. If no browser opened, open this URL:\n\n  ${toTerminalLine(url)}\n\n`),
-      openBrowser: options.openBrowser ?? ((url) => openBrowser(url, { env: options.env, platform, onError: (message) => options.logger.warn(`${message}; open the sign-in URL shown above yourself`) })),
+      showUrl: (url) =>
+        options.writeStderr(
+          `fenbs-mcp: sign in to ${maskUrl(options.url)} in your browser. If no browser opened, open this URL:\n\n  ${toTerminalLine(url)}\n\n`,
+        ),
+      openBrowser:
+        options.openBrowser ??
+        ((url) =>
+          openBrowser(url, { env: options.env, platform, onError: (message) => options.logger.warn(`${message}; open the sign-in URL shown above yourself`) })),
     };
     if (options.settings.clientSecret !== undefined) options.registerSecret(options.settings.clientSecret);
     const contents = this.store.read();
@@ -171,7 +202,10 @@ export class OAuthCredential implements Credential {
       const running = this.#renewal;
       if (running === undefined) break;
       if (!running.background) return untilAborted(running.done, signal);
-      await untilAborted(running.done.catch(() => false), signal);
+      await untilAborted(
+        running.done.catch(() => false),
+        signal,
+      );
     }
     const renewal = this.#start(false, () => this.#work(mode, bearer, sent));
     return untilAborted(renewal.done, signal);
@@ -276,11 +310,20 @@ export class OAuthCredential implements Credential {
     const kept = contents.clientBindings?.find((binding) => binding.clientId === clientId);
     const recorded = kept ?? this.#binding;
     // A cache from before bindings were recorded: the issuers whose entry holds this client.
-    const used = recorded !== undefined ? [recorded.issuer] : Object.keys(contents.issuers).filter((known) => contents.issuers[known]?.client?.kind === 'pre-registered' && contents.issuers[known].client.clientId === clientId);
+    const used =
+      recorded !== undefined
+        ? [recorded.issuer]
+        : Object.keys(contents.issuers).filter(
+            (known) => contents.issuers[known]?.client?.kind === 'pre-registered' && contents.issuers[known].client.clientId === clientId,
+          );
     if (used.length > 0 && !used.some((known) => new URL(known).href === new URL(issuer).href)) {
-      throw new BridgeError('AUTH_REQUIRED', `refused to send the secret of the pre-registered client ${toTerminalLine(clientId)} to the authorization server ${toTerminalLine(issuer)}: the server now names it, but this client was first used with ${toTerminalLine(used[0]!)}`, {
-        hint: 'if the server really moved to another authorization server, run fenbs-mcp logout and sign in again, or pass --oauth-issuer naming the one to use; otherwise the server is misconfigured or something is impersonating it',
-      });
+      throw new BridgeError(
+        'AUTH_REQUIRED',
+        `refused to send the secret of the pre-registered client ${toTerminalLine(clientId)} to the authorization server ${toTerminalLine(issuer)}: the server now names it, but this client was first used with ${toTerminalLine(used[0]!)}`,
+        {
+          hint: 'if the server really moved to another authorization server, run fenbs-mcp logout and sign in again, or pass --oauth-issuer naming the one to use; otherwise the server is misconfigured or something is impersonating it',
+        },
+      );
     }
     if (kept !== undefined) return;
     // Only while the cache cannot hold it: a logout elsewhere then frees this bridge too.
@@ -290,9 +333,15 @@ export class OAuthCredential implements Credential {
 
   #locked<T>(signal: AbortSignal, task: () => Promise<T>): Promise<T> {
     const waitMs = this.#o.settings.loginTimeoutMs + LOCK_MARGIN_MS;
-    return withFileLock(this.store.lockFile, { waitMs, staleMs: waitMs, signal, onWait: () => this.#o.logger.info('another fenbs-mcp is signing in to this server; waiting for it') }, task).catch((error: unknown) => {
+    return withFileLock(
+      this.store.lockFile,
+      { waitMs, staleMs: waitMs, signal, onWait: () => this.#o.logger.info('another fenbs-mcp is signing in to this server; waiting for it') },
+      task,
+    ).catch((error: unknown) => {
       if (error instanceof LockTimeoutError) {
-        throw new BridgeError('AUTH_REQUIRED', `waited ${Math.round(waitMs / 1000)} s for another fenbs-mcp to finish signing in`, { hint: 'finish or close the other sign-in, then retry' });
+        throw new BridgeError('AUTH_REQUIRED', `waited ${Math.round(waitMs / 1000)} s for another fenbs-mcp to finish signing in`, {
+          hint: 'finish or close the other sign-in, then retry',
+        });
       }
       throw error;
     });
@@ -337,12 +386,16 @@ export class OAuthCredential implements Credential {
     const next = `no new sign-in opens for this server for ${seconds(last.at + SIGN_IN_QUIET_MS - now)}, so a retrying client cannot open window after window; fenbs-mcp login signs in now`;
     const when = `${seconds(age)} ago`;
     if (last.outcome === 'signed-in' && mode === 'step-up') {
-      return new BridgeError('AUTH_REQUIRED', `the server asks again for wider scopes after the sign-in ${when} that asked for them`, { hint: `${REFUSED_TOKEN_HINT}; ${next}` });
+      return new BridgeError('AUTH_REQUIRED', `the server asks again for wider scopes after the sign-in ${when} that asked for them`, {
+        hint: `${REFUSED_TOKEN_HINT}; ${next}`,
+      });
     }
     if (last.outcome === 'signed-in') {
       const expired = cached !== undefined && cached.accessToken === sent && cached.expiresAt !== undefined && cached.expiresAt <= now;
       return expired
-        ? new BridgeError('AUTH_REQUIRED', `the OAuth token from the sign-in ${when} has expired, and the authorization server issued no refresh token`, { hint: next })
+        ? new BridgeError('AUTH_REQUIRED', `the OAuth token from the sign-in ${when} has expired, and the authorization server issued no refresh token`, {
+            hint: next,
+          })
         : new BridgeError('AUTH_REQUIRED', `the server refused the OAuth token from the sign-in ${when}`, { hint: `${REFUSED_TOKEN_HINT}; ${next}` });
     }
     const what: Record<Exclude<SignInOutcome, 'signed-in'>, string> = {
@@ -362,7 +415,12 @@ export class OAuthCredential implements Credential {
 
   /** A token another bridge stored for `sent`'s replacement: still valid and, for a step-up, with the scopes asked for. */
   #freshIn(cached: StoredTokens | undefined, mode: Mode, bearer: BearerChallenge | undefined, sent: string | undefined): boolean {
-    return cached !== undefined && cached.accessToken !== sent && (mode !== 'step-up' || covers(cached.scope, bearer?.scope)) && (cached.expiresAt === undefined || cached.expiresAt > this.#now());
+    return (
+      cached !== undefined &&
+      cached.accessToken !== sent &&
+      (mode !== 'step-up' || covers(cached.scope, bearer?.scope)) &&
+      (cached.expiresAt === undefined || cached.expiresAt > this.#now())
+    );
   }
 
   /**
@@ -383,7 +441,10 @@ export class OAuthCredential implements Credential {
           return true;
         }
         // A sign-in `started` may still be running in the bridge holding the lock: that one is waited for.
-        const refusal = tokens?.refreshToken === undefined && contents.lastSignIn?.outcome !== 'started' ? this.#quietRefusal(mode, contents.lastSignIn, sent, tokens) : undefined;
+        const refusal =
+          tokens?.refreshToken === undefined && contents.lastSignIn?.outcome !== 'started'
+            ? this.#quietRefusal(mode, contents.lastSignIn, sent, tokens)
+            : undefined;
         if (refusal !== undefined) throw refusal;
       }
       // A refresh reuses the issuer in the cache; a renewal follows the server's challenge.
@@ -415,13 +476,18 @@ export class OAuthCredential implements Credential {
             // The grant is gone (revoked, rotated elsewhere) or the client was forgotten: sign in again.
             this.#o.logger.info({ reason: error.message }, 'the refresh token was refused; a new sign-in is needed');
             if (error.kind === 'invalid-client') client = undefined;
-            this.#save(() => this.store.update(issuer, resource, (old) => ({ resource, client: error.kind === 'invalid-client' ? undefined : old.client, tokens: undefined })));
+            this.#save(() =>
+              this.store.update(issuer, resource, (old) => ({ resource, client: error.kind === 'invalid-client' ? undefined : old.client, tokens: undefined })),
+            );
           }
         }
         if (mode === 'refresh-only') return false;
         const refusal = this.#quietRefusal(mode, contents.lastSignIn, sent, cached);
         if (refusal !== undefined) throw refusal;
-        const scope = mode === 'step-up' ? [...new Set([...scopeSet(cached?.scope ?? this.#current?.tokens.scope), ...scopeSet(bearer?.scope)])].join(' ') : (bearer?.scope ?? discovered.scopesSupported?.join(' '));
+        const scope =
+          mode === 'step-up'
+            ? [...new Set([...scopeSet(cached?.scope ?? this.#current?.tokens.scope), ...scopeSet(bearer?.scope)])].join(' ')
+            : (bearer?.scope ?? discovered.scopesSupported?.join(' '));
         const stepUp = mode === 'step-up';
         // Recorded before the browser opens: a bridge that dies meanwhile still holds the others back.
         this.#recordSignIn(issuer, resource, { at: this.#now(), outcome: 'started', stepUp });
@@ -448,8 +514,14 @@ export class OAuthCredential implements Credential {
         return false;
       }
       if (isBridgeError(error)) throw error;
-      if (error instanceof TokenRequestError && error.hint !== undefined) throw new BridgeError('AUTH_REQUIRED', error.message, { hint: error.hint }, { cause: error });
-      throw new BridgeError('AUTH_REQUIRED', `the OAuth sign-in for ${maskUrl(this.#o.url)} failed: ${reasonOf(error)}`, { hint: 'check the network path to the authorization server, then retry; fenbs-mcp doctor shows what is reachable' }, { cause: error });
+      if (error instanceof TokenRequestError && error.hint !== undefined)
+        throw new BridgeError('AUTH_REQUIRED', error.message, { hint: error.hint }, { cause: error });
+      throw new BridgeError(
+        'AUTH_REQUIRED',
+        `the OAuth sign-in for ${maskUrl(this.#o.url)} failed: ${reasonOf(error)}`,
+        { hint: 'check the network path to the authorization server, then retry; fenbs-mcp doctor shows what is reachable' },
+        { cause: error },
+      );
     }
   }
 

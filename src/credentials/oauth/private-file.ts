@@ -73,7 +73,7 @@ export function readPrivateFile(path: string, maxBytes: number): string | undefi
 
 /** Writes all of `data` to `fd` (a write may take fewer bytes than it is given). */
 export function writeAll(fd: number, data: Buffer): void {
-  for (let written = 0; written < data.length; ) written += writeSync(fd, data, written);
+  for (let written = 0; written < data.length;) written += writeSync(fd, data, written);
 }
 
 /**

@@ -106,11 +106,24 @@ const optionalNumber = (value: unknown) => value === undefined || isNumber(value
 const isUrl = (value: unknown): value is string => isString(value) && URL.canParse(value);
 
 function isClient(value: unknown): value is StoredClient {
-  return isRecord(value) && ['pre-registered', 'metadata-document', 'registered'].includes(value.kind as string) && isString(value.clientId) && optionalString(value.clientSecret) && (value.redirectUri === undefined || isUrl(value.redirectUri));
+  return (
+    isRecord(value) &&
+    ['pre-registered', 'metadata-document', 'registered'].includes(value.kind as string) &&
+    isString(value.clientId) &&
+    optionalString(value.clientSecret) &&
+    (value.redirectUri === undefined || isUrl(value.redirectUri))
+  );
 }
 
 function isTokens(value: unknown): value is StoredTokens {
-  return isRecord(value) && isString(value.accessToken) && optionalString(value.refreshToken) && optionalNumber(value.expiresAt) && isNumber(value.obtainedAt) && optionalString(value.scope);
+  return (
+    isRecord(value) &&
+    isString(value.accessToken) &&
+    optionalString(value.refreshToken) &&
+    optionalNumber(value.expiresAt) &&
+    isNumber(value.obtainedAt) &&
+    optionalString(value.scope)
+  );
 }
 
 function isClientBinding(value: unknown): value is ClientBinding {
@@ -185,9 +198,13 @@ export class TokenStore {
     for (const dir of [this.directory, join(this.directory, 'oauth')]) {
       const problem = folderProblem(dir);
       if (problem === undefined) continue;
-      return new BridgeError('AUTH_REQUIRED', `the OAuth token cache folder ${dir} ${problem}: fenbs-mcp neither reads tokens from it nor writes tokens into it`, {
-        hint: `make it yours and private (chown, chmod 700 ${dir}, and remove what you did not put there), or set FENBS_MCP_HOME to a private folder`,
-      });
+      return new BridgeError(
+        'AUTH_REQUIRED',
+        `the OAuth token cache folder ${dir} ${problem}: fenbs-mcp neither reads tokens from it nor writes tokens into it`,
+        {
+          hint: `make it yours and private (chown, chmod 700 ${dir}, and remove what you did not put there), or set FENBS_MCP_HOME to a private folder`,
+        },
+      );
     }
     return undefined;
   }
