@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 // ARCHITECTURE.md explains each row; a change here is a change of the plan and belongs there too.
 export const LAYERS = {
   core: [],
+  demo: [],
   logging: ['core'],
   config: ['core', 'logging'],
   stdio: ['core', 'logging'],
@@ -20,7 +21,6 @@ export const LAYERS = {
   doctor: ['core', 'logging', 'config', 'http', 'credentials', 'eras', 'pipeline'],
   shell: ['core', 'logging', 'config', 'bridge.ts'],
   cli: ['core', 'logging', 'config', 'stdio', 'http', 'credentials', 'eras', 'pipeline', 'bridge.ts', 'doctor', 'shell', 'demo'],
-  demo: [],
 };
 
 const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm;
