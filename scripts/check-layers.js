@@ -74,11 +74,11 @@ export function checkLayers(sources, layers = LAYERS) {
     }
     edges.set(path, targets);
   }
-  for (const cycle of cyclesOf(edges)) problems.push(`import cycle: ${cycle.map((path) => `src/${path}`).join(' → ')}`);
+  for (const cycle of cyclesOf(edges)) problems.push(`import cycle among ${cycle.map((path) => `src/${path}`).join(', ')}`);
   return problems;
 }
 
-/** Every cycle of a directed graph, each once, as the path that closes it (Tarjan's strongly connected components). */
+/** The files of each import cycle, sorted: every strongly connected component of more than one file, or a file that imports itself (Tarjan). */
 function cyclesOf(edges) {
   const index = new Map();
   const low = new Map();
@@ -109,7 +109,7 @@ function cyclesOf(edges) {
       component.push(member);
     } while (member !== node);
     const selfImport = component.length === 1 && (edges.get(node) ?? []).includes(node);
-    if (component.length > 1 || selfImport) cycles.push([...component.sort(), component[0]]);
+    if (component.length > 1 || selfImport) cycles.push(component.sort());
   };
   for (const node of [...edges.keys()].sort()) if (!index.has(node)) visit(node);
   return cycles;
