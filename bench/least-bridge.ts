@@ -5,13 +5,13 @@
 // from fenbs-mcp's only in what the bundle does before the first answer.
 import { Agent } from '../src/http/undici-parts.js';
 
-// The bridge's own pool size (remote.ts's MAX_CONNECTIONS), so that the agent is made alike.
+// The bridge's own pool size (src/http/dispatcher.ts's MAX_CONNECTIONS), so that the agent is made alike.
 const CONNECTIONS = 128;
 const NEWLINE = '\n';
 // Sent after the first answer, as a client of the 2025-06-18 era does (the bench server checks it).
 const PROTOCOL_VERSION = '2025-06-18';
 
-/** Started by bin/'s loader, as fenbs-mcp's cli.ts is: `--url <endpoint>`, other options ignored. */
+/** Started by bin/'s loader, as fenbs-mcp's src/cli/main.ts is: `--url <endpoint>`, other options ignored. */
 export function run(): void {
   const url = new URL(process.argv[process.argv.indexOf('--url') + 1] ?? '');
   const agent = new Agent({ connections: CONNECTIONS });

@@ -1,5 +1,6 @@
-import { UsageError } from '../core/errors.js';
 // The --oauth-* options and their environment → validated OAuth settings; pure, throws UsageError.
+
+import { UsageError } from '../core/errors.js';
 
 /** How long a sign-in in the browser may take before the requests waiting for it get an error. */
 export const LOGIN_TIMEOUT_MS = 5 * 60_000;

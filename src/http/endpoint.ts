@@ -63,7 +63,7 @@ export class Endpoint {
 
   /**
    * POSTs one JSON-RPC message (its serialised text, or a large line's bytes) with the protocol
-   * headers given. `onArrived` sees each answer's whole body the moment it arrived (remote.ts).
+   * headers given. `onArrived` sees each answer's whole body the moment it arrived (send.ts).
    */
   post(body: RequestBody, protocolHeaders: Record<string, string>, signal: AbortSource, onArrived?: (exchange: HttpExchange) => void): Promise<HttpExchange> {
     return this.#follow('POST', protocolHeaders, signal, body, onArrived);

@@ -9,7 +9,7 @@ import EnvHttpProxyAgent from 'undici/lib/dispatcher/env-http-proxy-agent.js';
 // undici's index also loads fetch, WebSocket, caches and mocks, which cost start-up time and about
 // 7 MB in every process. Its one side effect the bridge needs is this: connect() (the proxy
 // tunnel of EnvHttpProxyAgent) and the rest of the API live on Dispatcher.prototype. The bridge's
-// own requests go through dispatch() with a handler (remote.ts), which needs no API module. The version is pinned exactly and
+// own requests go through dispatch() with a handler (http/send.ts), which needs no API module. The version is pinned exactly and
 // bundled, so these paths cannot move under us between releases of the bridge.
 //
 // Upgrading undici (change the exact pin in package.json, then `npm install`):
@@ -19,8 +19,8 @@ import EnvHttpProxyAgent from 'undici/lib/dispatcher/env-http-proxy-agent.js';
 //   `Object.assign(Dispatcher.prototype, api)`) that request() or the proxy agent depend on, and
 //   repeat them here.
 // - Check undici-internals.d.ts still matches what those modules export, that the error codes
-//   remote.ts classifies by (UND_ERR_*) still exist, and that the dispatch handler callbacks
-//   remote.ts implements (onRequestStart, onResponseStart/Data/End/Error, controller pause/resume/
+//   http/failures.ts classifies by (UND_ERR_*) still exist, and that the dispatch handler callbacks
+//   http/send.ts implements (onRequestStart, onResponseStart/Data/End/Error, controller pause/resume/
 //   abort) keep their meaning.
 // - Run the whole `npm test` (the proxy, TLS and fault suites) and compare the bundle size.
 Object.assign(Dispatcher.prototype, api);

@@ -9,7 +9,7 @@ import { createProgressView, type ProgressTarget } from './progress.js';
 import { renderCallResult, renderPromptResult, renderPrompts, renderReadResult, renderResources, renderTools, MAX_NAME_CHARS } from './render.js';
 import { checkArguments } from './schema-check.js';
 
-/** Exit codes of shell commands: the numbers of EXIT in cli.ts. */
+/** Exit codes of shell commands: the numbers of EXIT in cli/exit-codes.ts. */
 export const SHELL_EXIT = {
   OK: 0,
   /** The tool said isError, or the server answered with a JSON-RPC error. */
