@@ -1,6 +1,0 @@
-// In-process, remote faults: every request still gets exactly one reply, stdout stays JSON-RPC, the bridge lives on.
-
-import { inProcessMode } from './helpers/bridge-mode.js';
-import { defineFaultsSuite } from './suites/faults.js';
-
-defineFaultsSuite(inProcessMode);
