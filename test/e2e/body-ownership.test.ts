@@ -17,6 +17,7 @@ import {
 } from '../helpers/body-fault-servers.js';
 import { result, sendJson, sseEvent, startMcpServer, stdoutProblems, type McpServer, type RouteContext } from '../helpers/hardening-servers.js';
 import { BIN, spawnBridge, type BridgeProcess } from '../helpers/spawn-bridge.js';
+import { repetitions } from '../helpers/soak.js';
 
 const call = (id: string, name: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
 const okText = (name: string) => ({ content: [{ type: 'text', text: `ok ${name}` }] });
@@ -172,15 +173,21 @@ async function warmUp(bridge: BridgeProcess): Promise<string[]> {
   return ids;
 }
 
+// Failures in a row, each more than the bridge's MAX_CONNECTIONS (128): a body left unreleased would
+// hold its socket, and the pool would run dry before the loop ends. A soak run repeats each more.
+const ENCODING_FAILURES = repetitions(300, 1_000);
+const BODY_FAILURES = repetitions(240, 800);
+const LINGERING_STREAMS = repetitions(60, 200);
+
 const modeIds = (modes: readonly FailureMode[], count: number): string[] => Array.from({ length: count }, (_, i) => `${modes[i % modes.length]!}-${i}`);
 
 describe('every body released', () => {
-  it('answers 1,000 replies with an unknown or corrupt content encoding, keeps reaching the server and leaves no socket open', async () => {
+  it(`answers ${ENCODING_FAILURES} replies with an unknown or corrupt content encoding, keeps reaching the server and leaves no socket open`, async () => {
     const server = await failingServer();
     const bridge = bridgeFor(server);
     const warmUps = await warmUp(bridge);
     const baseline = server.openConnections;
-    const ids = modeIds(['zstd', 'corrupt'], 1_000);
+    const ids = modeIds(['zstd', 'corrupt'], ENCODING_FAILURES);
     const replies = await inWindows(bridge, server, ids);
     for (const id of ids) expect(replies.get(id).error).toMatchObject({ code: -31006, data: { bridgeCode: 'REMOTE_BAD_REPLY', status: 200 } });
     bridge.send(call('next', 'next'));
@@ -191,17 +198,17 @@ describe('every body released', () => {
     expect(stdoutProblems(bridge.lines, [...warmUps, ...ids, 'next'])).toEqual([]);
   }, 60_000);
 
-  it('survives 1,000 body failures of every kind (decode error, limit, early close, linger), answers each once and returns to its baseline of open sockets', async () => {
+  it(`survives ${BODY_FAILURES + LINGERING_STREAMS} body failures of every kind (decode error, limit, early close, linger), answers each once and returns to its baseline of open sockets`, async () => {
     const streams: Promise<void>[] = [];
     const server = await failingServer(streams);
     const bridge = bridgeFor(server, '--max-message-bytes', String(MESSAGE_LIMIT_BYTES));
     const warmUps = await warmUp(bridge);
     const baseline = server.openConnections;
-    // 800 failures a few at a time, then 200 streams that stay open after their response, all at once
+    // The failures a few at a time, then the streams that stay open after their response, all at once
     // (a few at a time each would wait out the linger).
-    const ids = modeIds(['zstd', 'corrupt', 'limit', 'early-close'], 800);
+    const ids = modeIds(['zstd', 'corrupt', 'limit', 'early-close'], BODY_FAILURES);
     const replies = await inWindows(bridge, server, ids);
-    const lingering = modeIds(['linger'], 200);
+    const lingering = modeIds(['linger'], LINGERING_STREAMS);
     for (const id of lingering) bridge.send(call(id, id));
     for (const id of lingering) replies.set(id, await bridge.reply(id, 15_000));
     for (const id of ids) {
