@@ -21,7 +21,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { authorizationServerMetadataUrls, discover, isResourceFor, parseBearerChallenge, resourceMetadataUrls } from '../../../../src/credentials/oauth/discovery.js';
+import {
+  authorizationServerMetadataUrls,
+  discover,
+  isResourceFor,
+  parseBearerChallenge,
+  resourceMetadataUrls,
+} from '../../../../src/credentials/oauth/discovery.js';
 import { MAX_CALLBACK_HEAD_BYTES, startCallbackServer } from '../../../../src/credentials/oauth/callback-server.js';
 import { BROWSER_URL_VARIABLE, openableUrlProblem, openBrowser, openerCommand } from '../../../../src/credentials/oauth/browser.js';
 import { withFileLock, LockTimeoutError } from '../../../../src/credentials/oauth/file-lock.js';
