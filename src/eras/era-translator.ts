@@ -82,7 +82,7 @@ type State = 'undecided' | 'legacy' | 'translating';
 const requireBuiltin = createRequire(import.meta.url);
 
 export class EraTranslator {
-  readonly #d: EraTranslatorDeps;
+  readonly #deps: EraTranslatorDeps;
   /**
    * Every id the bridge mints starts with this; the random part keeps them apart from any client's.
    * Made with the first id: before that no reply can carry it.
@@ -106,7 +106,7 @@ export class EraTranslator {
   readonly #inputs = new Map<string, (outcome: JsonObject | BridgeError) => void>();
 
   constructor(deps: EraTranslatorDeps) {
-    this.#d = deps;
+    this.#deps = deps;
   }
 
   #prefix(): string {
@@ -158,7 +158,7 @@ export class EraTranslator {
         return Promise.resolve();
       }
       if (this.#state !== 'translating') return undefined;
-      this.#d.logger.warn({ id: toLoggedId(incoming.id) }, 'the client answered a request the bridge did not send; dropped');
+      this.#deps.logger.warn({ id: toLoggedId(incoming.id) }, 'the client answered a request the bridge did not send; dropped');
       return Promise.resolve();
     }
     if (this.#state !== 'translating' || modernVersionOf(incoming.message) !== undefined) return undefined;
@@ -169,7 +169,7 @@ export class EraTranslator {
         if (this.#listenFilter !== undefined) {
           const filter = this.#listenFilter;
           this.#listenFilter = undefined;
-          this.#d.track(this.#listen(filter));
+          this.#deps.track(this.#listen(filter));
         }
         break;
       case 'notifications/cancelled':
@@ -178,7 +178,7 @@ export class EraTranslator {
       default:
         // 2026-07-28 servers take no client notifications over HTTP besides these (roots changes
         // are asked per request through MRTR instead).
-        this.#d.logger.debug({ method: incoming.method }, 'a 2025 notification with no 2026-07-28 counterpart; not sent');
+        this.#deps.logger.debug({ method: incoming.method }, 'a 2025 notification with no 2026-07-28 counterpart; not sent');
     }
     return Promise.resolve();
   }
@@ -207,10 +207,10 @@ export class EraTranslator {
     // basic/patterns/subscriptions); a 2025 client has no such notification.
     if (this.#state === 'translating' && message.method === 'notifications/subscriptions/acknowledged') {
       this.#listenAcknowledged = true;
-      this.#d.logger.info('list-change subscription open: the list changes the server declared reach the client');
+      this.#deps.logger.info('list-change subscription open: the list changes the server declared reach the client');
       return Promise.resolve(true);
     }
-    return this.#d.write(message, serialised);
+    return this.#deps.write(message, serialised);
   };
 
   /** Stdin ended: the client can no longer answer input requests, so the requests waiting on one end. */
@@ -237,7 +237,7 @@ export class EraTranslator {
   async #decide(reply: JsonObject, serialised: string | Buffer | undefined, initialize: { id: JsonRpcId; profile: ClientProfile }): Promise<boolean> {
     if (!isInitializeRefusal(reply)) {
       if ('result' in reply) this.#state = 'legacy';
-      return this.#d.write(reply, serialised);
+      return this.#deps.write(reply, serialised);
     }
     // Nothing else is outstanding before the era is known, so the record is the only one with this id.
     const t = this.#record(initialize.id, 'initialize');
@@ -259,7 +259,7 @@ export class EraTranslator {
     if (reply === undefined) return true; // cancelled or shutting down: answered elsewhere
     const discover = isJsonObject(reply.result) ? reply.result : undefined;
     if (refusal !== undefined && (discover === undefined || !speaksOnlyModern(discover))) {
-      this.#d.logger.debug({ versions: discover?.supportedVersions }, 'initialize refused, but the server is not 2026-07-28-only: the refusal is forwarded');
+      this.#deps.logger.debug({ versions: discover?.supportedVersions }, 'initialize refused, but the server is not 2026-07-28-only: the refusal is forwarded');
       return false;
     }
     if (discover === undefined) {
@@ -267,7 +267,7 @@ export class EraTranslator {
       return true;
     }
     if (this.#state !== 'translating') {
-      this.#d.logger.info(
+      this.#deps.logger.info(
         { clientVersion: profile.protocolVersion, serverVersions: discover.supportedVersions },
         'the server speaks only 2026-07-28: translating for this 2025-era client',
       );
@@ -335,7 +335,7 @@ export class EraTranslator {
   async #local(incoming: RequestMessage, work: (t: Translated) => Promise<unknown>): Promise<void> {
     const t = this.#open(incoming.id, incoming.method);
     if (t === undefined) {
-      await this.#d.write(
+      await this.#deps.write(
         errorReply(incoming.id, -32600, 'Invalid Request: this id is already used by a request that is still outstanding', { bridgeCode: 'INVALID_REQUEST' }),
       );
       return;
@@ -345,7 +345,7 @@ export class EraTranslator {
     } catch (error) {
       if (!t.cancelled) {
         const failure = isBridgeError(error) ? error : new BridgeError('INTERNAL', (error as Error).message);
-        this.#d.logger.warn({ method: t.method, id: toLoggedId(t.id), code: failure.code }, failure.message);
+        this.#deps.logger.warn({ method: t.method, id: toLoggedId(t.id), code: failure.code }, failure.message);
         await this.#answer(t, bridgeErrorReply(t.id, failure));
       }
     } finally {
@@ -361,7 +361,7 @@ export class EraTranslator {
     for (const [inputId, finish] of [...t.waits]) {
       finish(error);
       // The bridge issued it, so the bridge cancels it (2025-06-18 basic/utilities/cancellation).
-      await this.#d.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: inputId, reason: error.message } });
+      await this.#deps.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: inputId, reason: error.message } });
     }
   }
 
@@ -380,8 +380,8 @@ export class EraTranslator {
     if (t.answered) return;
     t.answered = true;
     // The reply of a round carries the round's id; the client gets it under its own.
-    if (reply.id === t.id) await this.#d.write(reply, serialised);
-    else await this.#d.write({ ...reply, id: t.id });
+    if (reply.id === t.id) await this.#deps.write(reply, serialised);
+    else await this.#deps.write({ ...reply, id: t.id });
   }
 
   /** Sends one request of the bridge's own; resolves with its reply, or undefined when it was cancelled. */
@@ -392,7 +392,7 @@ export class EraTranslator {
     this.#calls.set(id, (value) => (reply = value));
     if (t !== undefined) t.current = id;
     try {
-      await this.#d.send({ kind: 'request', id, method, message, body: JSON.stringify(message) });
+      await this.#deps.send({ kind: 'request', id, method, message, body: JSON.stringify(message) });
     } finally {
       this.#calls.delete(id);
       if (t !== undefined) t.current = undefined;
@@ -425,7 +425,7 @@ export class EraTranslator {
   #ask(t: Translated, request: JsonObject): Promise<JsonObject> {
     const id = `${this.#prefix()}input-${++this.#counter}`;
     const method = String(request.method);
-    const { requestTimeoutMs } = this.#d;
+    const { requestTimeoutMs } = this.#deps;
     return new Promise<JsonObject>((resolve, reject) => {
       const finish = (outcome: JsonObject | BridgeError) => {
         if (timer !== undefined) clearTimeout(timer);
@@ -452,12 +452,12 @@ export class EraTranslator {
                   timeoutMs: requestTimeoutMs,
                 }),
               );
-              void this.#d.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timed out' } });
+              void this.#deps.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timed out' } });
             }, requestTimeoutMs).unref()
           : undefined;
       this.#inputs.set(id, finish);
       t.waits.set(id, finish);
-      void this.#d.write({ jsonrpc: '2.0', id, method, params: isJsonObject(request.params) ? request.params : {} });
+      void this.#deps.write({ jsonrpc: '2.0', id, method, params: isJsonObject(request.params) ? request.params : {} });
     });
   }
 
@@ -472,9 +472,9 @@ export class EraTranslator {
     // initialize MUST NOT be cancelled (2025-06-18 basic/utilities/cancellation).
     if (t === undefined || t.method === 'initialize' || t.answered) return;
     t.cancelled = true;
-    if (t.current !== undefined) this.#d.cancel(t.current);
+    if (t.current !== undefined) this.#deps.cancel(t.current);
     void this.#abandon(t, new BridgeError('INTERNAL', 'the client cancelled the request'));
-    this.#d.logger.debug({ id: toLoggedId(t.id) }, 'translated request cancelled by the client');
+    this.#deps.logger.debug({ id: toLoggedId(t.id) }, 'translated request cancelled by the client');
   }
 
   /**
@@ -494,13 +494,13 @@ export class EraTranslator {
       // A server without the method will not grow it: asking again is pointless.
       const delayMs = error?.code === -32601 ? undefined : LISTEN_REOPEN_DELAYS_MS[attempt];
       if (delayMs === undefined) {
-        this.#d.logger.warn(
+        this.#deps.logger.warn(
           { attempts: attempt },
           `the list-change subscription ended (${why}) and could not be reopened; list changes no longer reach the client`,
         );
         return;
       }
-      this.#d.logger.info({ delayMs }, `the list-change subscription ended (${why}); reopening it`);
+      this.#deps.logger.info({ delayMs }, `the list-change subscription ended (${why}); reopening it`);
       try {
         await sleep(delayMs, undefined, { signal: this.#stopping.signal });
       } catch {

@@ -75,26 +75,26 @@ export const RESULT_READ_BY_BRIDGE: ReadonlySet<string> = new Set(['initialize',
 const SAFE_VERSION = /^[\x21-\x7e]{1,64}$/;
 
 export class Forwarder {
-  readonly #d: ForwarderDeps;
+  readonly #deps: ForwarderDeps;
 
   constructor(deps: ForwarderDeps) {
-    this.#d = deps;
+    this.#deps = deps;
   }
 
   /** The era is a property of the body (a 2026-07-28 request names its version in `_meta`). */
   #eraOf(message: JsonObject): EraProtocol {
-    return modernVersionOf(message) === undefined ? this.#d.legacy : this.#d.modern;
+    return modernVersionOf(message) === undefined ? this.#deps.legacy : this.#deps.modern;
   }
 
   /** Sends a request read from stdin; its one reply is written whatever happens. */
   async forwardRequest(incoming: Extract<IncomingMessage, { kind: 'request' }>): Promise<void> {
-    const { inFlight, legacy, logger } = this.#d;
+    const { inFlight, legacy, logger } = this.#deps;
     const { id, method, message } = incoming;
     const era = this.#eraOf(message);
     // subscriptions/listen stays open for hours by design (2026-07-28 subscriptions): no deadline.
     const pending = inFlight.begin(id, method, era.name, { deadline: method !== 'subscriptions/listen' });
     if (pending === undefined) {
-      await this.#d.write(
+      await this.#deps.write(
         errorReply(id, -32600, 'Invalid Request: this id is already used by a request that is still outstanding', { bridgeCode: 'INVALID_REQUEST' }),
       );
       return;
@@ -106,7 +106,7 @@ export class Forwarder {
       );
       return;
     }
-    const hidden = this.#d.toolFilter?.refusal(method, message);
+    const hidden = this.#deps.toolFilter?.refusal(method, message);
     if (hidden !== undefined) {
       logger.info({ id: toLoggedId(id), tool: hidden.context.tool, filter: hidden.context.filter }, 'tools/call to a filtered tool answered by the bridge');
       await pending.fail(hidden);
@@ -148,7 +148,7 @@ export class Forwarder {
 
   /** Posts a notification or a response (answer to a server request); failures are only logged. */
   async forwardOther(incoming: Exclude<IncomingMessage, { kind: 'request' }>): Promise<void> {
-    const { legacy, logger, inFlight } = this.#d;
+    const { legacy, logger, inFlight } = this.#deps;
     const method = incoming.kind === 'notification' ? incoming.method : undefined;
     if (method === 'notifications/cancelled') {
       const params = incoming.message.params;
@@ -170,7 +170,7 @@ export class Forwarder {
     // A deadline on the shared list, removed when the post is done: no timer or AbortController
     // per message (AbortSignal.timeout() would even keep each one alive for its whole timeout).
     const aborts = new Aborts();
-    const timeoutMs = this.#d.config.requestTimeoutMs || NOTIFICATION_TIMEOUT_MS;
+    const timeoutMs = this.#deps.config.requestTimeoutMs || NOTIFICATION_TIMEOUT_MS;
     const deadline = postDeadlines.add(timeoutMs, () =>
       aborts.abort(new BridgeError('REQUEST_TIMEOUT', `the server did not take ${label} within ${timeoutMs} ms`, { timeoutMs })),
     );
@@ -183,9 +183,9 @@ export class Forwarder {
         const headers = era.headersFor(incoming.message, method);
         let sent: string | undefined;
         const reply = await untilAborted(
-          this.#d.endpoint.post(incoming.body, headers, aborts).then((exchange) => {
+          this.#deps.endpoint.post(incoming.body, headers, aborts).then((exchange) => {
             sent = exchange.sentAuthorization;
-            return readReply(exchange, { maxMessageBytes: this.#d.config.maxMessageBytes, signal: aborts, acceptAny2xx: true });
+            return readReply(exchange, { maxMessageBytes: this.#deps.config.maxMessageBytes, signal: aborts, acceptAny2xx: true });
           }),
           aborts,
         );
@@ -202,7 +202,7 @@ export class Forwarder {
           era.onAccepted(method);
           if (logger.isLevelEnabled('debug')) logger.debug({ method: label, status: reply.status }, 'message accepted');
         } else {
-          const body = reply.kind === 'http-error' ? excerptOf(this.#d.redact(reply.text)) : undefined;
+          const body = reply.kind === 'http-error' ? excerptOf(this.#deps.redact(reply.text)) : undefined;
           logger.warn({ method: label, status: reply.status, body }, 'the server did not accept the message');
         }
         return;
@@ -232,7 +232,7 @@ export class Forwarder {
         return exchange.status;
       }
       const scanLarge = !RESULT_READ_BY_BRIDGE.has(pending.method);
-      const reply = await readReply(exchange, { maxMessageBytes: this.#d.config.maxMessageBytes, signal, room: this.#d.room, scanLarge }).catch(
+      const reply = await readReply(exchange, { maxMessageBytes: this.#deps.config.maxMessageBytes, signal, room: this.#deps.room, scanLarge }).catch(
         (error: unknown) => {
           throw withStatus(this.#failureOf(error, signal), exchange.status);
         },
@@ -254,7 +254,7 @@ export class Forwarder {
           renewed = true;
           if (await this.#renew(reply, exchange.sentAuthorization, pending.signal)) continue;
         } else {
-          const refusal = this.#d.endpoint.credential.refusedAfterRenewal?.({
+          const refusal = this.#deps.endpoint.credential.refusedAfterRenewal?.({
             status: reply.status as 401 | 403,
             wwwAuthenticate: reply.wwwAuthenticate,
             sent: exchange.sentAuthorization,
@@ -274,7 +274,7 @@ export class Forwarder {
         beforeDeadline
       ) {
         rateLimitRetries++;
-        this.#d.logger.info({ id: toLoggedId(pending.id), status: reply.status, waitMs }, 'server asked to retry later; waiting');
+        this.#deps.logger.info({ id: toLoggedId(pending.id), status: reply.status, waitMs }, 'server asked to retry later; waiting');
         await sleep(waitMs, undefined, { signal: pending.signal });
         continue;
       }
@@ -282,25 +282,25 @@ export class Forwarder {
       // A JSON-RPC error for this very id is the server's answer: forwarded unchanged, so 2026
       // clients see -32020/-32021/-32022 and -32601 and can renegotiate.
       if (isJsonObject(parsed) && parsed.jsonrpc === '2.0' && parsed.id === pending.id && isJsonObject(parsed.error) && !('result' in parsed)) {
-        if (parsed.error.code === HEADER_MISMATCH && era === this.#d.modern && pending.method === 'tools/call' && !toolsRefreshed) {
+        if (parsed.error.code === HEADER_MISMATCH && era === this.#deps.modern && pending.method === 'tools/call' && !toolsRefreshed) {
           toolsRefreshed = true;
           if (await this.#refreshTools(pending, message)) continue;
         }
-        await this.#d.router.deliver(pending, parsed, era, exchange);
+        await this.#deps.router.deliver(pending, parsed, era, exchange);
         return exchange.status;
       }
       if (pending.method === 'server/discover' && saysNoDiscover(reply.status, parsed)) {
         // Clients probe with server/discover before falling back to initialize; a 2025 server
         // refuses it with a 4xx. That is expected, not worth a warning, and an error that is not a
         // 2026 one makes the client fall back at once (2026-07-28 transports §Backward Compatibility).
-        this.#d.logger.debug({ id: toLoggedId(pending.id), status: reply.status }, 'server/discover refused: a 2025-era server');
+        this.#deps.logger.debug({ id: toLoggedId(pending.id), status: reply.status }, 'server/discover refused: a 2025-era server');
         await pending.fail(
           new BridgeError(
             'METHOD_NOT_FOUND',
             'Method not found: the server does not offer server/discover (it speaks a 2025 protocol revision: use initialize)',
             {
               status: reply.status,
-              bodyExcerpt: excerptOf(this.#d.redact(reply.text)),
+              bodyExcerpt: excerptOf(this.#deps.redact(reply.text)),
             },
           ),
         );
@@ -309,11 +309,11 @@ export class Forwarder {
       throw statusError(pending.method, exchange, {
         body: reply.text,
         parsed,
-        redact: this.#d.redact,
-        tokenSource: this.#d.endpoint.credential.source === 'none' ? this.#d.config.tokenSource : this.#d.endpoint.credential.source,
+        redact: this.#deps.redact,
+        tokenSource: this.#deps.endpoint.credential.source === 'none' ? this.#deps.config.tokenSource : this.#deps.endpoint.credential.source,
         tokenSet: exchange.sentAuthorization !== undefined,
-        hadSession: this.#d.legacy.sessionId !== undefined,
-        beforeInitialize: era === this.#d.legacy && !this.#d.legacy.established && pending.method !== 'initialize',
+        hadSession: this.#deps.legacy.sessionId !== undefined,
+        beforeInitialize: era === this.#deps.legacy && !this.#deps.legacy.established && pending.method !== 'initialize',
       });
     }
   }
@@ -324,15 +324,15 @@ export class Forwarder {
    */
   #renew(reply: Extract<Reply, { kind: 'http-error' }>, sent: string | undefined, signal: AbortSignal): Promise<boolean> {
     const challenge = { status: reply.status as 401 | 403, wwwAuthenticate: reply.wwwAuthenticate, sent };
-    this.#d.logger.debug({ status: reply.status }, 'the server refused the credential; renewing it');
-    return this.#d.endpoint.credential.renew(challenge, signal);
+    this.#deps.logger.debug({ status: reply.status }, 'the server refused the credential; renewing it');
+    return this.#deps.endpoint.credential.renew(challenge, signal);
   }
 
   /** One POST; a request that provably never reached the server (refused, DNS) is sent again, twice at most. */
   async #post(pending: PendingRequest, era: EraProtocol, body: RequestBody, headers: Record<string, string>): Promise<HttpExchange> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#d.endpoint.post(
+        return await this.#deps.endpoint.post(
           body,
           headers,
           pending.aborts,
@@ -342,7 +342,7 @@ export class Forwarder {
         const failure = this.#failureOf(error, pending.aborts);
         const delay = NEVER_SENT_RETRY_DELAYS_MS[attempt];
         if (failure.context.neverSent !== true || delay === undefined) throw failure;
-        this.#d.logger.debug({ id: toLoggedId(pending.id), delay, code: failure.code }, 'connection failed before sending; retrying');
+        this.#deps.logger.debug({ id: toLoggedId(pending.id), delay, code: failure.code }, 'connection failed before sending; retrying');
         await sleep(delay, undefined, { signal: pending.signal });
       }
     }
@@ -357,15 +357,15 @@ export class Forwarder {
    */
   #answerOnArrival(pending: PendingRequest, era: EraProtocol, exchange: HttpExchange): void {
     if (pending.done) return;
-    const arrived = arrivedJsonLine(exchange, this.#d.config.maxMessageBytes);
+    const arrived = arrivedJsonLine(exchange, this.#deps.config.maxMessageBytes);
     if (arrived === undefined) return;
     const routed = classifyServerMessage(arrived.value);
     if (routed?.kind !== 'response' || routed.id !== pending.id) return;
     exchange.answeredOnArrival = true;
     releaseArrived(exchange);
-    this.#d.router
+    this.#deps.router
       .deliver(pending, routed.message, era, exchange, arrived.line)
-      .catch((error: unknown) => this.#d.logger.error({ err: error instanceof Error ? error.stack : String(error) }, 'internal error'));
+      .catch((error: unknown) => this.#deps.logger.error({ err: error instanceof Error ? error.stack : String(error) }, 'internal error'));
   }
 
   /** Reads the POST's event stream: other messages pass through as they arrive, the response ends it. */
@@ -374,13 +374,13 @@ export class Forwarder {
     return followRequestStream({
       pending,
       first,
-      read: { maxMessageBytes: this.#d.config.maxMessageBytes, room: this.#d.room, scanLarge: !RESULT_READ_BY_BRIDGE.has(pending.method) },
-      idleTimeoutMs: isListen ? 0 : this.#d.config.streamIdleTimeoutMs,
-      resumable: era === this.#d.legacy,
+      read: { maxMessageBytes: this.#deps.config.maxMessageBytes, room: this.#deps.room, scanLarge: !RESULT_READ_BY_BRIDGE.has(pending.method) },
+      idleTimeoutMs: isListen ? 0 : this.#deps.config.streamIdleTimeoutMs,
+      resumable: era === this.#deps.legacy,
       onMessage: (item) => this.#onStreamMessage(pending, era, first, item),
-      resume: (lastEventId, signal) => this.#d.endpoint.get({ ...this.#d.legacy.headers(), 'last-event-id': lastEventId }, signal),
+      resume: (lastEventId, signal) => this.#deps.endpoint.get({ ...this.#deps.legacy.headers(), 'last-event-id': lastEventId }, signal),
       failure: (error, signal) => this.#failureOf(error, signal),
-      logger: this.#d.logger,
+      logger: this.#deps.logger,
     });
   }
 
@@ -389,14 +389,14 @@ export class Forwarder {
     const serialised = item.bytes ?? (item.data !== undefined && isSingleLine(item.data) ? item.data : undefined);
     const routed = classifyServerMessage(item.message);
     if (routed?.kind === 'response' && routed.id === pending.id) {
-      await this.#d.router.deliver(pending, routed.message, era, first, serialised);
+      await this.#deps.router.deliver(pending, routed.message, era, first, serialised);
       return 'answered';
     }
     if (routed?.kind === 'malformed-response' && routed.id === pending.id) {
       await pending.fail(withStatus(malformedResponse(), first.status));
       return 'answered';
     }
-    await this.#d.router.route(item.message, serialised, pending);
+    await this.#deps.router.route(item.message, serialised, pending);
     return 'continue';
   }
 
@@ -405,7 +405,7 @@ export class Forwarder {
     const bad = (message: string, hint?: string) =>
       new BridgeError('REMOTE_BAD_REPLY', message, {
         status: exchange.status,
-        bodyExcerpt: excerptOf(this.#d.redact(bytes.subarray(0, 4096).toString('utf8'))),
+        bodyExcerpt: excerptOf(this.#deps.redact(bytes.subarray(0, 4096).toString('utf8'))),
         ...(hint === undefined ? {} : { hint }),
       });
     if (value === undefined)
@@ -418,10 +418,10 @@ export class Forwarder {
       // proven so while it was read).
       const line = reply.line ?? singleLineBytes(bytes);
       const asSent = reply.line !== undefined || (line !== undefined && isUtf8(line));
-      await this.#d.router.deliver(pending, routed.message, era, exchange, asSent ? line : undefined);
+      await this.#deps.router.deliver(pending, routed.message, era, exchange, asSent ? line : undefined);
       return;
     }
-    this.#d.logger.warn(
+    this.#deps.logger.warn(
       { id: toLoggedId(pending.id), got: toLoggedId(isJsonObject(value) ? value.id : undefined) },
       'the JSON reply is not the response to this request; dropped',
     );
@@ -431,15 +431,15 @@ export class Forwarder {
   /** After a -32020, refetches tools/list for the retry; false when that failed and the -32020 is the answer. */
   async #refreshTools(pending: PendingRequest, call: JsonObject): Promise<boolean> {
     try {
-      await this.#d.modern.refreshTools(call, pending.signal);
-      this.#d.logger.info({ id: toLoggedId(pending.id) }, 'HeaderMismatch (-32020): tools/list refreshed; retrying once');
+      await this.#deps.modern.refreshTools(call, pending.signal);
+      this.#deps.logger.info({ id: toLoggedId(pending.id) }, 'HeaderMismatch (-32020): tools/list refreshed; retrying once');
       return true;
     } catch (error) {
       // A cancel or deadline stops here; any other failure of the bridge's own tools/list must
       // not replace the server's answer: the -32020 is forwarded so the client can recover.
       if (pending.signal.aborted) throw error;
       const failure = this.#failureOf(error, pending.signal);
-      this.#d.logger.warn(
+      this.#deps.logger.warn(
         { id: toLoggedId(pending.id), code: failure.code, status: failure.context.status },
         `refreshing tools/list after a -32020 failed (${failure.message}); the -32020 is forwarded`,
       );
@@ -456,7 +456,7 @@ export class Forwarder {
         const location =
           reply.location === undefined
             ? undefined
-            : maskUrl(URL.canParse(reply.location, this.#d.endpoint.url.href) ? new URL(reply.location, this.#d.endpoint.url) : reply.location);
+            : maskUrl(URL.canParse(reply.location, this.#deps.endpoint.url.href) ? new URL(reply.location, this.#deps.endpoint.url) : reply.location);
         return new BridgeError(
           'REDIRECT_REFUSED',
           `the server redirected ${method} (${status}) to ${location ?? '(no Location)'}; the bridge follows only a 307 or 308 to the same origin`,
@@ -470,7 +470,7 @@ export class Forwarder {
       case 'unexpected-type':
         return new BridgeError('REMOTE_BAD_REPLY', `the server answered with content type ${reply.type ?? '(none)'}, not JSON or an event stream`, {
           status,
-          bodyExcerpt: excerptOf(this.#d.redact(reply.text)),
+          bodyExcerpt: excerptOf(this.#deps.redact(reply.text)),
           hint: 'this URL may not be an MCP endpoint: check --url',
         });
       default:
@@ -486,7 +486,7 @@ export class Forwarder {
       return new BridgeError('INTERNAL', 'cancelled');
     }
     if (isBridgeError(error)) return error;
-    return this.#d.endpoint.failure(error, signal);
+    return this.#deps.endpoint.failure(error, signal);
   }
 }
 

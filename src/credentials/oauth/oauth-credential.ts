@@ -135,7 +135,7 @@ export function createTokenStore(
 export class OAuthCredential implements Credential {
   readonly source = 'OAuth';
   readonly store: TokenStore;
-  readonly #o: OAuthCredentialOptions;
+  readonly #options: OAuthCredentialOptions;
   readonly #flow: FlowDeps;
   readonly #now: () => number;
   readonly #closing = new AbortController();
@@ -150,7 +150,7 @@ export class OAuthCredential implements Credential {
   #lastAction: 'cached' | 'refreshed' | 'signed-in' = 'cached';
 
   constructor(options: OAuthCredentialOptions) {
-    this.#o = options;
+    this.#options = options;
     this.#now = options.now ?? Date.now;
     this.store = createTokenStore(options.url, options.env, options.home, (message) => options.logger.warn(message));
     const http = createOAuthHttp(options.dispatcher, options.allowHttp);
@@ -251,8 +251,8 @@ export class OAuthCredential implements Credential {
   }
 
   #adopt(issuer: string, tokens: StoredTokens): void {
-    this.#o.registerSecret(tokens.accessToken);
-    if (tokens.refreshToken !== undefined) this.#o.registerSecret(tokens.refreshToken);
+    this.#options.registerSecret(tokens.accessToken);
+    if (tokens.refreshToken !== undefined) this.#options.registerSecret(tokens.refreshToken);
     this.#current = { issuer, tokens };
   }
 
@@ -264,7 +264,7 @@ export class OAuthCredential implements Credential {
     };
     renewal.done.then(clear, (error: unknown) => {
       clear();
-      if (background) this.#o.logger.warn({ err: reasonOf(error) }, 'refreshing the OAuth token ahead of expiry failed; the next 401 renews it');
+      if (background) this.#options.logger.warn({ err: reasonOf(error) }, 'refreshing the OAuth token ahead of expiry failed; the next 401 renews it');
     });
     return renewal;
   }
@@ -277,20 +277,20 @@ export class OAuthCredential implements Credential {
       const entry = this.store.read().issuers[this.#current.issuer];
       if (entry !== undefined) {
         // Tokens kept from before --oauth-issuer was given are refreshed nowhere else either.
-        const refused = otherIssuerRefusal(new URL(this.#current.issuer), this.#o.settings.issuer);
+        const refused = otherIssuerRefusal(new URL(this.#current.issuer), this.#options.settings.issuer);
         if (refused !== undefined) throw refused;
         const as = await fetchAuthorizationServer(this.#flow.http, new URL(this.#current.issuer), signal);
         return { as, resource: new URL(entry.resource), scopesSupported: undefined };
       }
     }
-    this.#discovered = await discover(this.#flow.http, this.#o.url, bearer ?? NO_CHALLENGE, signal, this.#o.settings.issuer);
+    this.#discovered = await discover(this.#flow.http, this.#options.url, bearer ?? NO_CHALLENGE, signal, this.#options.settings.issuer);
     return this.#discovered;
   }
 
   /** The client kept for `entry`, or none when the configuration now names another one. */
   #clientFor(entry: IssuerEntry | undefined): StoredClient | undefined {
     const stored = entry?.client;
-    const { clientId, clientSecret } = this.#o.settings;
+    const { clientId, clientSecret } = this.#options.settings;
     if (clientId !== undefined) return stored?.kind === 'pre-registered' && stored.clientId === clientId ? { ...stored, clientSecret } : undefined;
     return stored?.kind === 'pre-registered' ? undefined : stored;
   }
@@ -305,7 +305,7 @@ export class OAuthCredential implements Credential {
    * before discovery instead.
    */
   #bindClient(contents: CacheContents, issuer: string): void {
-    const { clientId, clientSecret, issuer: configured } = this.#o.settings;
+    const { clientId, clientSecret, issuer: configured } = this.#options.settings;
     if (clientId === undefined || clientSecret === undefined || configured !== undefined) return;
     const kept = contents.clientBindings?.find((binding) => binding.clientId === clientId);
     const recorded = kept ?? this.#binding;
@@ -332,10 +332,10 @@ export class OAuthCredential implements Credential {
   }
 
   #locked<T>(signal: AbortSignal, task: () => Promise<T>): Promise<T> {
-    const waitMs = this.#o.settings.loginTimeoutMs + LOCK_MARGIN_MS;
+    const waitMs = this.#options.settings.loginTimeoutMs + LOCK_MARGIN_MS;
     return withFileLock(
       this.store.lockFile,
-      { waitMs, staleMs: waitMs, signal, onWait: () => this.#o.logger.info('another fenbs-mcp is signing in to this server; waiting for it') },
+      { waitMs, staleMs: waitMs, signal, onWait: () => this.#options.logger.info('another fenbs-mcp is signing in to this server; waiting for it') },
       task,
     ).catch((error: unknown) => {
       if (error instanceof LockTimeoutError) {
@@ -353,7 +353,10 @@ export class OAuthCredential implements Credential {
       write();
       return true;
     } catch (error) {
-      this.#o.logger.warn({ err: reasonOf(error), file: this.store.file }, 'the OAuth token cache could not be written; this bridge keeps its token in memory');
+      this.#options.logger.warn(
+        { err: reasonOf(error), file: this.store.file },
+        'the OAuth token cache could not be written; this bridge keeps its token in memory',
+      );
       return false;
     }
   }
@@ -469,12 +472,12 @@ export class OAuthCredential implements Credential {
             this.#save(() => this.store.update(issuer, resource, (old) => ({ ...old, resource, tokens })));
             this.#adopt(issuer, tokens);
             this.#lastAction = 'refreshed';
-            this.#o.logger.info('OAuth token refreshed');
+            this.#options.logger.info('OAuth token refreshed');
             return true;
           } catch (error) {
             if (!(error instanceof TokenRequestError) || error.kind === 'other') throw error;
             // The grant is gone (revoked, rotated elsewhere) or the client was forgotten: sign in again.
-            this.#o.logger.info({ reason: error.message }, 'the refresh token was refused; a new sign-in is needed');
+            this.#options.logger.info({ reason: error.message }, 'the refresh token was refused; a new sign-in is needed');
             if (error.kind === 'invalid-client') client = undefined;
             this.#save(() =>
               this.store.update(issuer, resource, (old) => ({ resource, client: error.kind === 'invalid-client' ? undefined : old.client, tokens: undefined })),
@@ -504,13 +507,13 @@ export class OAuthCredential implements Credential {
         const keep: StoredClient = result.client.kind === 'pre-registered' ? { kind: 'pre-registered', clientId: result.client.clientId } : result.client;
         this.#recordSignIn(issuer, resource, { at: this.#now(), outcome: 'signed-in', stepUp }, () => ({ resource, client: keep, tokens: result.tokens }));
         this.#adopt(issuer, result.tokens);
-        this.#o.logger.info({ server: maskUrl(this.#o.url) }, 'signed in');
+        this.#options.logger.info({ server: maskUrl(this.#options.url) }, 'signed in');
         return true;
       });
     } catch (error) {
       if (error instanceof NoResourceMetadataError && mode !== 'login') {
         // A server that wants a static token: the refusal stands and is reported as such.
-        this.#o.logger.warn({ reason: error.message }, 'the server asks for a token and offers no OAuth sign-in');
+        this.#options.logger.warn({ reason: error.message }, 'the server asks for a token and offers no OAuth sign-in');
         return false;
       }
       if (isBridgeError(error)) throw error;
@@ -518,7 +521,7 @@ export class OAuthCredential implements Credential {
         throw new BridgeError('AUTH_REQUIRED', error.message, { hint: error.hint }, { cause: error });
       throw new BridgeError(
         'AUTH_REQUIRED',
-        `the OAuth sign-in for ${maskUrl(this.#o.url)} failed: ${reasonOf(error)}`,
+        `the OAuth sign-in for ${maskUrl(this.#options.url)} failed: ${reasonOf(error)}`,
         { hint: 'check the network path to the authorization server, then retry; fenbs-mcp doctor shows what is reachable' },
         { cause: error },
       );
@@ -541,7 +544,7 @@ export class OAuthCredential implements Credential {
       // with a kept registration also drops it: the next sign-in registers anew, with no cache to delete.
       this.#save(() => this.store.update(issuer, resource, (old) => ({ ...old, client: undefined })));
       if (error.failure === 'timeout') throw error;
-      this.#o.logger.info('the authorization server no longer knows the registered client; registering again');
+      this.#options.logger.info('the authorization server no longer knows the registered client; registering again');
       return signIn(this.#flow, { discovered, scope, storedClient: undefined, preferredPort: undefined, signal, onClient });
     }
   }
