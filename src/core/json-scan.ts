@@ -1,6 +1,7 @@
 // Proves that bytes are one JSON value and reads its top-level facts without building the value.
 
 import { isUtf8 } from 'node:buffer';
+import { BACKSLASH, QUOTE } from './bytes.js';
 
 /**
  * A top-level member whose value (or key) takes at most this many bytes is decoded with
@@ -60,8 +61,6 @@ const EXP_SIGN = 17;
 const EXP = 18;
 const FAILED = 19;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const OBJECT = 0;
 const ARRAY = 1;
 const TRUE = Buffer.from('true');

@@ -1,5 +1,7 @@
 // Small readings of a body's text: an excerpt for error data, JSON parsed or not, the bytes of one line.
 
+import { CR, LF, SPACE, TAB } from '../core/bytes.js';
+
 /** How much of an error body is kept for the error reply's `data.bodyExcerpt`. */
 export const BODY_EXCERPT_CHARS = 500;
 
@@ -17,7 +19,8 @@ export function tryParseJson(text: string): unknown {
   }
 }
 
-const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+/** JSON's insignificant whitespace (RFC 8259 §2): space, tab, LF, CR. */
+const WHITESPACE = new Set([SPACE, TAB, LF, CR]);
 
 /** The bytes without JSON whitespace around them (no copy), or undefined if a CR or LF stays inside. */
 export function singleLineBytes(bytes: Buffer): Buffer | undefined {
@@ -26,5 +29,5 @@ export function singleLineBytes(bytes: Buffer): Buffer | undefined {
   while (start < end && WHITESPACE.has(bytes[start]!)) start++;
   while (end > start && WHITESPACE.has(bytes[end - 1]!)) end--;
   const trimmed = bytes.subarray(start, end);
-  return trimmed.includes(0x0a) || trimmed.includes(0x0d) ? undefined : trimmed;
+  return trimmed.includes(LF) || trimmed.includes(CR) ? undefined : trimmed;
 }

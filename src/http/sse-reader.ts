@@ -2,6 +2,7 @@
 
 import { BridgeError } from '../core/errors.js';
 import { fieldValueProblem } from '../config/config.js';
+import { COLON, CR, LF, SPACE } from '../core/bytes.js';
 
 export interface SseEvent {
   /** `event:` field; undefined means the default type, "message". */
@@ -35,10 +36,6 @@ export interface SseReadOptions {
  */
 export const LARGE_EVENT_BYTES = 1024 * 1024;
 
-const LF = 0x0a;
-const CR = 0x0d;
-const SPACE = 0x20;
-const COLON = 0x3a;
 const NUL = '\0';
 /** The UTF-8 byte order mark the stream may start with (WHATWG HTML §9.2.6: one leading U+FEFF is ignored). */
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);

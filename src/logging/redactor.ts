@@ -1,6 +1,7 @@
 // Knows the secret values of this run and blanks them out of any text before it leaves the process.
 
 import type { Logger } from 'pino';
+import { BACKSLASH, QUOTE } from '../core/bytes.js';
 
 const MASK = '[REDACTED]';
 /** What stands for a user name, password, query value or fragment in a URL shown in a message. */
@@ -306,9 +307,6 @@ export function createRedactor(secrets: readonly (string | undefined)[]): Redact
     unmaskable: { get: () => needles.unmaskable, enumerable: true },
   }) as Redactor;
 }
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 
 /** The index just past the string literal that starts at `start` (a quote); `text` is valid JSON. */
 function endOfString(text: string, start: number): number {

@@ -4,6 +4,7 @@ import { isUtf8 } from 'node:buffer';
 import { scanJson, type JsonScan, type ScannedMember } from '../core/json-scan.js';
 import { checkLine, checkParsed, isUsableId, type CheckedLine, type IncomingMessage, type JsonObject, type JsonRpcId } from '../core/json-rpc.js';
 import { defineOpenedOnRead, setMember } from '../core/lazy-object.js';
+import { OPEN_BRACE } from '../core/bytes.js';
 
 /**
  * How many levels of objects too large to decode whole are opened for routing (the message, its
@@ -142,8 +143,6 @@ function abridgeInner(inner: readonly Buffer[], depth: number): JsonObject | und
 function decodeWhole(inner: readonly Buffer[]): JsonObject {
   return JSON.parse(Buffer.concat(inner).toString('utf8')) as JsonObject;
 }
-
-const OPEN_BRACE = 0x7b;
 
 /** The pieces' bytes from `start`, `size` of them, as views of the same memory (nothing copied). */
 function slice(pieces: readonly Buffer[], start: number, size: number): Buffer[] {

@@ -3,6 +3,7 @@
 import { isUtf8 } from 'node:buffer';
 import { finished, type Readable } from 'node:stream';
 import { readableId, type NotUtf8Line } from './large-line.js';
+import { CR, LF } from '../core/bytes.js';
 
 export type LineEvent =
   | { kind: 'line'; text: string }
@@ -19,8 +20,6 @@ export type LineEvent =
  */
 export const LARGE_LINE_BYTES = 1024 * 1024;
 
-const LF = 0x0a;
-const CR = 0x0d;
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /**

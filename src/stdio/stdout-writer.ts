@@ -2,6 +2,7 @@
 
 import type { Writable } from 'node:stream';
 import type { Redactor } from '../logging/redactor.js';
+import { LF } from '../core/bytes.js';
 
 /**
  * Bytes written to stdout and not yet taken by the reader, past which the bridge stops reading
@@ -27,7 +28,6 @@ export const MAX_TRACKED_PROGRESS_TOKENS = 4096;
  * written in one piece; a longer one is written as it is, followed by the newline, under one cork.
  */
 export const COPIED_LINE_MAX_BYTES = 16 * 1024;
-const NEWLINE = 0x0a;
 
 export interface MessageWriter {
   /**
@@ -171,7 +171,7 @@ export function createMessageWriter(
       // One piece: a single write(2), with no cork and no writev of two buffers.
       const withNewline = Buffer.allocUnsafe(line.length + 1);
       line.copy(withNewline);
-      withNewline[line.length] = NEWLINE;
+      withNewline[line.length] = LF;
       ready = output.write(withNewline);
     } else {
       // Known to be one JSON line; both writes happen under one cork, so no other line can come
