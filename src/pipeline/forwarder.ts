@@ -74,6 +74,12 @@ export const RESULT_READ_BY_BRIDGE: ReadonlySet<string> = new Set(['initialize',
 /** A protocol version may only be sent as given; one that cannot be a header value is refused locally. */
 const SAFE_VERSION = /^[\x21-\x7e]{1,64}$/;
 
+/** Which of the once-per-message retries a message has used. */
+interface Recoveries {
+  healed: boolean;
+  renewed: boolean;
+}
+
 export class Forwarder {
   readonly #deps: ForwarderDeps;
 
@@ -177,8 +183,7 @@ export class Forwarder {
     try {
       const ready = era.ready();
       if (ready !== undefined) await untilAborted(ready, aborts);
-      let healed = false;
-      let renewed = false;
+      const recoveries: Recoveries = { healed: false, renewed: false };
       for (;;) {
         const headers = era.headersFor(incoming.message, method);
         let sent: string | undefined;
@@ -189,15 +194,7 @@ export class Forwarder {
           }),
           aborts,
         );
-        if (!healed && era.isExpired(reply, headers)) {
-          healed = true;
-          await untilAborted(era.heal(headers), aborts);
-          continue;
-        }
-        if (!renewed && reply.kind === 'http-error' && refusesCredential(reply)) {
-          renewed = true;
-          if (await untilAborted(this.#renew(reply, sent, aborts.signal), aborts)) continue;
-        }
+        if (await this.#recover(reply, headers, era, recoveries, sent, aborts, aborts.signal)) continue;
         if (reply.kind === 'accepted') {
           era.onAccepted(method);
           if (logger.isLevelEnabled('debug')) logger.debug({ method: label, status: reply.status }, 'message accepted');
@@ -219,8 +216,7 @@ export class Forwarder {
   async #exchange(pending: PendingRequest, era: EraProtocol, message: JsonObject, body: RequestBody): Promise<number> {
     const signal = pending.aborts;
     let rateLimitRetries = 0;
-    let healed = false;
-    let renewed = false;
+    const recoveries: Recoveries = { healed: false, renewed: false };
     let toolsRefreshed = false;
     for (;;) {
       const headers = era.headersFor(message, pending.method);
@@ -242,25 +238,17 @@ export class Forwarder {
         return exchange.status;
       }
       if (reply.kind !== 'http-error') throw this.#unusable(pending.method, reply);
-      if (!healed && era.isExpired(reply, headers)) {
-        healed = true;
-        await era.heal(headers);
-        continue;
-      }
-      // At most once per request: a second refusal of a fresh credential is the answer (which the
-      // credential may explain: a token its authorization server has just issued is a failed sign-in).
-      if (refusesCredential(reply)) {
-        if (!renewed) {
-          renewed = true;
-          if (await this.#renew(reply, exchange.sentAuthorization, pending.signal)) continue;
-        } else {
-          const refusal = this.#deps.endpoint.credential.refusedAfterRenewal?.({
-            status: reply.status as 401 | 403,
-            wwwAuthenticate: reply.wwwAuthenticate,
-            sent: exchange.sentAuthorization,
-          });
-          if (refusal !== undefined) throw refusal;
-        }
+      const renewedBefore = recoveries.renewed;
+      if (await this.#recover(reply, headers, era, recoveries, exchange.sentAuthorization, signal, pending.signal)) continue;
+      // A second refusal of a fresh credential is the answer (which the credential may explain: a
+      // token its authorization server has just issued is a failed sign-in).
+      if (renewedBefore && refusesCredential(reply)) {
+        const refusal = this.#deps.endpoint.credential.refusedAfterRenewal?.({
+          status: reply.status as 401 | 403,
+          wwwAuthenticate: reply.wwwAuthenticate,
+          sent: exchange.sentAuthorization,
+        });
+        if (refusal !== undefined) throw refusal;
       }
       const waitMs = retryAfterMs(exchange.headers);
       // A wait that would outlast the request deadline is not started: the 429/503 is the answer
@@ -322,6 +310,33 @@ export class Forwarder {
    * Asks the credential for another after the server refused the one sent; true when the request
    * should go once more (a 401 means it was not processed). A failed renewal rejects with its error.
    */
+  /**
+   * The retries every POST may take, a request's or a notification's, each at most once per
+   * message: an expired 2025 session is re-initialised (2025-11-25 transports §Session Management:
+   * a 404 to a request with a session id means start a new session), a refused credential renewed.
+   * True when the message is to be posted again.
+   */
+  async #recover(
+    reply: Reply,
+    headers: Record<string, string>,
+    era: EraProtocol,
+    recoveries: Recoveries,
+    sent: string | undefined,
+    aborts: AbortSource,
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    if (!recoveries.healed && era.isExpired(reply, headers)) {
+      recoveries.healed = true;
+      await untilAborted(era.heal(headers), aborts);
+      return true;
+    }
+    if (!recoveries.renewed && reply.kind === 'http-error' && refusesCredential(reply)) {
+      recoveries.renewed = true;
+      return untilAborted(this.#renew(reply, sent, signal), aborts);
+    }
+    return false;
+  }
+
   #renew(reply: Extract<Reply, { kind: 'http-error' }>, sent: string | undefined, signal: AbortSignal): Promise<boolean> {
     const challenge = { status: reply.status as 401 | 403, wwwAuthenticate: reply.wwwAuthenticate, sent };
     this.#deps.logger.debug({ status: reply.status }, 'the server refused the credential; renewing it');
