@@ -6,7 +6,7 @@ import { runBridge, type BridgeExit } from '../bridge.js';
 import { createConfig, FileTooLargeError, PROXY_VARIABLES, type BridgeConfig, type RawOptions } from '../config/config.js';
 import { createLogger, LogFileError, type BridgeLog } from '../logging/logger.js';
 import { EXIT } from './exit-codes.js';
-import { buildProgram, commandLineMistake, usage, type CliOptions } from './program.js';
+import { buildProgram, commandLineMistake, helpTopicMistake, usage, type CliOptions } from './program.js';
 import { CLEAR_LINE } from '../shell/progress.js';
 import type { ShellCommand } from '../shell/commands.js';
 import { createRedactor, maskUrl, type Redactor } from '../logging/redactor.js';
@@ -116,6 +116,8 @@ async function prepare(options: CliOptions, report: (message: string, fix?: stri
 
 /** Runs the CLI; resolves with the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
+  const mistakenTopic = helpTopicMistake(argv.slice(2));
+  if (mistakenTopic !== undefined) return mistakenTopic;
   const version = packageVersion();
   const { program, result } = buildProgram(version, argv.slice(2), {
     bridge: (options) => bridgeCommand(options, version),

@@ -181,6 +181,20 @@ export function commandLineMistake(error: CommanderError, operands: readonly str
   return usage(error.message.replace(/^error: /, ''));
 }
 
+/**
+ * `fenbs-mcp help <word>` for a word that is no command: one usage line with a suggestion, instead
+ * of commander printing the whole help and then its internal "(outputHelp)". Undefined otherwise.
+ */
+export function helpTopicMistake(args: readonly string[]): number | undefined {
+  const [first, topic] = args;
+  if (first !== 'help' || topic === undefined || topic.startsWith('-') || (COMMANDS as readonly string[]).includes(topic)) return undefined;
+  const near = COMMANDS.find((command) => editDistance(topic, command) <= 2);
+  return usage(
+    `there is no command "${topic}" to show help for${near === undefined ? '' : ` (did you mean ${near}?)`}`,
+    near === undefined ? 'fenbs-mcp help' : `fenbs-mcp help ${near}`,
+  );
+}
+
 /** Levenshtein distance, for "did you mean" on short words. */
 function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, i) => i);

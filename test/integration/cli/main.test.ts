@@ -180,6 +180,17 @@ describe('a command line a newcomer might type', () => {
     expect(output.stdout).toMatch(usageLine);
   });
 
+  it.each([
+    ['a word that is no command', 'nonsense', /^fenbs-mcp: there is no command "nonsense" to show help for$/m, 'fenbs-mcp help'],
+    ['a misspelt command', 'docter', /^fenbs-mcp: there is no command "docter" to show help for \(did you mean doctor\?\)$/m, 'fenbs-mcp help doctor'],
+  ])('answers help for %s with one usage line and a suggestion, returns 2, and prints no help', async (_, topic, message, fix) => {
+    expect(await run('help', topic)).toBe(EXIT.USAGE);
+    expect(output.stderr).toMatch(message);
+    expect(output.stderr).toContain(`  try: ${fix}`);
+    expect(output.stderr).not.toContain('outputHelp');
+    expect(output.stdout).toBe('');
+  });
+
   it('names FENBS_MCP_URL when the URL from the environment is wrong, and takes an empty one as unset', async () => {
     vi.stubEnv('FENBS_MCP_URL', 'nope');
     expect(await run('doctor')).toBe(EXIT.USAGE);
