@@ -1,6 +1,6 @@
 // The command line's entry: runs the program's commands with the environment, signals and exit codes. Only cli/ touches `process`.
 
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { CommanderError } from 'commander';
 import { runBridge, type BridgeExit } from '../bridge.js';
 import { createConfig, FileTooLargeError, PROXY_VARIABLES, type BridgeConfig, type RawOptions } from '../config/config.js';
@@ -25,9 +25,14 @@ const PACKAGE_JSON_PATHS = ['../package.json', '../../package.json'];
 
 function packageVersion(): string {
   for (const path of PACKAGE_JSON_PATHS) {
-    const url = new URL(path, import.meta.url);
-    if (!existsSync(url)) continue;
-    const parsed = JSON.parse(readFileSync(url, 'utf8')) as { name?: string; version: string };
+    let text: string;
+    try {
+      text = readFileSync(new URL(path, import.meta.url), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw error;
+    }
+    const parsed = JSON.parse(text) as { name?: string; version: string };
     if (parsed.name === 'fenbs-mcp') return parsed.version;
   }
   throw new Error('fenbs-mcp: package.json not found beside the code');

@@ -165,7 +165,7 @@ export function buildProgram(
 export function commandLineMistake(error: CommanderError, operands: readonly string[]): number {
   if (error.code === 'commander.excessArguments') {
     const word = operands[0] ?? '';
-    const near = COMMANDS.find((command) => editDistance(word, command) <= 2);
+    const near = nearestCommand(word);
     return usage(
       `unknown command "${word}"${near === undefined ? '' : ` (did you mean ${near}?)`}; the bridge itself takes no arguments, only options`,
       near === undefined ? 'fenbs-mcp help' : `fenbs-mcp ${near}`,
@@ -188,11 +188,16 @@ export function commandLineMistake(error: CommanderError, operands: readonly str
 export function helpTopicMistake(args: readonly string[]): number | undefined {
   const [first, topic] = args;
   if (first !== 'help' || topic === undefined || topic.startsWith('-') || (COMMANDS as readonly string[]).includes(topic)) return undefined;
-  const near = COMMANDS.find((command) => editDistance(topic, command) <= 2);
+  const near = nearestCommand(topic);
   return usage(
     `there is no command "${topic}" to show help for${near === undefined ? '' : ` (did you mean ${near}?)`}`,
     near === undefined ? 'fenbs-mcp help' : `fenbs-mcp help ${near}`,
   );
+}
+
+/** The command a mistyped word is most likely meant to be: one within two edits, if any. */
+function nearestCommand(word: string): string | undefined {
+  return COMMANDS.find((command) => editDistance(word, command) <= 2);
 }
 
 /** Levenshtein distance, for "did you mean" on short words. */
