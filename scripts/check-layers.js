@@ -17,8 +17,9 @@ export const LAYERS = {
   credentials: ['core', 'logging', 'config', 'http'],
   eras: ['core', 'logging', 'config', 'http'],
   pipeline: ['core', 'logging', 'config', 'http', 'eras'],
-  'bridge.ts': ['core', 'logging', 'config', 'stdio', 'http', 'credentials', 'eras', 'pipeline'],
-  doctor: ['core', 'logging', 'config', 'http', 'credentials', 'eras', 'pipeline'],
+  'legacy-sse': ['core', 'logging', 'config', 'http', 'pipeline'],
+  'bridge.ts': ['core', 'logging', 'config', 'stdio', 'http', 'credentials', 'eras', 'pipeline', 'legacy-sse'],
+  doctor: ['core', 'logging', 'config', 'http', 'credentials', 'eras', 'pipeline', 'legacy-sse'],
   shell: ['core', 'logging', 'config', 'bridge.ts'],
   cli: ['core', 'logging', 'config', 'stdio', 'http', 'credentials', 'eras', 'pipeline', 'bridge.ts', 'doctor', 'shell', 'demo'],
 };

@@ -22,6 +22,8 @@ import { createMessageWriter } from './stdio/stdout-writer.js';
 import { ToolFilter } from './pipeline/tool-filter.js';
 import { ToolHeaderRegistry } from './eras/tool-headers.js';
 import { createDispatcher } from './http/dispatcher.js';
+import { SseTransport } from './legacy-sse/sse-transport.js';
+import { TransportChoice, type MessageTransport } from './legacy-sse/transport-choice.js';
 
 /** Messages posted and not yet finished before the bridge stops reading stdin for a while. */
 export const MAX_MESSAGES_IN_FLIGHT = 4096;
@@ -77,7 +79,7 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     config.protocol === 'auto'
       ? new EraTranslator({
           write: toStdout,
-          send: (request): Promise<void> => forwarder.forwardRequest(request),
+          send: (request): Promise<void> => transport.forwardRequest(request),
           cancel: (id): void => void inFlight.cancel(id),
           track: (task) => track(task),
           logger,
@@ -98,7 +100,43 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     room,
   });
   const modern = new ModernEra({ endpoint, tools: new ToolHeaderRegistry(toolFilter), logger, maxMessageBytes: config.maxMessageBytes });
-  const forwarder = new Forwarder({ config, endpoint, legacy, modern, inFlight, router, write, room, logger, redact: options.redact, toolFilter });
+  // The 2024-11-05 HTTP+SSE transport, made only where --transport lets the run use it.
+  const sse =
+    config.transport === 'streamable-http'
+      ? undefined
+      : new SseTransport({ config, endpoint, inFlight, router, write, room, logger, redact: options.redact, toolFilter });
+  // --transport auto: the first request chooses (transport-choice.ts); `transport` is then the one
+  // chosen, so every later message costs what it did before there was a choice.
+  const choice: TransportChoice | undefined =
+    config.transport === 'auto' && sse !== undefined
+      ? new TransportChoice({
+          streamable: {
+            forwardRequest: (request): Promise<void> => forwarder.forwardRequest(request),
+            forwardOther: (other): Promise<void> => forwarder.forwardOther(other),
+          },
+          sse,
+          logger,
+          onChosen: (chosen, name) => {
+            transport = chosen;
+            logger.debug({ transport: name }, 'transport chosen');
+          },
+        })
+      : undefined;
+  const forwarder: Forwarder = new Forwarder({
+    config,
+    endpoint,
+    legacy,
+    modern,
+    inFlight,
+    router,
+    write,
+    room,
+    logger,
+    redact: options.redact,
+    toolFilter,
+    fallback: choice === undefined ? undefined : (pending, body, reply): Promise<boolean> | undefined => choice.fallback(pending, body, reply),
+  });
+  let transport: MessageTransport = choice ?? (config.transport === 'sse' ? sse! : forwarder);
 
   const debug = logger.isLevelEnabled('debug');
   const tasks = new Set<Promise<unknown>>();
@@ -164,9 +202,9 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
       if (debug) logger.debug({ method: checked.method, id: toLoggedId(checked.id) }, 'request');
       const progressToken = progressTokenOf(checked.message);
       if (progressToken !== undefined) writer.expectProgress(checked.id, progressToken);
-      track(translator?.request(checked) ?? forwarder.forwardRequest(checked));
+      track(translator?.request(checked) ?? transport.forwardRequest(checked));
     } else {
-      track(translator?.other(checked) ?? forwarder.forwardOther(checked));
+      track(translator?.other(checked) ?? transport.forwardOther(checked));
     }
     return undefined;
   };
@@ -205,6 +243,7 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     // on their own, so they are answered as closed.
     inFlight.failListens(new BridgeError('SHUTTING_DOWN', 'stdin closed: the subscription ends with the bridge'));
     translator?.inputEnded(new BridgeError('SHUTTING_DOWN', 'stdin closed: the client can no longer answer the input the server asked for'));
+    choice?.inputEnded();
     const drained = Promise.all([...tasks]).then(() => 'drained' as const);
     const stopped = await Promise.race([drained, aborted, outputGone.then(() => 'output-closed' as const)]);
     if (stopped !== 'drained') exit = stopped;
@@ -217,6 +256,7 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   // A response held back a few milliseconds behind its progress is already answered: write it.
   await writer.flushed();
   await legacy.close(config.shutdownGraceMs);
+  await sse?.close();
   if (options.credential === undefined) await credential.close?.();
   void dispatcher.destroy().catch(() => undefined);
   return exit;

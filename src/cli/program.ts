@@ -85,6 +85,10 @@ function addConnectionOptions(command: Command): Command {
     .option('--log-format <format>', 'json or pretty: how stderr shows the logs (default: pretty on a terminal, json otherwise)')
     .option('--log-file <path>', 'also append the logs to this file (always JSON)')
     .option('--protocol <mode>', 'auto: translate a 2025-era client for a 2026-07-28-only server; passthrough: never translate (default auto)')
+    .option(
+      '--transport <mode>',
+      'auto: Streamable HTTP, falling back to the older HTTP+SSE (2024-11-05) when the URL refuses the first POST; streamable-http or sse: only that one (default auto)',
+    )
     .option('--allow-tools <patterns>', 'show only tools whose names match these comma-separated globs (* and ?; repeatable)', collect)
     .option('--deny-tools <patterns>', 'hide tools whose names match these comma-separated globs (* and ?; repeatable); wins over --allow-tools', collect)
     .option('--demo', 'use an embedded demo MCP server (a small task board) instead of --url');

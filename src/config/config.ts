@@ -40,6 +40,12 @@ export type LogFormat = (typeof LOG_FORMATS)[number];
 /** auto: a 2025-era client meeting a 2026-07-28-only server is translated; passthrough: never. */
 export const PROTOCOL_MODES = ['auto', 'passthrough'] as const;
 export type ProtocolMode = (typeof PROTOCOL_MODES)[number];
+/**
+ * auto: Streamable HTTP, falling back to the 2024-11-05 HTTP+SSE transport when the first POST
+ * says this URL does not take POSTs; streamable-http or sse: only that one.
+ */
+export const TRANSPORT_MODES = ['auto', 'streamable-http', 'sse'] as const;
+export type TransportMode = (typeof TRANSPORT_MODES)[number];
 
 /**
  * The credential the run uses, without its value in any message: the first one set of env
@@ -81,6 +87,8 @@ export interface BridgeConfig {
   readonly logFile: string | undefined;
   /** Whether the bridge may translate between protocol eras (see era-translator.ts). */
   readonly protocol: ProtocolMode;
+  /** Which HTTP transport the bridge speaks (see legacy-sse/transport-choice.ts). */
+  readonly transport: TransportMode;
   /** --allow-tools / --deny-tools globs; empty = no such filter (see tool-filter.ts). */
   readonly allowTools: readonly string[];
   readonly denyTools: readonly string[];
@@ -106,6 +114,7 @@ export interface RawOptions extends OAuthRawOptions {
   logFormat?: string | undefined;
   logFile?: string | undefined;
   protocol?: string | undefined;
+  transport?: string | undefined;
   /** Each given once or more; every value a comma-separated list. */
   allowTools?: string[] | undefined;
   denyTools?: string[] | undefined;
@@ -530,6 +539,10 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
   if (!(PROTOCOL_MODES as readonly string[]).includes(protocol)) {
     throw new UsageError(`--protocol must be auto or passthrough, got "${options.protocol}"`);
   }
+  const transport = (options.transport ?? 'auto').toLowerCase();
+  if (!(TRANSPORT_MODES as readonly string[]).includes(transport)) {
+    throw new UsageError(`--transport must be auto, streamable-http or sse, got "${options.transport}"`, '--transport auto (the default) tries both');
+  }
 
   return Object.freeze({
     url,
@@ -554,6 +567,7 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     logFormat: logFormat as LogFormat | undefined,
     logFile: options.logFile,
     protocol: protocol as ProtocolMode,
+    transport: transport as TransportMode,
     allowTools: parseToolOption(options.allowTools, '--allow-tools'),
     denyTools: parseToolOption(options.denyTools, '--deny-tools'),
     oauth: parseOAuthSettings(options, env, readTextFile),

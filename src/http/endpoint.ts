@@ -69,6 +69,15 @@ export class Endpoint {
     return this.#follow('POST', protocolHeaders, signal, body, onArrived);
   }
 
+  /**
+   * POSTs one message to another URL of the endpoint's own origin (the 2024-11-05 transport's
+   * message endpoint), with the same credential and cookies; a redirect there is followed as for
+   * the endpoint, and never moves the endpoint itself. The caller checked the origin.
+   */
+  postTo(url: URL, body: RequestBody, signal: AbortSource): Promise<HttpExchange> {
+    return this.#follow('POST', {}, signal, body, undefined, url);
+  }
+
   /** Opens a GET event stream (legacy listen stream, or resumption with Last-Event-ID). */
   get(protocolHeaders: Record<string, string>, signal: AbortSource): Promise<HttpExchange> {
     return this.#follow('GET', { ...protocolHeaders, accept: 'text/event-stream' }, signal);
@@ -94,8 +103,8 @@ export class Endpoint {
     signal: AbortSource,
     body?: RequestBody,
     onArrived?: (exchange: HttpExchange) => void,
+    start: URL = this.#url,
   ): Promise<HttpExchange> {
-    const start = this.#url;
     let url = start;
     let redirectStatus = 0;
     for (let hops = 0; ; hops++) {
@@ -109,7 +118,7 @@ export class Endpoint {
       const target = sameOriginTarget(url, exchange.status, headerValue(exchange.headers, 'location'));
       if (target === undefined) {
         // A chain that ends in an answer (not in a redirect the reader refuses) is remembered.
-        if (url !== start && (exchange.status < 300 || exchange.status >= 400)) this.#moveTo(url, redirectStatus);
+        if (url !== start && start === this.#url && (exchange.status < 300 || exchange.status >= 400)) this.#moveTo(url, redirectStatus);
         return exchange;
       }
       await readErrorBody(exchange);

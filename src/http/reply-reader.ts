@@ -69,6 +69,11 @@ export interface StreamItem {
   bytes?: Buffer;
   /** True when `data` did not parse as JSON. */
   unparsed?: boolean;
+  /**
+   * An event of another type than "message" (the 2024-11-05 `endpoint` event): its type, with its
+   * data in `data` as sent; `message` is then undefined.
+   */
+  type?: string;
 }
 
 export interface StreamHandler {
@@ -83,6 +88,11 @@ export interface StreamHandler {
   lingerMs: number;
   /** Milliseconds without a byte (comments count) before the stream is given up; 0 = never. */
   idleTimeoutMs: number;
+  /**
+   * The largest first event, in bytes, when it must be small (the 2024-11-05 `endpoint` event,
+   * a URL): the stream is given up past it, long before the message limit.
+   */
+  firstEventMaxBytes?: number;
 }
 
 export interface ReadOptions {
@@ -392,9 +402,17 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
   const framing: SseReadOptions =
     options.scanLarge === true ? { maxEventChars: options.maxMessageBytes, largeDataBytes: LARGE_EVENT_BYTES } : { maxEventChars: options.maxMessageBytes };
   if (handler.onRetry !== undefined) framing.onRetry = (ms: number) => handler.onRetry?.(ms);
+  // The framer reads its limit from this object at every chunk: lowered until the first event is
+  // complete, then the message limit again.
+  let first = handler.firstEventMaxBytes !== undefined;
+  if (first) framing.maxEventChars = Math.min(framing.maxEventChars, handler.firstEventMaxBytes!);
   const framer = new SseFramer(framing);
   const deliver = async (events: readonly SseEvent[]) => {
     for (const event of events) {
+      if (first) {
+        first = false;
+        framing.maxEventChars = options.maxMessageBytes;
+      }
       if ((await handler.onItem(toStreamItem(event))) === 'answered') {
         answered = true;
         // The server SHOULD close the stream after the response (transports §Sending Messages);
@@ -439,8 +457,8 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
  * 2025-11-25 priming event) carries only its id.
  */
 function toStreamItem(event: SseEvent): StreamItem {
-  if ((event.type !== undefined && event.type !== 'message') || (event.data === '' && event.bytes === undefined))
-    return { message: undefined, eventId: event.id };
+  if (event.type !== undefined && event.type !== 'message') return { message: undefined, eventId: event.id, type: event.type, data: event.data };
+  if (event.data === '' && event.bytes === undefined) return { message: undefined, eventId: event.id };
   let data = event.data;
   if (event.bytes !== undefined) {
     // Large data, undecoded: scanned, and forwarded as its bytes when it is one JSON line. Anything

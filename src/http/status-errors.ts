@@ -1,5 +1,6 @@
 // Turns an HTTP error status without a JSON-RPC answer into the BridgeError the request gets.
 
+import type { TransportMode } from '../config/config.js';
 import { BridgeError } from '../core/errors.js';
 import { isJsonObject } from '../core/json-rpc.js';
 import type { Redactor } from '../logging/redactor.js';
@@ -18,6 +19,9 @@ export interface StatusContext {
   hadSession: boolean;
   /** A 2025-era request sent before any initialize completed: a session the server wants does not exist yet. */
   beforeInitialize?: boolean;
+  /** Where the request went, and the --transport it went with: an old `/sse` URL gets a hint of its own. */
+  url?: URL;
+  transport?: TransportMode;
 }
 
 /**
@@ -48,11 +52,28 @@ export function statusError(method: string, exchange: HttpExchange, context: Sta
             : 'the token is valid but not allowed to do this, or the server refused the Origin',
     });
   }
+  const sseHint = context.url !== undefined && status >= 400 && status < 500 && looksLikeSseUrl(context.url) ? legacySseHint(context.transport) : undefined;
   return new BridgeError('REMOTE_HTTP_STATUS', `the server answered ${method} with HTTP ${status}`, {
     ...data,
     hint:
-      context.beforeInitialize === true && status === 400 && asksForSession(context.body) ? NOT_INITIALIZED_HINT : hintForStatus(status, context.hadSession),
+      sseHint ??
+      (context.beforeInitialize === true && status === 400 && asksForSession(context.body) ? NOT_INITIALIZED_HINT : hintForStatus(status, context.hadSession)),
   });
+}
+
+/**
+ * A path ending in `/sse` is, by the convention of the SDKs' examples and hosted servers, the
+ * event-stream URL of the 2024-11-05 HTTP+SSE transport, which takes no POST.
+ */
+export function looksLikeSseUrl(url: URL): boolean {
+  return /\/sse\/?$/i.test(url.pathname);
+}
+
+/** The hint for a POST to an `/sse` URL refused, by the transport the bridge was told to use. */
+export function legacySseHint(transport: TransportMode | undefined): string {
+  return transport === 'streamable-http'
+    ? 'this looks like an HTTP+SSE (2024-11-05) URL, which takes no POST, and --transport streamable-http does not try that transport: drop --transport (auto falls back to it) or pass --transport sse'
+    : "this looks like an HTTP+SSE (2024-11-05) URL, but its GET did not open an event stream that names an endpoint: check the URL against the server's documentation (fenbs-mcp doctor shows both answers)";
 }
 
 export const NOT_INITIALIZED_HINT =

@@ -56,6 +56,12 @@ export interface ForwarderDeps {
   redact: Redactor;
   /** --allow-tools / --deny-tools: a call to a hidden tool is answered here, never posted. */
   toolFilter?: ToolFilter | undefined;
+  /**
+   * --transport auto: asked about a POST refused without a JSON-RPC answer, before its error is
+   * thrown. A promise of true when another transport took the request over (and answers it);
+   * undefined when no fallback applies.
+   */
+  fallback?: ((pending: PendingRequest, body: RequestBody, reply: Extract<Reply, { kind: 'http-error' }>) => Promise<boolean> | undefined) | undefined;
 }
 
 /** The deadlines of posted notifications and responses, on one timer. */
@@ -294,7 +300,11 @@ export class Forwarder {
         );
         return exchange.status;
       }
+      const fallback = this.#deps.fallback?.(pending, body, reply);
+      if (fallback !== undefined && (await fallback)) return exchange.status;
       throw statusError(pending.method, exchange, {
+        url: this.#deps.endpoint.url,
+        transport: this.#deps.config.transport,
         body: reply.text,
         parsed,
         redact: this.#deps.redact,
@@ -509,7 +519,7 @@ export class Forwarder {
  * A refusal a new credential may cure: 401, or 403 with `error="insufficient_scope"` (step-up,
  * authorization §Scope Challenge Handling; RFC 6750 §3.1).
  */
-function refusesCredential(reply: Extract<Reply, { kind: 'http-error' }>): boolean {
+export function refusesCredential(reply: Extract<Reply, { kind: 'http-error' }>): boolean {
   if (reply.status === 401) return true;
   return reply.status === 403 && reply.wwwAuthenticate !== undefined && /\berror\s*=\s*"?insufficient_scope"?/i.test(reply.wwwAuthenticate);
 }

@@ -40,6 +40,7 @@ const VALUE_OPTIONS = new Set([
   'log-level',
   'log-file',
   'protocol',
+  'transport',
   'allow-tools',
   'deny-tools',
   'oauth-client-id',

@@ -1,0 +1,395 @@
+// The 2024-11-05 HTTP+SSE transport: one GET event stream carries every server message, each client message is POSTed to the endpoint it names.
+
+import type { BridgeConfig } from '../config/config.js';
+import type { CredentialChallenge } from '../core/credential.js';
+import type { Endpoint } from '../http/endpoint.js';
+import type { InFlight, PendingRequest } from '../pipeline/in-flight.js';
+import type { Router } from '../pipeline/router.js';
+import type { ToolFilter } from '../pipeline/tool-filter.js';
+import type { Logger } from '../logging/logger.js';
+import type { Redactor } from '../logging/redactor.js';
+import { BridgeError, isBridgeError } from '../core/errors.js';
+import { Aborts, CANCELLED, untilAborted, type AbortSource } from '../core/abort.js';
+import {
+  classifyServerMessage,
+  errorReply,
+  idKey,
+  isJsonObject,
+  isSingleLine,
+  toLoggedId,
+  type IncomingMessage,
+  type JsonObject,
+  type RequestBody,
+} from '../core/json-rpc.js';
+import { readErrorBody, readReply, type Reply, type StreamItem } from '../http/reply-reader.js';
+import { headerValue, mediaTypeOf } from '../http/header-values.js';
+import { refusesCredential } from '../pipeline/forwarder.js';
+import { excerptOf } from '../http/body-text.js';
+import { statusError } from '../http/status-errors.js';
+import type { HttpExchange } from '../http/send.js';
+import { MAX_ENDPOINT_EVENT_BYTES, messageEndpointOf } from './endpoint-url.js';
+
+/** Bound on posting a notification or response when requests have no deadline (`--request-timeout 0`). */
+export const SSE_NOTIFICATION_TIMEOUT_MS = 60_000;
+
+/** What a user can do once the stream is gone: the session it carried went with it. */
+const STREAM_LOST_HINT =
+  'the 2024-11-05 transport cannot resume a stream, and a new one is a new session the client never initialized: restart this MCP server in the client';
+
+type RequestMessage = Extract<IncomingMessage, { kind: 'request' }>;
+type OtherMessage = Exclude<IncomingMessage, { kind: 'request' }>;
+
+export interface SseTransportDeps {
+  config: BridgeConfig;
+  endpoint: Endpoint;
+  inFlight: InFlight;
+  router: Router;
+  write: (message: JsonObject, serialised?: string | Buffer) => Promise<boolean>;
+  /** Back-pressure from stdout: the event stream is not read further while this returns a promise. */
+  room: () => Promise<void> | undefined;
+  logger: Logger;
+  redact: Redactor;
+  /** --allow-tools / --deny-tools: a call to a hidden tool is answered here, never posted. */
+  toolFilter?: ToolFilter | undefined;
+}
+
+/** A request posted here, waiting for its response on the stream. */
+interface Waiting {
+  pending: PendingRequest;
+  answered: () => void;
+}
+
+/**
+ * The 2024-11-05 transport (transports §HTTP with SSE): the client opens one GET event stream,
+ * whose first event, `endpoint`, names the URL every client message is POSTed to; every server
+ * message, responses included, arrives on that stream. There are no session headers: the session
+ * is the stream and the URL it named.
+ *
+ * The stream is not reopened when it ends. That transport has no resumption, and a new GET is a
+ * new session with a new endpoint that the client never initialized: the server would refuse
+ * every request on it, or answer them without the capabilities the client negotiated. So a lost
+ * stream answers each request waiting on it once with REMOTE_STREAM_ENDED, and every later one at
+ * once, which tells the client (and the person behind it) that the server must be restarted.
+ */
+export class SseTransport {
+  readonly #deps: SseTransportDeps;
+  #opening: Promise<URL> | undefined;
+  /** Aborting it ends the event stream (shutdown, the endpoint wait's bound, a refused endpoint). */
+  readonly #stream = new Aborts();
+  readonly #waiting = new Map<string, Waiting>();
+  #lost: BridgeError | undefined;
+  #closed = false;
+  /** The reading of the stream, for close() to wait on. */
+  #reading: Promise<void> | undefined;
+
+  constructor(deps: SseTransportDeps) {
+    this.#deps = deps;
+  }
+
+  /** The URL messages go to, once the stream named it. */
+  #postUrl: URL | undefined;
+
+  /**
+   * Opens the event stream (once per run) and resolves with the URL messages go to, or rejects with
+   * why this URL does not offer the transport. Shared by every caller.
+   */
+  connect(): Promise<URL> {
+    this.#opening ??= this.#connect();
+    return this.#opening;
+  }
+
+  /** Sends a request read from stdin; its one reply is written whatever happens. */
+  async forwardRequest(incoming: RequestMessage): Promise<void> {
+    const { inFlight, logger } = this.#deps;
+    const { id, method, message } = incoming;
+    // The 2024-11-05 transport knows no 2026-07-28 subscriptions; a request that stays open by
+    // design gets no deadline all the same, as on the other transport.
+    const pending = inFlight.begin(id, method, 'legacy', { deadline: method !== 'subscriptions/listen' });
+    if (pending === undefined) {
+      await this.#deps.write(
+        errorReply(id, -32600, 'Invalid Request: this id is already used by a request that is still outstanding', { bridgeCode: 'INVALID_REQUEST' }),
+      );
+      return;
+    }
+    try {
+      const hidden = this.#deps.toolFilter?.refusal(method, message);
+      if (hidden !== undefined) {
+        logger.info({ id: toLoggedId(id), tool: hidden.context.tool, filter: hidden.context.filter }, 'tools/call to a filtered tool answered by the bridge');
+        await pending.fail(hidden);
+        return;
+      }
+      await this.send(pending, incoming.body);
+    } catch (error) {
+      if (!pending.done) {
+        const failure = this.#failureOf(error, pending.aborts);
+        logger.warn({ method, id: toLoggedId(id), code: failure.code, status: failure.context.status, hint: failure.context.hint }, failure.message);
+        await pending.fail(failure);
+      }
+    } finally {
+      // Exactly one answer, even if some path above forgot it.
+      if (!pending.done) await pending.fail(new BridgeError('INTERNAL', `the bridge finished ${method} without an answer`));
+    }
+  }
+
+  /**
+   * Posts a request that is already registered, and resolves once its response came on the stream
+   * (the router wrote it); rejects with why it could not be sent. The request's deadline, cancel
+   * and shutdown stop the wait. Also the way a request the other transport could not deliver is
+   * taken over (transport-choice.ts).
+   */
+  async send(pending: PendingRequest, body: RequestBody): Promise<void> {
+    const key = idKey(pending.id);
+    let answered!: () => void;
+    const response = new Promise<void>((resolve) => (answered = resolve));
+    // Registered before the POST: the response may come on the stream before the POST's 202.
+    this.#waiting.set(key, { pending, answered });
+    try {
+      const url = await untilAborted(this.connect(), pending.aborts);
+      if (this.#lost !== undefined) throw this.#lost;
+      await untilAborted(this.#post(url, body, pending.method, pending.aborts, pending.signal), pending.aborts);
+      await untilAborted(response, pending.aborts);
+    } finally {
+      if (this.#waiting.get(key)?.pending === pending) this.#waiting.delete(key);
+    }
+  }
+
+  /** Posts a notification or a response (answer to a server request); failures are only logged. */
+  async forwardOther(incoming: OtherMessage): Promise<void> {
+    const { inFlight, logger } = this.#deps;
+    const method = incoming.kind === 'notification' ? incoming.method : undefined;
+    if (method === 'notifications/cancelled') {
+      // Cancellation is a notification the server gets (2024-11-05 utilities/cancellation); the
+      // request is answered no more, whatever the server does with it.
+      const params = incoming.message.params;
+      const requestId = isJsonObject(params) ? params.requestId : undefined;
+      if (typeof requestId === 'string' || typeof requestId === 'number') inFlight.cancel(requestId);
+    }
+    const label = method ?? '(response)';
+    const aborts = new Aborts();
+    const timeoutMs = this.#deps.config.requestTimeoutMs || SSE_NOTIFICATION_TIMEOUT_MS;
+    const timer = setTimeout(
+      () => aborts.abort(new BridgeError('REQUEST_TIMEOUT', `the server did not take ${label} within ${timeoutMs} ms`, { timeoutMs })),
+      timeoutMs,
+    );
+    try {
+      const url = await untilAborted(this.connect(), aborts);
+      if (this.#lost !== undefined) throw this.#lost;
+      await untilAborted(this.#post(url, incoming.body, label, aborts, aborts.signal), aborts);
+      if (logger.isLevelEnabled('debug')) logger.debug({ method: label }, 'message accepted');
+    } catch (error) {
+      const failure = this.#failureOf(error, aborts);
+      logger.warn({ method: label, code: failure.code, status: failure.context.status, hint: failure.context.hint }, failure.message);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Ends the event stream (shutdown); what is still waiting was answered by the caller. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#stream.abort(new BridgeError('SHUTTING_DOWN', 'the bridge is shutting down'));
+    await this.#reading;
+  }
+
+  /**
+   * GET with `Accept: text/event-stream` on the configured URL (2024-11-05 transports §HTTP with
+   * SSE), the credential on it as on every request; a 401 renews the credential once. Resolves
+   * once the first event named an endpoint; bounded by the connect timeout.
+   */
+  async #connect(): Promise<URL> {
+    const { endpoint, config, logger } = this.#deps;
+    const waitMs = config.connectTimeoutMs;
+    const timer = setTimeout(
+      () =>
+        this.#stream.abort(
+          new BridgeError('REMOTE_BAD_REPLY', `the server's event stream named no endpoint within ${waitMs} ms`, {
+            hint: 'an HTTP+SSE (2024-11-05) server sends its endpoint event first, at once; raise --connect-timeout if it is only slow',
+          }),
+        ),
+      waitMs,
+    );
+    try {
+      const streamUrl = endpoint.url;
+      let exchange = await endpoint.get({}, this.#stream);
+      const refusedStatus = exchange.status;
+      if (refusedStatus === 401 || refusedStatus === 403) {
+        const text = await readErrorBody(exchange);
+        const challenge: CredentialChallenge = {
+          status: refusedStatus,
+          wwwAuthenticate: headerValue(exchange.headers, 'www-authenticate'),
+          sent: exchange.sentAuthorization,
+        };
+        if (refusedStatus === 401 && (await untilAborted(endpoint.credential.renew(challenge, this.#stream.signal), this.#stream))) {
+          exchange = await endpoint.get({}, this.#stream);
+        } else {
+          throw this.#refusal('the GET of the event stream', exchange, { kind: 'http-error', status: exchange.status, text, parsed: undefined });
+        }
+      }
+      if (exchange.status !== 200 || mediaTypeOf(exchange.headers) !== 'text/event-stream') {
+        const text = await readErrorBody(exchange);
+        throw new BridgeError(
+          'REMOTE_BAD_REPLY',
+          `the GET of the event stream was answered ${exchange.status} ${mediaTypeOf(exchange.headers) ?? '(no type)'}`,
+          {
+            status: exchange.status,
+            bodyExcerpt: excerptOf(this.#deps.redact(text)),
+            hint: 'this URL does not offer an HTTP+SSE (2024-11-05) event stream: check --url',
+          },
+        );
+      }
+      let named!: (url: URL) => void;
+      let refused!: (error: BridgeError) => void;
+      const endpointNamed = new Promise<URL>((resolve, reject) => {
+        named = resolve;
+        refused = reject;
+      });
+      this.#reading = this.#read(exchange, streamUrl, named, refused);
+      const url = await endpointNamed;
+      logger.debug({ endpoint: url.pathname }, 'HTTP+SSE event stream open');
+      return url;
+    } catch (error) {
+      this.#stream.abort(error);
+      throw this.#failureOf(error, this.#stream);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Reads the stream to its end: the endpoint first, then every server message, to the router. */
+  async #read(exchange: HttpExchange, streamUrl: URL, named: (url: URL) => void, refused: (error: BridgeError) => void): Promise<void> {
+    const { config, logger, router } = this.#deps;
+    let failure: unknown;
+    try {
+      await readReply(exchange, {
+        maxMessageBytes: config.maxMessageBytes,
+        signal: this.#stream,
+        room: this.#deps.room,
+        stream: {
+          lingerMs: 0,
+          idleTimeoutMs: config.streamIdleTimeoutMs,
+          firstEventMaxBytes: MAX_ENDPOINT_EVENT_BYTES,
+          onItem: async (item: StreamItem): Promise<'continue' | 'answered'> => {
+            if (this.#postUrl === undefined) {
+              if (item.type !== 'endpoint') {
+                // Without the endpoint nothing can be sent: this is not the 2024-11-05 transport.
+                refused(
+                  new BridgeError(
+                    'REMOTE_BAD_REPLY',
+                    `the server's event stream did not start with an endpoint event (its first event is ${item.type ?? 'a message'})`,
+                    {
+                      hint: 'this URL does not offer the HTTP+SSE (2024-11-05) transport: check --url',
+                    },
+                  ),
+                );
+                return 'answered';
+              }
+              try {
+                this.#postUrl = messageEndpointOf(item.data ?? '', streamUrl);
+              } catch (error) {
+                refused(error as BridgeError);
+                return 'answered';
+              }
+              named(this.#postUrl);
+              return 'continue';
+            }
+            if (item.type !== undefined) {
+              logger.debug({ event: excerptOf(item.type) }, 'event stream: an event that carries no message; skipped');
+              return 'continue';
+            }
+            if (item.message === undefined) {
+              if (item.unparsed === true) logger.warn({ data: excerptOf(item.data ?? '') }, 'event stream: an event that is not JSON; skipped');
+              return 'continue';
+            }
+            const serialised = item.data !== undefined && isSingleLine(item.data) ? item.data : undefined;
+            await router.route(item.message, serialised);
+            const routed = classifyServerMessage(item.message);
+            if (routed !== undefined && routed.kind !== 'other') this.#waiting.get(idKey(routed.id))?.answered();
+            return 'continue';
+          },
+        },
+      });
+    } catch (error) {
+      failure = error;
+    }
+    if (this.#postUrl === undefined) {
+      refused(
+        isBridgeError(failure)
+          ? failure
+          : new BridgeError('REMOTE_BAD_REPLY', "the server's event stream ended before it named an endpoint", {
+              hint: 'this URL does not offer the HTTP+SSE (2024-11-05) transport: check --url',
+            }),
+      );
+      return;
+    }
+    this.#lose(failure);
+  }
+
+  /** The stream is gone: each request waiting on it is answered once, every later one at once. */
+  #lose(cause: unknown): void {
+    if (this.#closed || this.#lost !== undefined) return;
+    const why = cause === undefined ? 'ended' : `broke (${this.#failureOf(cause, undefined).message})`;
+    this.#lost = new BridgeError('REMOTE_STREAM_ENDED', `the server's HTTP+SSE event stream ${why}: the session it carried is gone`, {
+      hint: STREAM_LOST_HINT,
+    });
+    this.#deps.logger.error({ waiting: this.#waiting.size, hint: STREAM_LOST_HINT }, this.#lost.message);
+    const waiting = [...this.#waiting.values()];
+    this.#waiting.clear();
+    for (const { pending, answered } of waiting) {
+      void pending.fail(this.#lost).finally(answered);
+    }
+  }
+
+  /**
+   * POSTs one message to the endpoint the stream named; the server takes it with 202 and answers
+   * on the stream (2024-11-05 transports §HTTP with SSE). A refused credential is renewed once.
+   */
+  async #post(url: URL, body: RequestBody, label: string, aborts: AbortSource, signal: AbortSignal): Promise<void> {
+    const { endpoint, config } = this.#deps;
+    let renewed = false;
+    for (;;) {
+      const exchange = await endpoint.postTo(url, body, aborts);
+      const reply = await readReply(exchange, { maxMessageBytes: config.maxMessageBytes, signal: aborts, acceptAny2xx: true });
+      if (reply.kind === 'accepted') return;
+      if (reply.kind === 'http-error' && !renewed && refusesCredential(reply)) {
+        renewed = true;
+        const challenge = { status: reply.status as 401 | 403, wwwAuthenticate: reply.wwwAuthenticate, sent: exchange.sentAuthorization };
+        if (await untilAborted(endpoint.credential.renew(challenge, signal), aborts)) continue;
+      }
+      throw this.#refusal(label, exchange, reply);
+    }
+  }
+
+  /** The error a message refused by the endpoint gets: the session named by the stream may be gone. */
+  #refusal(label: string, exchange: HttpExchange, reply: Reply): BridgeError {
+    const status = reply.status;
+    const text = reply.kind === 'http-error' ? reply.text : '';
+    if (status === 404 || status === 410) {
+      return new BridgeError('SESSION_LOST', `the server no longer knows the HTTP+SSE session it named: ${label} was answered HTTP ${status}`, {
+        status,
+        bodyExcerpt: excerptOf(this.#deps.redact(text)),
+        hint: STREAM_LOST_HINT,
+      });
+    }
+    if (reply.kind === 'redirect') {
+      return new BridgeError('REDIRECT_REFUSED', `the server redirected ${label} (${status}); the bridge follows only a 307 or 308 to the same origin`, {
+        status,
+      });
+    }
+    const { config } = this.#deps;
+    return statusError(label, exchange, {
+      body: text,
+      parsed: reply.kind === 'http-error' ? reply.parsed : undefined,
+      redact: this.#deps.redact,
+      tokenSource: this.#deps.endpoint.credential.source === 'none' ? config.tokenSource : this.#deps.endpoint.credential.source,
+      tokenSet: exchange.sentAuthorization !== undefined,
+      hadSession: true,
+    });
+  }
+
+  #failureOf(error: unknown, signal: AbortSource | undefined): BridgeError {
+    if (signal?.aborted === true && signal.reason === CANCELLED) return new BridgeError('INTERNAL', 'cancelled');
+    if (isBridgeError(error)) return error;
+    if (error instanceof Error && isBridgeError(error.cause)) return error.cause;
+    return this.#deps.endpoint.failure(error, signal);
+  }
+}
