@@ -79,7 +79,8 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     config.protocol === 'auto'
       ? new EraTranslator({
           write: toStdout,
-          send: (request): Promise<void> => transport.forwardRequest(request),
+          // Not held behind the first request: the translator's own requests may follow from its answer.
+          send: (request): Promise<void> => (choice?.current() ?? transport).forwardRequest(request),
           cancel: (id): void => void inFlight.cancel(id),
           track: (task) => track(task),
           logger,
@@ -243,7 +244,6 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     // on their own, so they are answered as closed.
     inFlight.failListens(new BridgeError('SHUTTING_DOWN', 'stdin closed: the subscription ends with the bridge'));
     translator?.inputEnded(new BridgeError('SHUTTING_DOWN', 'stdin closed: the client can no longer answer the input the server asked for'));
-    choice?.inputEnded();
     const drained = Promise.all([...tasks]).then(() => 'drained' as const);
     const stopped = await Promise.race([drained, aborted, outputGone.then(() => 'output-closed' as const)]);
     if (stopped !== 'drained') exit = stopped;

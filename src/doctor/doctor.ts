@@ -28,6 +28,10 @@ import { createDispatcher, proxyFor, redactUserinfo } from '../http/dispatcher.j
 import { type HttpExchange } from '../http/send.js';
 import { headerValue } from '../http/header-values.js';
 import { tryTcp, tryTls } from './network-checks.js';
+import { checkSseTransport } from './sse-check.js';
+import { mayFallBack } from '../legacy-sse/transport-choice.js';
+import { legacySseHint, looksLikeSseUrl } from '../http/status-errors.js';
+import { tryParseJson } from '../http/body-text.js';
 
 export interface Check {
   name: string;
@@ -41,6 +45,8 @@ export interface DoctorReport {
   url: string;
   /** The protocol revision the server speaks, e.g. '2025-06-18' or '2026-07-28', once known. */
   revision?: string;
+  /** The transport it answered on: Streamable HTTP, or the 2024-11-05 HTTP+SSE, once known. */
+  transport?: 'streamable-http' | 'sse';
   checks: Check[];
 }
 
@@ -95,7 +101,7 @@ export async function runDoctor(
   const oauth = oauthCacheCheck(config, env);
   if (oauth !== undefined) add(oauth);
   try {
-    await checkConnection(config, env, credential, report, add, begin);
+    await checkConnection(config, env, credential, report, add, begin, redact);
   } finally {
     if (options.credential === undefined) await credential.close?.();
   }
@@ -111,6 +117,7 @@ async function checkConnection(
   report: DoctorReport,
   add: Add,
   begin: Begin,
+  redact: Redactor,
 ): Promise<void> {
   // The bridge's own rule: doctor checks the path the bridge's requests take.
   const proxy = proxyFor(config.url, env);
@@ -142,7 +149,7 @@ async function checkConnection(
   const dispatcher = createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env });
   const endpoint = new Endpoint(config, dispatcher, env, credential);
   try {
-    await probe(endpoint, config, report, add, begin);
+    await probe(endpoint, config, report, add, begin, redact);
   } finally {
     await dispatcher.close().catch(() => undefined);
   }
@@ -179,6 +186,13 @@ interface Probe {
   /** A fresh deadline for each exchange, whose reason says which request and which option. */
   signal: (method: string) => AbortSignal;
   maxMessageBytes: number;
+  /**
+   * --transport auto: tries the 2024-11-05 HTTP+SSE stream after a refused initialize, as the bridge
+   * does; true when it answered there (and its checks are added).
+   */
+  fallBack?: () => Promise<boolean>;
+  /** The hint a refused POST to an `/sse` URL gets instead of the generic one. */
+  sseUrlHint?: string;
 }
 
 /** A check that failed: what was seen, and what to do. */
@@ -237,8 +251,35 @@ function failureOf(endpoint: Endpoint, error: unknown): { detail: string; hint?:
   return { detail: failure.message, ...(failure.context.hint === undefined ? {} : { hint: failure.context.hint }) };
 }
 
-async function probe(endpoint: Endpoint, config: BridgeConfig, report: DoctorReport, add: Add, begin: Begin): Promise<void> {
+async function probe(endpoint: Endpoint, config: BridgeConfig, report: DoctorReport, add: Add, begin: Begin, redact: Redactor): Promise<void> {
   const signal = deadlineFor(doctorRequestTimeoutMs(config));
+  const overSse = () =>
+    checkSseTransport({
+      config,
+      endpoint,
+      redact,
+      timeoutMs: doctorRequestTimeoutMs(config),
+      add,
+      begin,
+      onRevision: (revision) => {
+        report.revision = revision;
+        report.transport = 'sse';
+      },
+    });
+  if (config.transport === 'sse') {
+    // --transport sse: no POST first, as in the bridge.
+    const sse = await overSse();
+    if (!sse.ok) {
+      const failure = sse.error;
+      add({
+        name: failure?.code === 'REMOTE_AUTH' ? 'token' : 'transport',
+        ok: false,
+        detail: failure?.message ?? 'the HTTP+SSE event stream did not open',
+        ...(failure?.context.hint === undefined ? {} : { hint: failure.context.hint }),
+      });
+    }
+    return;
+  }
   // Which revision: probe server/discover first, as dual-revision clients do (2026-07-28 versioning §Backward Compatibility).
   const discover = request('server/discover', { _meta: modernMeta });
   begin('token', `POST server/discover to ${maskUrl(config.url)}`);
@@ -287,7 +328,15 @@ async function probe(endpoint: Endpoint, config: BridgeConfig, report: DoctorRep
   } catch {
     // No 2026-07-28 server: try the 2025-06-18 initialize handshake.
   }
-  const probe: Probe = { endpoint, add, begin, signal, maxMessageBytes: config.maxMessageBytes };
+  const probe: Probe = {
+    endpoint,
+    add,
+    begin,
+    signal,
+    maxMessageBytes: config.maxMessageBytes,
+    ...(config.transport === 'auto' ? { fallBack: async () => (await overSse()).ok } : {}),
+    ...(looksLikeSseUrl(config.url) ? { sseUrlHint: legacySseHint(config.transport) } : {}),
+  };
   if (discovered !== undefined) await checkModern(probe, discovered, report);
   else await checkSessionRevision(probe, report);
 }
@@ -299,8 +348,9 @@ async function checkModern(probe: Probe, discovered: JsonObject, report: DoctorR
   add({
     name: 'protocol',
     ok: true,
-    detail: `${MODERN_VERSION} (server/discover, no handshake); versions ${(discovered.supportedVersions as unknown[]).join(', ')}; server ${describeServer(info)}; capabilities ${Object.keys(isJsonObject(discovered.capabilities) ? discovered.capabilities : {}).join(', ') || 'none'}`,
+    detail: `${MODERN_VERSION} (server/discover, no handshake); versions ${(discovered.supportedVersions as unknown[]).join(', ')}; server ${describeServer(info)}; capabilities ${Object.keys(isJsonObject(discovered.capabilities) ? discovered.capabilities : {}).join(', ') || 'none'}; transport Streamable HTTP`,
   });
+  report.transport = 'streamable-http';
   await countToolsAndTime(probe, (params) => ({ message: request('tools/list', { ...params, _meta: modernMeta }), headers: modernHeaders('tools/list') }));
 }
 
@@ -328,9 +378,21 @@ async function checkSessionRevision(probe: Probe, report: DoctorReport): Promise
     } catch (error) {
       if (error instanceof CheckFailure) throw error;
       const { detail, hint } = failureOf(endpoint, error);
+      // The bridge's own rule for falling back (transports §Backwards Compatibility), on the
+      // status and body of the refused initialize.
+      const status = isBridgeError(error) ? error.context.status : undefined;
+      const excerpt = isBridgeError(error) ? error.context.bodyExcerpt : undefined;
+      if (
+        probe.fallBack !== undefined &&
+        typeof status === 'number' &&
+        mayFallBack(status, typeof excerpt === 'string' ? tryParseJson(excerpt) : undefined) &&
+        (await probe.fallBack())
+      ) {
+        return;
+      }
       throw new CheckFailure(
         `neither server/discover nor initialize worked: ${detail}`,
-        isBridgeError(error) && error.code === 'REQUEST_TIMEOUT' && hint !== undefined ? hint : NOT_MCP_HINT,
+        isBridgeError(error) && error.code === 'REQUEST_TIMEOUT' && hint !== undefined ? hint : (probe.sseUrlHint ?? NOT_MCP_HINT),
       );
     }
     const { response } = answered;
@@ -345,8 +407,9 @@ async function checkSessionRevision(probe: Probe, report: DoctorReport): Promise
     add({
       name: 'protocol',
       ok: true,
-      detail: `${version} (initialize handshake, ${sessionId === undefined ? 'no session' : 'with a session'}); server ${describeServer(result.serverInfo as JsonObject)}; capabilities ${Object.keys(result.capabilities as JsonObject).join(', ') || 'none'}`,
+      detail: `${version} (initialize handshake, ${sessionId === undefined ? 'no session' : 'with a session'}); server ${describeServer(result.serverInfo as JsonObject)}; capabilities ${Object.keys(result.capabilities as JsonObject).join(', ') || 'none'}; transport Streamable HTTP`,
     });
+    report.transport = 'streamable-http';
     const initialized = await endpoint.post(
       JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
       { ...sessionHeaders, 'mcp-method': 'notifications/initialized' },

@@ -93,6 +93,8 @@ export interface StreamHandler {
    * a URL): the stream is given up past it, long before the message limit.
    */
   firstEventMaxBytes?: number;
+  /** True to be handed events of other types than "message" too, with their `type` and `data`. */
+  typedEvents?: boolean;
 }
 
 export interface ReadOptions {
@@ -413,7 +415,7 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
         first = false;
         framing.maxEventChars = options.maxMessageBytes;
       }
-      if ((await handler.onItem(toStreamItem(event))) === 'answered') {
+      if ((await handler.onItem(toStreamItem(event, handler.typedEvents === true))) === 'answered') {
         answered = true;
         // The server SHOULD close the stream after the response (transports §Sending Messages);
         // one that does not is cut after a short while.
@@ -454,10 +456,13 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
 
 /**
  * Only events of the default type or "message" carry MCP messages; an event with empty data (a
- * 2025-11-25 priming event) carries only its id.
+ * 2025-11-25 priming event) carries only its id. An event of another type carries its type and
+ * data when the handler asked for them (`typed`: the 2024-11-05 `endpoint` event).
  */
-function toStreamItem(event: SseEvent): StreamItem {
-  if (event.type !== undefined && event.type !== 'message') return { message: undefined, eventId: event.id, type: event.type, data: event.data };
+function toStreamItem(event: SseEvent, typed: boolean): StreamItem {
+  if (event.type !== undefined && event.type !== 'message') {
+    return typed ? { message: undefined, eventId: event.id, type: event.type, data: event.data } : { message: undefined, eventId: event.id };
+  }
   if (event.data === '' && event.bytes === undefined) return { message: undefined, eventId: event.id };
   let data = event.data;
   if (event.bytes !== undefined) {

@@ -268,6 +268,7 @@ export class SseTransport {
           lingerMs: 0,
           idleTimeoutMs: config.streamIdleTimeoutMs,
           firstEventMaxBytes: MAX_ENDPOINT_EVENT_BYTES,
+          typedEvents: true,
           onItem: async (item: StreamItem): Promise<'continue' | 'answered'> => {
             if (this.#postUrl === undefined) {
               if (item.type !== 'endpoint') {

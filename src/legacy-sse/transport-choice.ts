@@ -1,6 +1,6 @@
 // --transport auto: the first request goes as Streamable HTTP; a refusal that says "no POST here" tries the 2024-11-05 HTTP+SSE stream once, and the choice holds for the run.
 
-import { isJsonObject, type IncomingMessage, type RequestBody } from '../core/json-rpc.js';
+import { isJsonObject, type IncomingMessage, type JsonRpcId, type RequestBody } from '../core/json-rpc.js';
 import { isBridgeError } from '../core/errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { PendingRequest } from '../pipeline/in-flight.js';
@@ -34,40 +34,52 @@ export interface TransportChoiceOptions {
 
 /**
  * Until the first request has its answer the transport is not known: that request goes out as
- * Streamable HTTP, and the messages read meanwhile wait here, in order, each still counted as a
- * message in flight (so stdin stops being read at the bridge's bound). When it is answered, the
- * choice is made for the run and the held messages go to the transport chosen. Only that first
- * request may fall back: once a POST worked, a later 404 means what it means on Streamable HTTP.
+ * Streamable HTTP, and only it may fall back (once a POST worked, a later 404 means what it means
+ * on Streamable HTTP). When it is an initialize, the messages read meanwhile wait here, in order,
+ * each still counted as a message in flight (so stdin stops being read at the bridge's bound), and
+ * go to the transport chosen once it is answered: a 2025 session holds them back until then
+ * anyway (legacy-session.ts), so on Streamable HTTP nothing waits longer than before. Any other
+ * first request holds nothing back: a client that skips initialize speaks a revision the
+ * 2024-11-05 transport does not, and its other requests go as they always went. Notifications
+ * before any request go as Streamable HTTP.
  */
 export class TransportChoice implements MessageTransport {
   readonly #options: TransportChoiceOptions;
   #state: 'undecided' | 'probing' | 'decided' = 'undecided';
   #switched = false;
+  /** True while an initialize decides: messages wait in `#held`. */
+  #holding = false;
   #held: (() => void)[] = [];
+  /** The id of the first request, the only one that may fall back. */
+  #probe: JsonRpcId | undefined;
 
   constructor(options: TransportChoiceOptions) {
     this.#options = options;
   }
 
   forwardRequest(incoming: RequestMessage): Promise<void> {
-    if (this.#state === 'decided') return this.#chosen().forwardRequest(incoming);
-    if (this.#state === 'probing') return this.#hold(() => this.#chosen().forwardRequest(incoming));
-    this.#state = 'probing';
-    return this.#options.streamable.forwardRequest(incoming).finally(() => this.#decide());
+    if (this.#state === 'undecided') {
+      this.#state = 'probing';
+      this.#probe = incoming.id;
+      this.#holding = incoming.method === 'initialize';
+      return this.#options.streamable.forwardRequest(incoming).finally(() => this.#decide());
+    }
+    if (this.#holding) return this.#hold(() => this.#chosen().forwardRequest(incoming));
+    return this.#chosen().forwardRequest(incoming);
   }
 
   forwardOther(incoming: OtherMessage): Promise<void> {
-    if (this.#state === 'decided') return this.#chosen().forwardOther(incoming);
-    // A notification before any request waits for the first request, which chooses.
-    return this.#hold(() => this.#chosen().forwardOther(incoming));
+    if (this.#holding) return this.#hold(() => this.#chosen().forwardOther(incoming));
+    return this.#chosen().forwardOther(incoming);
   }
 
   /**
-   * Stdin ended with messages held and no request to choose by (only notifications came): they go
-   * as Streamable HTTP, the transport of every server that did not refuse a request.
+   * The transport as chosen so far, without waiting for the choice: for the bridge's own requests
+   * (the era translator's), which the first request's answer may start, and which must not wait
+   * behind it.
    */
-  inputEnded(): void {
-    if (this.#state === 'undecided' && this.#held.length > 0) this.#decide();
+  current(): MessageTransport {
+    return this.#chosen();
   }
 
   /**
@@ -78,7 +90,7 @@ export class TransportChoice implements MessageTransport {
    * false when the URL offers no such stream, and the POST's own error stands.
    */
   fallback(pending: PendingRequest, body: RequestBody, reply: Extract<Reply, { kind: 'http-error' }>): Promise<boolean> | undefined {
-    if (this.#state !== 'probing' || this.#switched || !FALLBACK_STATUSES.has(reply.status) || isJsonRpcError(reply.parsed)) return undefined;
+    if (this.#state !== 'probing' || pending.id !== this.#probe || this.#switched || !mayFallBack(reply.status, reply.parsed)) return undefined;
     return this.#fallBack(pending, body, reply.status);
   }
 
@@ -111,11 +123,17 @@ export class TransportChoice implements MessageTransport {
   #decide(): void {
     if (this.#state === 'decided') return;
     this.#state = 'decided';
+    this.#holding = false;
     this.#options.onChosen(this.#chosen(), this.#switched ? 'sse' : 'streamable-http');
     const held = this.#held;
     this.#held = [];
     for (const send of held) send();
   }
+}
+
+/** True when a POST refused with `status` and this parsed body may mean the 2024-11-05 transport (doctor asks the same). */
+export function mayFallBack(status: number, parsed: unknown): boolean {
+  return FALLBACK_STATUSES.has(status) && !isJsonRpcError(parsed);
 }
 
 /** A JSON-RPC error object as a body: `{"jsonrpc":"2.0","error":{…}}`, with any id. */

@@ -226,7 +226,7 @@ describe('runDoctor', () => {
     const report = await doctor({ url: server.url.href });
     expect(report).toMatchObject({ ok: true, revision: '2026-07-28' });
     expect(check(report, 'protocol')!.detail).toBe(
-      '2026-07-28 (server/discover, no handshake); versions 2026-07-28; server modern-board 2.0.0; capabilities tools',
+      '2026-07-28 (server/discover, no handshake); versions 2026-07-28; server modern-board 2.0.0; capabilities tools; transport Streamable HTTP',
     );
     expect(check(report, 'tools')!.detail).toBe('1 tool listed');
     const lists = server.requests.filter((r) => r.message?.method === 'tools/list');

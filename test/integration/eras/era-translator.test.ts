@@ -273,6 +273,12 @@ async function startScripted(
   const methods: string[] = [];
   const arrived = new EventEmitter();
   const http: Server = createServer((req, res) => {
+    // A GET is the bridge looking for an HTTP+SSE event stream after a refused initialize: a
+    // 2026-07-28 server without one answers 405 (Streamable HTTP §Listening for Messages).
+    if (req.method === 'GET') {
+      res.writeHead(405).end();
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
