@@ -24,6 +24,14 @@ function bridgeFor(url: string, ...args: string[]): InProcessBridge {
   return bridge;
 }
 
+/** Resolves once `done()` holds, checked every few milliseconds (the server's record is not an event). */
+function until(done: () => boolean): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const check = () => (done() ? resolve() : setTimeout(check, 5));
+    check();
+  });
+}
+
 /** A 2024-11-05 client's initialize, which offers roots. */
 const initialize = (id: number) => ({
   jsonrpc: '2.0',
@@ -125,10 +133,7 @@ describe('the 2024-11-05 HTTP+SSE transport of the SDK v1 server', () => {
     await bridge.reply(1);
     bridge.send(initializedNotification);
     bridge.send(call(2, 'slow', { ms: 60_000, steps: 1 }));
-    await new Promise<void>((resolve) => {
-      const check = () => (server.received.some((m) => m.id === 2) ? resolve() : setTimeout(check, 10));
-      check();
-    });
+    await until(() => server.received.some((m) => m.id === 2));
     server.dropStreams();
     const reply = await bridge.reply(2);
     expect(reply.error.data.bridgeCode).toBe('REMOTE_STREAM_ENDED');
@@ -137,6 +142,22 @@ describe('the 2024-11-05 HTTP+SSE transport of the SDK v1 server', () => {
     bridge.end();
     expect(await bridge.exited).toEqual({ exit: 'input-ended' });
     expect(bridge.lines.filter((line) => JSON.parse(line).id === 2)).toHaveLength(1);
+  });
+
+  it('posts a cancellation to the endpoint and writes nothing more for the cancelled request', async () => {
+    const server = await serverIn('sse');
+    const bridge = bridgeFor(server.url);
+    bridge.send(initialize(1));
+    await bridge.reply(1);
+    bridge.send(initializedNotification);
+    bridge.send(call(7, 'slow', { ms: 300, steps: 1 }));
+    await until(() => server.received.some((m) => m.id === 7));
+    bridge.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'user' } });
+    await until(() => server.received.some((m) => m.method === 'notifications/cancelled'));
+    // Started after the cancel and longer than the cancelled call: its answer comes after any answer to 7 would have.
+    bridge.send(call(8, 'slow', { ms: 400, steps: 1 }));
+    expect((await bridge.reply(8)).result.content).toEqual([{ type: 'text', text: 'waited 400 ms' }]);
+    expect(bridge.lines.filter((line) => JSON.parse(line).id === 7)).toEqual([]);
   });
 
   it('finishes what is in flight when stdin ends, then closes the stream', async () => {

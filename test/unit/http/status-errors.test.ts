@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRedactor } from '../../../src/logging/redactor.js';
-import { hintForStatus, statusError } from '../../../src/http/status-errors.js';
+import { hintForStatus, looksLikeSseUrl, statusError } from '../../../src/http/status-errors.js';
 import { type HttpExchange } from '../../../src/http/send.js';
 
 const exchange = (status: number, headers: Record<string, string> = {}) => ({ status, headers, body: undefined }) as unknown as HttpExchange;
@@ -49,6 +49,35 @@ describe('statusError', () => {
     const excerpt = statusError('x', exchange(502), context(page)).context.bodyExcerpt!;
     expect(excerpt).not.toContain('\n');
     expect(excerpt.length).toBeLessThanOrEqual(501);
+  });
+});
+
+describe('statusError for an /sse URL', () => {
+  const sse = new URL('https://mcp.example.com/sse');
+
+  it('recognises an HTTP+SSE URL refused under --transport streamable-http and names the two ways to reach it', () => {
+    for (const status of [400, 404, 405]) {
+      const error = statusError('initialize', exchange(status), context('Method Not Allowed', { url: sse, transport: 'streamable-http' }));
+      expect(error.context.hint).toMatch(/looks like an HTTP\+SSE \(2024-11-05\) URL.*drop --transport \(auto falls back to it\) or pass --transport sse/);
+      expect(error.context.hint).not.toMatch(/may not be an MCP endpoint/);
+    }
+  });
+
+  it('says, under --transport auto, that the URL offered no event stream either', () => {
+    const error = statusError('initialize', exchange(405), context('Method Not Allowed', { url: sse, transport: 'auto' }));
+    expect(error.context.hint).toMatch(/looks like an HTTP\+SSE \(2024-11-05\) URL, but its GET did not open an event stream/);
+  });
+
+  it('keeps the generic hint for other paths and for server errors', () => {
+    expect(statusError('initialize', exchange(405), context('', { url: new URL('https://x.example/mcp'), transport: 'streamable-http' })).context.hint).toBe(
+      hintForStatus(405, false),
+    );
+    expect(statusError('initialize', exchange(500), context('', { url: sse, transport: 'streamable-http' })).context.hint).toBe(hintForStatus(500, false));
+  });
+
+  it('takes /sse and /sse/ in any case as an HTTP+SSE path, and nothing that merely contains it', () => {
+    expect(['/sse', '/v1/SSE/', '/api/sse'].map((path) => looksLikeSseUrl(new URL(path, 'https://x.example')))).toEqual([true, true, true]);
+    expect(['/sse/messages', '/assess', '/mcp'].map((path) => looksLikeSseUrl(new URL(path, 'https://x.example')))).toEqual([false, false, false]);
   });
 });
 
