@@ -106,23 +106,6 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     config.transport === 'streamable-http'
       ? undefined
       : new SseTransport({ config, endpoint, inFlight, router, write, room, logger, redact: options.redact, toolFilter });
-  // --transport auto: the first request chooses (transport-choice.ts); `transport` is then the one
-  // chosen, so every later message costs what it did before there was a choice.
-  const choice: TransportChoice | undefined =
-    config.transport === 'auto' && sse !== undefined
-      ? new TransportChoice({
-          streamable: {
-            forwardRequest: (request): Promise<void> => forwarder.forwardRequest(request),
-            forwardOther: (other): Promise<void> => forwarder.forwardOther(other),
-          },
-          sse,
-          logger,
-          onChosen: (chosen, name) => {
-            transport = chosen;
-            logger.debug({ transport: name }, 'transport chosen');
-          },
-        })
-      : undefined;
   const forwarder: Forwarder = new Forwarder({
     config,
     endpoint,
@@ -135,9 +118,24 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     logger,
     redact: options.redact,
     toolFilter,
-    fallback: choice === undefined ? undefined : (pending, body, reply): Promise<boolean> | undefined => choice.fallback(pending, body, reply),
+    // Asked only about a refused POST, never on the way of one that works.
+    fallback: config.transport === 'auto' ? (pending, body, reply): Promise<boolean> | undefined => choice?.fallback(pending, body, reply) : undefined,
   });
-  let transport: MessageTransport = choice ?? (config.transport === 'sse' ? sse! : forwarder);
+  // --transport auto: the first request chooses (transport-choice.ts); `transport` is then the
+  // forwarder or the HTTP+SSE transport itself, so every later message costs what it did before.
+  const choice: TransportChoice | undefined =
+    config.transport === 'auto' && sse !== undefined
+      ? new TransportChoice({
+          streamable: forwarder,
+          sse,
+          logger,
+          onChosen: (chosen, name) => {
+            transport = chosen;
+            logger.debug({ transport: name }, 'transport chosen');
+          },
+        })
+      : undefined;
+  let transport: MessageTransport = choice ?? sse ?? forwarder;
 
   const debug = logger.isLevelEnabled('debug');
   const tasks = new Set<Promise<unknown>>();

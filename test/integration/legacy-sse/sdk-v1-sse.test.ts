@@ -121,7 +121,8 @@ describe('the 2024-11-05 HTTP+SSE transport of the SDK v1 server', () => {
     bridge.send(initializedNotification);
     bridge.send(call(2, 'echo', { text: 'x' }));
     await bridge.reply(2);
-    expect(server.requests.length).toBeGreaterThanOrEqual(4);
+    const seen = server.requests.map((r) => `${r.method} ${r.path.replace(/\?.*/, '')}`);
+    expect(seen).toEqual(['GET /sse', 'POST /messages', 'POST /messages', 'POST /messages']);
     for (const request of server.requests) expect(request.headers.authorization).toBe(`Bearer ${token}`);
     expect(bridge.stderr()).not.toContain(token);
   });
