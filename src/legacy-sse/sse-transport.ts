@@ -75,7 +75,7 @@ export class SseTransport {
   readonly #deps: SseTransportDeps;
   #opening: Promise<URL> | undefined;
   /** Aborting it ends the event stream (shutdown, the endpoint wait's bound, a refused endpoint). */
-  readonly #stream = new Aborts();
+  #stream = new Aborts();
   readonly #waiting = new Map<string, Waiting>();
   #lost: BridgeError | undefined;
   #closed = false;
@@ -91,10 +91,21 @@ export class SseTransport {
 
   /**
    * Opens the event stream (once per run) and resolves with the URL messages go to, or rejects with
-   * why this URL does not offer the transport. Shared by every caller.
+   * why this URL does not offer the transport. Shared by every caller. A stream that never opened
+   * is tried again by the next message that needs it (a server still starting, a network back):
+   * one GET per try, bounded by the connect timeout, and no loop of its own.
    */
   connect(): Promise<URL> {
-    this.#opening ??= this.#connect();
+    if (this.#closed) return Promise.reject(new BridgeError('SHUTTING_DOWN', 'the bridge is shutting down'));
+    if (this.#opening === undefined) {
+      const stream = new Aborts();
+      this.#stream = stream;
+      const opening = this.#connect(stream);
+      this.#opening = opening;
+      opening.catch(() => {
+        if (this.#opening === opening) this.#opening = undefined;
+      });
+    }
     return this.#opening;
   }
 
@@ -196,12 +207,12 @@ export class SseTransport {
    * SSE), the credential on it as on every request; a 401 renews the credential once. Resolves
    * once the first event named an endpoint; bounded by the connect timeout.
    */
-  async #connect(): Promise<URL> {
+  async #connect(stream: Aborts): Promise<URL> {
     const { endpoint, config, logger } = this.#deps;
     const waitMs = config.connectTimeoutMs;
     const timer = setTimeout(
       () =>
-        this.#stream.abort(
+        stream.abort(
           new BridgeError('REMOTE_BAD_REPLY', `the server's event stream named no endpoint within ${waitMs} ms`, {
             hint: 'an HTTP+SSE (2024-11-05) server sends its endpoint event first, at once; raise --connect-timeout if it is only slow',
           }),
@@ -209,8 +220,7 @@ export class SseTransport {
       waitMs,
     );
     try {
-      const streamUrl = endpoint.url;
-      let exchange = await endpoint.get({}, this.#stream);
+      let exchange = await endpoint.get({}, stream);
       const refusedStatus = exchange.status;
       if (refusedStatus === 401 || refusedStatus === 403) {
         const text = await readErrorBody(exchange);
@@ -219,8 +229,8 @@ export class SseTransport {
           wwwAuthenticate: headerValue(exchange.headers, 'www-authenticate'),
           sent: exchange.sentAuthorization,
         };
-        if (refusedStatus === 401 && (await untilAborted(endpoint.credential.renew(challenge, this.#stream.signal), this.#stream))) {
-          exchange = await endpoint.get({}, this.#stream);
+        if (refusedStatus === 401 && (await untilAborted(endpoint.credential.renew(challenge, stream.signal), stream))) {
+          exchange = await endpoint.get({}, stream);
         } else {
           throw this.#refusal('the GET of the event stream', exchange, { kind: 'http-error', status: exchange.status, text, parsed: undefined });
         }
@@ -237,32 +247,34 @@ export class SseTransport {
           },
         );
       }
+      // Where the stream is now: a same-origin 307/308 on the GET moved the endpoint there.
+      const streamUrl = endpoint.url;
       let named!: (url: URL) => void;
       let refused!: (error: BridgeError) => void;
       const endpointNamed = new Promise<URL>((resolve, reject) => {
         named = resolve;
         refused = reject;
       });
-      this.#reading = this.#read(exchange, streamUrl, named, refused);
+      this.#reading = this.#read(exchange, stream, streamUrl, named, refused);
       const url = await endpointNamed;
       logger.debug({ endpoint: url.pathname }, 'HTTP+SSE event stream open');
       return url;
     } catch (error) {
-      this.#stream.abort(error);
-      throw this.#failureOf(error, this.#stream);
+      stream.abort(error);
+      throw this.#failureOf(error, stream);
     } finally {
       clearTimeout(timer);
     }
   }
 
   /** Reads the stream to its end: the endpoint first, then every server message, to the router. */
-  async #read(exchange: HttpExchange, streamUrl: URL, named: (url: URL) => void, refused: (error: BridgeError) => void): Promise<void> {
+  async #read(exchange: HttpExchange, stream: Aborts, streamUrl: URL, named: (url: URL) => void, refused: (error: BridgeError) => void): Promise<void> {
     const { config, logger, router } = this.#deps;
     let failure: unknown;
     try {
       await readReply(exchange, {
         maxMessageBytes: config.maxMessageBytes,
-        signal: this.#stream,
+        signal: stream,
         room: this.#deps.room,
         stream: {
           lingerMs: 0,

@@ -212,6 +212,32 @@ describe('the HTTP+SSE transport with --transport sse', () => {
     expect(bridge.stderr()).not.toContain('secret');
   });
 
+  it('tries the stream again for a later request when the first GET failed, once per request', async () => {
+    let up = false;
+    let stream: ServerResponse | undefined;
+    const server = await serverWith(({ req, res, message }) => {
+      if (req.method === 'GET') {
+        if (!up) {
+          res.writeHead(503, { 'content-type': 'text/plain' }).end('starting');
+          return true;
+        }
+        stream = res;
+        openStream(res, ENDPOINT);
+        return true;
+      }
+      res.writeHead(202).end();
+      if (message?.id !== undefined) stream?.write(`event: message\ndata: ${JSON.stringify(answer(message))}\n\n`);
+      return true;
+    });
+    const bridge = bridgeFor(server, '--transport', 'sse');
+    bridge.send(initializeRequest(1));
+    expect((await bridge.reply(1)).error.message).toMatch(/the GET of the event stream was answered 503/);
+    up = true;
+    bridge.send(initializeRequest(2));
+    expect((await bridge.reply(2)).result.serverInfo.name).toBe('legacy');
+    expect(gets(server)).toHaveLength(2);
+  });
+
   it('refuses a stream whose first event is a message, not the endpoint', async () => {
     const server = await legacyServer(`event: message\ndata: {"jsonrpc":"2.0","method":"x"}\n\n${ENDPOINT}`);
     const bridge = bridgeFor(server, '--transport', 'sse');
