@@ -23,14 +23,11 @@ import {
 } from '../core/json-rpc.js';
 import { readErrorBody, readReply, type Reply, type StreamItem } from '../http/reply-reader.js';
 import { headerValue, mediaTypeOf } from '../http/header-values.js';
-import { refusesCredential } from '../pipeline/forwarder.js';
+import { NOTIFICATION_TIMEOUT_MS, refusesCredential } from '../pipeline/forwarder.js';
 import { excerptOf } from '../http/body-text.js';
 import { statusError } from '../http/status-errors.js';
 import type { HttpExchange } from '../http/send.js';
 import { MAX_ENDPOINT_EVENT_BYTES, messageEndpointOf } from './endpoint-url.js';
-
-/** Bound on posting a notification or response when requests have no deadline (`--request-timeout 0`). */
-export const SSE_NOTIFICATION_TIMEOUT_MS = 60_000;
 
 /** What a user can do once the stream is gone: the session it carried went with it. */
 const STREAM_LOST_HINT =
@@ -177,7 +174,7 @@ export class SseTransport {
     }
     const label = method ?? '(response)';
     const aborts = new Aborts();
-    const timeoutMs = this.#deps.config.requestTimeoutMs || SSE_NOTIFICATION_TIMEOUT_MS;
+    const timeoutMs = this.#deps.config.requestTimeoutMs || NOTIFICATION_TIMEOUT_MS;
     const timer = setTimeout(
       () => aborts.abort(new BridgeError('REQUEST_TIMEOUT', `the server did not take ${label} within ${timeoutMs} ms`, { timeoutMs })),
       timeoutMs,
