@@ -145,6 +145,19 @@ describe('the 2024-11-05 HTTP+SSE transport of the SDK v1 server', () => {
     expect(bridge.lines.filter((line) => JSON.parse(line).id === 2)).toHaveLength(1);
   });
 
+  it('filters tools/list with --deny-tools and refuses a call to a hidden tool without posting it', async () => {
+    const server = await serverIn('sse');
+    const bridge = bridgeFor(server.url, '--deny-tools', 'slow,roots');
+    bridge.send(initialize(1));
+    await bridge.reply(1);
+    bridge.send(initializedNotification);
+    bridge.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    expect((await bridge.reply(2)).result.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(['echo', 'notify']);
+    bridge.send(call(3, 'slow', { ms: 1 }));
+    expect((await bridge.reply(3)).error.data.bridgeCode).toBe('TOOL_FILTERED');
+    expect(server.received.filter((m) => m.id === 3)).toEqual([]);
+  });
+
   it('posts a cancellation to the endpoint and writes nothing more for the cancelled request', async () => {
     const server = await serverIn('sse');
     const bridge = bridgeFor(server.url);
