@@ -96,6 +96,7 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     maxMessageBytes: config.maxMessageBytes,
     onServerMessage: (message, serialised) => router.route(message, serialised),
     room,
+    keepAliveMs: config.keepAliveMs,
   });
   const modern = new ModernEra({ endpoint, tools: new ToolHeaderRegistry(toolFilter), logger, maxMessageBytes: config.maxMessageBytes });
   const forwarder = new Forwarder({ config, endpoint, legacy, modern, inFlight, router, write, room, logger, redact: options.redact, toolFilter });
@@ -199,6 +200,8 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   });
 
   let exit: BridgeExit = await Promise.race([reading, aborted, outputGone.then(() => 'output-closed' as const)]);
+  // Shutdown has begun, whatever ended the run: the session is kept alive no longer.
+  legacy.stopKeepAlive();
   if (exit === 'input-ended') {
     // A pipeline (`printf … | fenbs-mcp`) closes stdin right after writing: finish what is in
     // flight first, each bounded by its deadline: exiting at EOF would lose the answers the pipeline waits for. Listen subscriptions never end

@@ -71,6 +71,10 @@ function addConnectionOptions(command: Command): Command {
     .option('--request-timeout <ms>', 'deadline per request in ms, 0 = none (default 1800000 = 30 min)')
     .option('--connect-timeout <ms>', 'TCP/TLS connect timeout in ms (default 10000)')
     .option('--stream-idle-timeout <ms>', 'give up an event stream silent this long, in ms, 0 = never (default 0)')
+    .option(
+      '--keep-alive <ms>',
+      'ping a 2025-era session idle this long, in ms (at least 1000), so a server that reaps idle sessions keeps it; 0 = off (default 0)',
+    )
     .option('--max-line-bytes <n>', 'largest stdin line accepted, in bytes (default 67108864 = 64 MiB)')
     .option('--max-message-bytes <n>', 'largest reply message accepted, in bytes (default 67108864 = 64 MiB)')
     .option('--ca-file <pem>', 'also trust the CA certificates in this PEM file')
