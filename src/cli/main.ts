@@ -185,7 +185,7 @@ async function accountCommand(command: 'login' | 'logout', options: CliOptions):
   try {
     const { runAccountCommand } = await import('./account-commands.js');
     // What login and logout print quotes the authorization server (an error_description): masked, then escaped.
-    const ok = await runAccountCommand(command, {
+    const outcome = await runAccountCommand(command, {
       config: prepared.config,
       env: prepared.env,
       logger: log.logger,
@@ -193,7 +193,8 @@ async function accountCommand(command: 'login' | 'logout', options: CliOptions):
       writeStderr: (text) => process.stderr.write(toTerminalText(redact(text))),
       signal: controller.signal,
     });
-    return ok ? EXIT.OK : EXIT.FAILURE;
+    if (controller.signal.aborted) return EXIT.INTERRUPTED;
+    return outcome === 'ok' ? EXIT.OK : outcome === 'unreachable' ? EXIT.UNREACHABLE : EXIT.FAILURE;
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
