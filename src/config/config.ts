@@ -71,6 +71,8 @@ export interface BridgeConfig {
   readonly token: string | undefined;
   /** Where the token came from, or would, for messages: `env FENBS_TOKEN` or `file …`. */
   readonly tokenSource: string;
+  /** The variable the token is read from (`FENBS_TOKEN`, or --token-env's), for messages that say where to set one. */
+  readonly tokenEnv: string;
   readonly credential: CredentialSpec;
   /** -H headers other than an Authorization that became `credential`. */
   readonly extraHeaders: readonly (readonly [string, string])[];
@@ -559,6 +561,7 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     url,
     token,
     tokenSource,
+    tokenEnv,
     credential: Object.freeze(credential),
     extraHeaders: Object.freeze(
       headers.filter((header) => header !== authorizationHeader).map((header) => Object.freeze([header.name, header.value] as const)),
