@@ -41,6 +41,20 @@ export interface BridgeOptions {
   credential?: Credential;
   /** Where text for the person at the terminal goes (the OAuth sign-in URL); nowhere when absent. */
   writeStderr?: (text: string) => void;
+  /**
+   * Where warnings about the user's own settings go (a credential set but not used, a tool filter
+   * that matches nothing): the shell commands print them as their own lines; `logger.warn` otherwise.
+   */
+  warn?: (message: string) => void;
+}
+
+/**
+ * Why the run's --allow-tools / --deny-tools hide the tool `name`: the very error the bridge answers
+ * a tools/call to it with (never posted), or undefined when it is shown. For callers that see only
+ * runBridge (the shell commands), so they name the filter by the bridge's own rule.
+ */
+export function toolFilterRefusal(config: Pick<BridgeConfig, 'allowTools' | 'denyTools'>, name: string): BridgeError | undefined {
+  return ToolFilter.from(config)?.refusal('tools/call', { params: { name } });
 }
 
 /** Why the bridge stopped; the CLI turns it into an exit code. */
@@ -48,6 +62,7 @@ export type BridgeExit = 'input-ended' | 'signal' | 'output-closed' | 'input-fai
 
 export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   const { config, logger } = options;
+  const warn = options.warn ?? ((message: string) => logger.warn(message));
   const dispatcher = options.dispatcher ?? createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env: options.env });
   // Before the first line is read: a token command runs once here, so requests go with its token.
   const credential =
@@ -57,6 +72,7 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
       logger,
       redact: options.redact,
       dispatcher,
+      warn,
       ...(options.writeStderr === undefined ? {} : { writeStderr: options.writeStderr }),
     }));
   let outputClosed: () => void = () => undefined;
@@ -89,7 +105,7 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   const room = () => (writer.full ? writer.room() : undefined);
   const inFlight = new InFlight({ write, requestTimeoutMs: config.requestTimeoutMs });
   const toolFilter = ToolFilter.from(config);
-  const router = new Router({ inFlight, write, logger, toolFilter });
+  const router = new Router({ inFlight, write, logger, toolFilter, warn });
   const legacy = new LegacySession({
     endpoint,
     logger,

@@ -62,6 +62,14 @@ export type CredentialSpec =
   | { readonly kind: 'command'; readonly source: string; readonly command: string; readonly ignored: readonly string[] }
   | { readonly kind: 'none'; readonly source: string; readonly ignored: readonly string[] };
 
+/**
+ * The warnings a credential spec calls for: each source that is set but shadowed by the one used.
+ * The one rule the bridge logs, the shell commands print and doctor reports.
+ */
+export function unusedCredentialWarnings(spec: CredentialSpec): string[] {
+  return spec.ignored.map((ignored) => `${ignored} is set but not used: ${spec.source} comes first`);
+}
+
 /** A credential that is set, before the ones it shadows are known. */
 type SetCredential = { [Kind in CredentialSpec['kind']]: Omit<Extract<CredentialSpec, { kind: Kind }>, 'ignored'> }['static' | 'command'];
 

@@ -8,6 +8,7 @@ import { Interrupted, RpcError, ShellClient, type ClientOptions } from './client
 import { createProgressView, type ProgressTarget } from './progress.js';
 import { renderCallResult, renderPromptResult, renderPrompts, renderReadResult, renderResources, renderTools, MAX_NAME_CHARS } from './render.js';
 import { checkArguments } from './schema-check.js';
+import { toolFilterRefusal } from '../bridge.js';
 
 /** Exit codes of shell commands: the numbers of EXIT in cli/exit-codes.ts. */
 export const SHELL_EXIT = {
@@ -84,7 +85,9 @@ export async function runShellCommand(command: ShellCommand, client: ClientOptio
     }
   }
   if (io.interrupt.aborted) return SHELL_EXIT.INTERRUPTED;
-  const connection = new ShellClient(client);
+  // Warnings about the user's own settings (a credential set but not used, a tool filter that
+  // matches nothing) are the command's own lines, printed once, whatever the log level.
+  const connection = new ShellClient({ ...client, warn: (text) => say(`warning: ${text}`) });
   // A reader of stdout that goes away early is no failure of the command: its EPIPE is not thrown.
   const ignore = () => undefined;
   io.stdout.on('error', ignore);
@@ -181,6 +184,14 @@ async function printList(
 async function callTool(connection: ShellClient, name: string, given: Given, io: ShellIo, client: ClientOptions, { say, note }: Messages): Promise<number> {
   const tools = await listAll(connection, 'tools/list', 'tools', io, say);
   const tool = tools.find((candidate) => candidate.name === name);
+  // A tool the filters hide is not in the list the bridge hands on: said as the bridge says it.
+  const hidden = tool === undefined ? toolFilterRefusal(client.config, name) : undefined;
+  if (hidden !== undefined) {
+    say(hidden.message);
+    if (typeof hidden.context.hint === 'string') note(`hint: ${hidden.context.hint}`);
+    note('nothing was sent');
+    return SHELL_EXIT.USAGE;
+  }
   if (tool === undefined) {
     const names = tools.map((candidate) => shorten(String(candidate.name), MAX_NAME_CHARS));
     throw new ArgumentError(

@@ -18,7 +18,7 @@ afterEach(async () => {
 });
 
 async function sessionThrough(args: string[]): Promise<{ server: SdkV1Server; bridge: BridgeProcess; session: string }> {
-  const server = await startSdkV1Server({ mode: 'json', token: TOKEN, reapIdleMs: REAP_MS });
+  const server = await startSdkV1Server({ mode: 'json', token: TOKEN, reapIdleMs: REAP_MS, whoami: true });
   cleanups.push(() => server.close());
   const bridge = spawnBridge(['--url', server.url, ...args], { FENBS_TOKEN: TOKEN, FENBS_MCP_LOG_LEVEL: 'warn' });
   cleanups.push(() => bridge.kill());

@@ -43,9 +43,11 @@ export interface SdkV1ServerOptions {
   reapIdleMs?: number;
   /** Answers `ping` with -32601 (method not found) instead of the SDK's empty result. */
   refusePing?: boolean;
+  /** Adds the tool `whoami`, which answers with the id of the session that serves the call. */
+  whoami?: boolean;
 }
 
-function createMcpServer(): McpServer {
+function createMcpServer(options: { whoami?: boolean | undefined } = {}): McpServer {
   const server = new McpServer({ name: 'fenbs-mcp-test-v1', version: '1.0.0' });
   server.registerTool('echo', { description: 'Returns its text', inputSchema: { text: z.string() } }, ({ text }) => ({
     content: [{ type: 'text', text }],
@@ -67,9 +69,11 @@ function createMcpServer(): McpServer {
       return { content: [{ type: 'text', text: `waited ${ms} ms` }] };
     },
   );
-  server.registerTool('whoami', { description: 'Names the session that answers' }, (extra) => ({
-    content: [{ type: 'text', text: extra.sessionId ?? '(no session)' }],
-  }));
+  if (options.whoami === true) {
+    server.registerTool('whoami', { description: 'Names the session that answers' }, (extra) => ({
+      content: [{ type: 'text', text: extra.sessionId ?? '(no session)' }],
+    }));
+  }
   server.registerTool(GREETING_TOOL, { description: 'Greets in German' }, () => ({ content: [{ type: 'text', text: 'Grüße!' }] }));
   return server;
 }
@@ -150,7 +154,7 @@ export async function startSdkV1Server(options: SdkV1ServerOptions): Promise<Sdk
       transport.onclose = () => {
         if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
       };
-      await createMcpServer().connect(transport);
+      await createMcpServer({ whoami: options.whoami }).connect(transport);
       await transport.handleRequest(req, res, body);
       return;
     }

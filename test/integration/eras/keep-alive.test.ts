@@ -24,7 +24,7 @@ afterEach(async () => {
 });
 
 async function v1(options: Partial<SdkV1ServerOptions> = {}): Promise<SdkV1Server> {
-  const server = await startSdkV1Server({ mode: 'json', token: TOKEN, ...options });
+  const server = await startSdkV1Server({ mode: 'json', token: TOKEN, whoami: true, ...options });
   cleanups.push(() => server.close());
   return server;
 }
