@@ -313,9 +313,11 @@ async function shellCommand(command: ShellCommand, options: CliOptions, version:
     throw error;
   }
   const { logger } = log;
-  // A shell command reports its own failure in one sentence; the bridge's per-request warnings
-  // would say it twice, so they show only when a log level was asked for.
-  const bridgeLogger = options.logLevel === undefined && env.FENBS_MCP_LOG_LEVEL === undefined ? logger.child({}, { level: 'error' }) : logger;
+  // A shell command reports its own failure in one sentence; the bridge's own warnings and errors
+  // (a failed --token-command, a refused request) would say it twice, since every failure also
+  // reaches the command as the answer to its request, so they show only when a log level was asked
+  // for. Warnings about the user's settings come to the command itself (BridgeOptions.warn).
+  const bridgeLogger = options.logLevel === undefined && env.FENBS_MCP_LOG_LEVEL === undefined ? logger.child({}, { level: 'fatal' }) : logger;
   // Ctrl-C cancels the request in flight and exits 130; a second Ctrl-C ends the process at once.
   const interrupt = new AbortController();
   const onSigint = () => {

@@ -236,6 +236,40 @@ describe('shell commands against a server that is not there', () => {
     expect(run.code).toBe(3);
     expect(run.stderr).toMatch(/nothing is listening at 127\.0\.0\.1:1\n {2}hint: /);
   });
+
+  it('says it cannot reach the server, not that server/discover failed', async () => {
+    const run = await runShell({ kind: 'call', name: 'x', assignments: [] }, ['--url', 'http://127.0.0.1:1/mcp'], { env });
+    expect(run.code).toBe(SHELL_EXIT.UNREACHABLE);
+    expect(run.stderr.split('\n')[0]).toBe('fenbs-mcp: cannot reach http://127.0.0.1:1/mcp: nothing is listening at 127.0.0.1:1');
+    expect(run.stderr).not.toContain('server/discover');
+  });
+});
+
+describe('shell commands against a 2025 server that fails server/discover', () => {
+  it('fall back to initialize when it answers the probe with a 500 page, and list the tools', async () => {
+    const server = await startScriptedMcpServer(
+      { 'tools/list': () => ({ result: { tools: [{ name: 'only_tool' }] } }) },
+      { discover: { status: 500, contentType: 'text/html', body: '<h1>Internal Server Error</h1>' } },
+    );
+    try {
+      const run = await runShell({ kind: 'tools' }, ['--url', server.url], { env });
+      expect(run).toMatchObject({ code: SHELL_EXIT.OK, stdout: 'only_tool\n', stderr: '' });
+      expect(server.received.map((m) => m.method)).toEqual(['server/discover', 'initialize', 'notifications/initialized', 'tools/list']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('say the credential failed without blaming the first request', async () => {
+    const demo = await startDemoServer({ token });
+    try {
+      const run = await runShell({ kind: 'tools' }, ['--url', demo.url.href, '--token-command', 'echo vault locked >&2; exit 4'], { env: {} });
+      expect(run.code).toBe(SHELL_EXIT.UNREACHABLE);
+      expect(run.stderr.split('\n')[0]).toBe('fenbs-mcp: --token-command exited with code 4: vault locked');
+    } finally {
+      await demo.close();
+    }
+  });
 });
 
 describe('shell commands against the SDK v1 server (2025-06-18)', () => {
