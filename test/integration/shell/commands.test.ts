@@ -69,6 +69,20 @@ describe('shell commands against the demo server', () => {
     expect(run.stderr).toContain('argument "count" must be integer, got string "many"');
   });
 
+  it('refuses an argument outside the schema’s minimum or maximum before sending, with exit 2', async () => {
+    for (const [count, said] of [
+      ['0', 'argument "count" must be at least 1, got 0'],
+      ['51', 'argument "count" must be at most 50, got 51'],
+    ] as const) {
+      const run = await runShell({ kind: 'call', name: 'tasks_import', assignments: [`count=${count}`] }, args, { env });
+      expect(run.code).toBe(SHELL_EXIT.USAGE);
+      expect(run.stderr).toContain(`fenbs-mcp: tasks_import: ${said}\n`);
+      expect(run.stderr).toContain('  nothing was sent\n');
+    }
+    const empty = await runShell({ kind: 'call', name: 'tasks_create', assignments: ['title='] }, args, { env });
+    expect(empty.stderr).toContain('argument "title" must be at least 1 character long, got 0');
+  });
+
   it('takes the arguments from --args, and from stdin with --args -', async () => {
     const fromOption = await runShell({ kind: 'call', name: 'tasks_get', assignments: [], args: '{"ref":"T-2"}' }, args, { env });
     expect(fromOption.stdout).toBe('T-2 [open] Review the bridge README\n');
