@@ -22,6 +22,7 @@ import { createMessageWriter } from './stdio/stdout-writer.js';
 import { ToolFilter } from './pipeline/tool-filter.js';
 import { ToolHeaderRegistry } from './eras/tool-headers.js';
 import { createDispatcher } from './http/dispatcher.js';
+import { MAX_JOINED_LINES, PasteJoiner, type Joined } from './stdio/paste-joiner.js';
 
 /** Messages posted and not yet finished before the bridge stops reading stdin for a while. */
 export const MAX_MESSAGES_IN_FLIGHT = 4096;
@@ -46,6 +47,12 @@ export interface BridgeOptions {
    * that matches nothing): the shell commands print them as their own lines; `logger.warn` otherwise.
    */
   warn?: (message: string) => void;
+  /**
+   * stdin is a terminal, where a person types or pastes: a JSON value spread over several lines
+   * (pretty-printed) is joined into one message (stdio/paste-joiner.ts). Never for a pipe, where
+   * one message per line holds strictly.
+   */
+  terminalInput?: boolean;
 }
 
 /**
@@ -188,11 +195,36 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     return undefined;
   };
 
+  const joiner = options.terminalInput === true ? new PasteJoiner(config.maxLineBytes) : undefined;
+  const dispatchJoined = (joined: Joined): Promise<void> | undefined => {
+    if (joined.kind === 'line') return dispatchLine(joined);
+    logger.warn({ lines: joined.lines, bytes: joined.bytes }, 'multi-line message over the limit; skipped');
+    return writeAll([
+      errorReply(
+        null,
+        -32600,
+        `Invalid Request: the message typed over several lines is longer than ${config.maxLineBytes} bytes or ${MAX_JOINED_LINES} lines`,
+        {
+          bridgeCode: 'LINE_TOO_LONG',
+          limit: config.maxLineBytes,
+          hint: 'close every { and [ the message opens, or send it on one line (raise --max-line-bytes for a larger one)',
+        },
+      ),
+    ]);
+  };
+  /** A terminal's lines through the joiner: several may come out of one, or none while a value is open. */
+  const dispatchTyped = (event: LineEvent): Promise<void> | undefined => {
+    const out: (Joined | LineEvent)[] = event.kind === 'line' ? joiner!.push(event.text) : [...joiner!.flush(), event];
+    const writings = out.map((item) => (item.kind === 'too-long' ? dispatchJoined(item) : dispatchLine(item)));
+    const pending = writings.filter((writing) => writing !== undefined);
+    return pending.length === 0 ? undefined : Promise.all(pending).then(() => undefined);
+  };
+
   const reading = (async (): Promise<'input-ended' | 'input-failed'> => {
     try {
       await pumpLines(options.input, config.maxLineBytes, (event) => {
         if (options.signal.aborted || writer.closed) return 'stop';
-        const writing = dispatchLine(event);
+        const writing = joiner === undefined ? dispatchLine(event) : dispatchTyped(event);
         // Stdin back-pressure: past this many messages in flight, or while stdout holds more than
         // its bound unread, stop reading until there is room, so a flood of lines or a client that
         // stopped reading costs a bounded amount of memory.
@@ -203,6 +235,8 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
           while (writer.full && !writer.closed) await writer.room();
         })();
       });
+      // Ctrl-D in the middle of a value: what was typed goes on, to be answered as it stands.
+      for (const held of joiner?.flush() ?? []) await dispatchJoined(held);
       return 'input-ended';
     } catch (error) {
       logger.error({ err: (error as Error).message }, 'reading stdin failed');

@@ -251,7 +251,9 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
   }
   if (process.stdin.isTTY === true) {
     // A person typing: say what the bridge expects, once.
-    logger.info('reading JSON-RPC messages from the terminal: one message per line, Ctrl-D to end (Ctrl-C to stop)');
+    logger.info(
+      'reading JSON-RPC messages from the terminal: one message per line, Ctrl-D to end (Ctrl-C to stop); a pasted multi-line JSON message is read as one',
+    );
   }
 
   const controller = new AbortController();
@@ -274,6 +276,7 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
     exit = await runBridge({
       input: process.stdin,
       output: process.stdout,
+      terminalInput: process.stdin.isTTY === true,
       config,
       logger,
       redact,
