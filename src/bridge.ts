@@ -24,6 +24,7 @@ import { ToolHeaderRegistry } from './eras/tool-headers.js';
 import { createDispatcher } from './http/dispatcher.js';
 import { SseTransport } from './legacy-sse/sse-transport.js';
 import { TransportChoice, type MessageTransport } from './legacy-sse/transport-choice.js';
+import { MAX_JOINED_LINES, PasteJoiner, type Joined } from './stdio/paste-joiner.js';
 
 /** Messages posted and not yet finished before the bridge stops reading stdin for a while. */
 export const MAX_MESSAGES_IN_FLIGHT = 4096;
@@ -43,6 +44,26 @@ export interface BridgeOptions {
   credential?: Credential;
   /** Where text for the person at the terminal goes (the OAuth sign-in URL); nowhere when absent. */
   writeStderr?: (text: string) => void;
+  /**
+   * Where warnings about the user's own settings go (a credential set but not used, a tool filter
+   * that matches nothing): the shell commands print them as their own lines; `logger.warn` otherwise.
+   */
+  warn?: (message: string) => void;
+  /**
+   * stdin is a terminal, where a person types or pastes: a JSON value spread over several lines
+   * (pretty-printed) is joined into one message (stdio/paste-joiner.ts). Never for a pipe, where
+   * one message per line holds strictly.
+   */
+  terminalInput?: boolean;
+}
+
+/**
+ * Why the run's --allow-tools / --deny-tools hide the tool `name`: the very error the bridge answers
+ * a tools/call to it with (never posted), or undefined when it is shown. For callers that see only
+ * runBridge (the shell commands), so they name the filter by the bridge's own rule.
+ */
+export function toolFilterRefusal(config: Pick<BridgeConfig, 'allowTools' | 'denyTools'>, name: string): BridgeError | undefined {
+  return ToolFilter.from(config)?.refusal('tools/call', { params: { name } });
 }
 
 /** Why the bridge stopped; the CLI turns it into an exit code. */
@@ -50,6 +71,7 @@ export type BridgeExit = 'input-ended' | 'signal' | 'output-closed' | 'input-fai
 
 export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   const { config, logger } = options;
+  const warn = options.warn ?? ((message: string) => logger.warn(message));
   const dispatcher = options.dispatcher ?? createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env: options.env });
   // Before the first line is read: a token command runs once here, so requests go with its token.
   const credential =
@@ -59,6 +81,7 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
       logger,
       redact: options.redact,
       dispatcher,
+      warn,
       ...(options.writeStderr === undefined ? {} : { writeStderr: options.writeStderr }),
     }));
   let outputClosed: () => void = () => undefined;
@@ -92,13 +115,14 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   const room = () => (writer.full ? writer.room() : undefined);
   const inFlight = new InFlight({ write, requestTimeoutMs: config.requestTimeoutMs });
   const toolFilter = ToolFilter.from(config);
-  const router = new Router({ inFlight, write, logger, toolFilter });
+  const router = new Router({ inFlight, write, logger, toolFilter, warn });
   const legacy = new LegacySession({
     endpoint,
     logger,
     maxMessageBytes: config.maxMessageBytes,
     onServerMessage: (message, serialised) => router.route(message, serialised),
     room,
+    keepAliveMs: config.keepAliveMs,
   });
   const modern = new ModernEra({ endpoint, tools: new ToolHeaderRegistry(toolFilter), logger, maxMessageBytes: config.maxMessageBytes });
   // The 2024-11-05 HTTP+SSE transport, made only where --transport lets the run use it.
@@ -208,11 +232,36 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     return undefined;
   };
 
+  const joiner = options.terminalInput === true ? new PasteJoiner(config.maxLineBytes) : undefined;
+  const dispatchJoined = (joined: Joined): Promise<void> | undefined => {
+    if (joined.kind === 'line') return dispatchLine(joined);
+    logger.warn({ lines: joined.lines, bytes: joined.bytes }, 'multi-line message over the limit; skipped');
+    return writeAll([
+      errorReply(
+        null,
+        -32600,
+        `Invalid Request: the message typed over several lines is longer than ${config.maxLineBytes} bytes or ${MAX_JOINED_LINES} lines`,
+        {
+          bridgeCode: 'LINE_TOO_LONG',
+          limit: config.maxLineBytes,
+          hint: 'close every { and [ the message opens, or send it on one line (raise --max-line-bytes for a larger one)',
+        },
+      ),
+    ]);
+  };
+  /** A terminal's lines through the joiner: several may come out of one, or none while a value is open. */
+  const dispatchTyped = (event: LineEvent): Promise<void> | undefined => {
+    const out: (Joined | LineEvent)[] = event.kind === 'line' ? joiner!.push(event.text) : [...joiner!.flush(), event];
+    const writings = out.map((item) => (item.kind === 'too-long' ? dispatchJoined(item) : dispatchLine(item)));
+    const pending = writings.filter((writing) => writing !== undefined);
+    return pending.length === 0 ? undefined : Promise.all(pending).then(() => undefined);
+  };
+
   const reading = (async (): Promise<'input-ended' | 'input-failed'> => {
     try {
       await pumpLines(options.input, config.maxLineBytes, (event) => {
         if (options.signal.aborted || writer.closed) return 'stop';
-        const writing = dispatchLine(event);
+        const writing = joiner === undefined ? dispatchLine(event) : dispatchTyped(event);
         // Stdin back-pressure: past this many messages in flight, or while stdout holds more than
         // its bound unread, stop reading until there is room, so a flood of lines or a client that
         // stopped reading costs a bounded amount of memory.
@@ -223,6 +272,8 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
           while (writer.full && !writer.closed) await writer.room();
         })();
       });
+      // Ctrl-D in the middle of a value: what was typed goes on, to be answered as it stands.
+      for (const held of joiner?.flush() ?? []) await dispatchJoined(held);
       return 'input-ended';
     } catch (error) {
       logger.error({ err: (error as Error).message }, 'reading stdin failed');
@@ -236,6 +287,8 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   });
 
   let exit: BridgeExit = await Promise.race([reading, aborted, outputGone.then(() => 'output-closed' as const)]);
+  // Shutdown has begun, whatever ended the run: the session is kept alive no longer.
+  legacy.stopKeepAlive();
   if (exit === 'input-ended') {
     // A pipeline (`printf … | fenbs-mcp`) closes stdin right after writing: finish what is in
     // flight first, each bounded by its deadline: exiting at EOF would lose the answers the pipeline waits for. Listen subscriptions never end

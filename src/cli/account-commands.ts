@@ -19,8 +19,17 @@ export interface AccountCommandOptions {
   signal: AbortSignal;
 }
 
-/** Runs `login` or `logout`; resolves true on success. */
-export async function runAccountCommand(command: 'login' | 'logout', options: AccountCommandOptions): Promise<boolean> {
+/**
+ * How `login` or `logout` ended: `unreachable` when the server (or the proxy, or TLS with it) could
+ * not be reached, the exit code every command gives that (3); `failed` for any other failure.
+ */
+export type AccountOutcome = 'ok' | 'failed' | 'unreachable';
+
+/** Failures that say the server could not be reached at all, rather than anything about signing in. */
+const UNREACHABLE_CODES: ReadonlySet<string> = new Set(['REMOTE_UNREACHABLE', 'REMOTE_TLS', 'PROXY_FAILED', 'REMOTE_CONNECTION_LOST']);
+
+/** Runs `login` or `logout`. */
+export async function runAccountCommand(command: 'login' | 'logout', options: AccountCommandOptions): Promise<AccountOutcome> {
   const { config, writeStderr } = options;
   const server = maskUrl(config.url);
   const dispatcher = createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env: options.env });
@@ -40,17 +49,20 @@ export async function runAccountCommand(command: 'login' | 'logout', options: Ac
       writeStderr(
         removed ? `fenbs-mcp: signed out of ${server}: its tokens and client registration are forgotten\n` : `fenbs-mcp: nothing stored for ${server}\n`,
       );
-      return true;
+      return 'ok';
     }
     const outcome = await credential.login(options.signal);
     const said = { cached: 'already signed in', refreshed: 'signed in (token refreshed)', 'signed-in': 'signed in' }[outcome];
     writeStderr(`fenbs-mcp: ${said} to ${server}; bridges for this server now start without a browser\n`);
-    return true;
+    return 'ok';
   } catch (error) {
     // The reason may quote the authorization server (error_description): shown, never obeyed.
-    const hint = isBridgeError(error) && typeof error.context.hint === 'string' ? `\n  ${toTerminalLine(error.context.hint)}` : '';
-    writeStderr(`fenbs-mcp: ${command} failed: ${toTerminalLine(reasonOf(error))}${hint}\n`);
-    return false;
+    const reason = reasonOf(error);
+    const given = isBridgeError(error) && typeof error.context.hint === 'string' ? error.context.hint : undefined;
+    // A hint that starts by repeating the message says only its rest.
+    const hint = given?.startsWith(`${reason}: `) === true ? given.slice(reason.length + 2) : given;
+    writeStderr(`fenbs-mcp: ${command} failed: ${toTerminalLine(reason)}${hint === undefined ? '' : `\n  hint: ${toTerminalLine(hint)}`}\n`);
+    return isBridgeError(error) && UNREACHABLE_CODES.has(error.code) ? 'unreachable' : 'failed';
   } finally {
     await credential.close();
     await dispatcher.close().catch(() => undefined);

@@ -185,7 +185,7 @@ async function accountCommand(command: 'login' | 'logout', options: CliOptions):
   try {
     const { runAccountCommand } = await import('./account-commands.js');
     // What login and logout print quotes the authorization server (an error_description): masked, then escaped.
-    const ok = await runAccountCommand(command, {
+    const outcome = await runAccountCommand(command, {
       config: prepared.config,
       env: prepared.env,
       logger: log.logger,
@@ -193,7 +193,8 @@ async function accountCommand(command: 'login' | 'logout', options: CliOptions):
       writeStderr: (text) => process.stderr.write(toTerminalText(redact(text))),
       signal: controller.signal,
     });
-    return ok ? EXIT.OK : EXIT.FAILURE;
+    if (controller.signal.aborted) return EXIT.INTERRUPTED;
+    return outcome === 'ok' ? EXIT.OK : outcome === 'unreachable' ? EXIT.UNREACHABLE : EXIT.FAILURE;
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
@@ -250,7 +251,9 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
   }
   if (process.stdin.isTTY === true) {
     // A person typing: say what the bridge expects, once.
-    logger.info('reading JSON-RPC messages from the terminal: one message per line, Ctrl-D to end (Ctrl-C to stop)');
+    logger.info(
+      'reading JSON-RPC messages from the terminal: one message per line, Ctrl-D to end (Ctrl-C to stop); a pasted multi-line JSON message is read as one',
+    );
   }
 
   const controller = new AbortController();
@@ -273,6 +276,7 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
     exit = await runBridge({
       input: process.stdin,
       output: process.stdout,
+      terminalInput: process.stdin.isTTY === true,
       config,
       logger,
       redact,
@@ -312,9 +316,11 @@ async function shellCommand(command: ShellCommand, options: CliOptions, version:
     throw error;
   }
   const { logger } = log;
-  // A shell command reports its own failure in one sentence; the bridge's per-request warnings
-  // would say it twice, so they show only when a log level was asked for.
-  const bridgeLogger = options.logLevel === undefined && env.FENBS_MCP_LOG_LEVEL === undefined ? logger.child({}, { level: 'error' }) : logger;
+  // A shell command reports its own failure in one sentence; the bridge's own warnings and errors
+  // (a failed --token-command, a refused request) would say it twice, since every failure also
+  // reaches the command as the answer to its request, so they show only when a log level was asked
+  // for. Warnings about the user's settings come to the command itself (BridgeOptions.warn).
+  const bridgeLogger = options.logLevel === undefined && env.FENBS_MCP_LOG_LEVEL === undefined ? logger.child({}, { level: 'fatal' }) : logger;
   // Ctrl-C cancels the request in flight and exits 130; a second Ctrl-C ends the process at once.
   const interrupt = new AbortController();
   const onSigint = () => {

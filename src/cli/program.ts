@@ -17,6 +17,9 @@ export interface CliOptions extends RawOptions {
 /** The subcommands, for suggestions when a word on the command line is none of them. */
 const COMMANDS = ['doctor', 'login', 'logout', 'help', ...SHELL_COMMANDS] as const;
 
+/** login and logout, as `help` and `help login` list them. */
+const ACCOUNT_EXIT_CODES = '0 done; 1 the sign-in failed or the server offers none; 2 usage; 3 the server could not be reached; 130 Ctrl-C';
+
 const EXAMPLES = `
 Examples:
   # In a desktop client's config (Claude Desktop, Cursor, VS Code…): the token stays in "env"
@@ -43,6 +46,12 @@ Examples:
 
   # See it work with no account: an embedded demo server
   fenbs-mcp --demo < examples/session.jsonl
+
+Exit codes:
+  the bridge        0 stdin ended, SIGTERM or SIGHUP, or stdout closed; 1 stdin failed; 2 usage; 130 Ctrl-C
+  doctor            0 the bridge can work; 2 usage; 3 a check failed
+  login, logout     ${ACCOUNT_EXIT_CODES}
+  tools, call, …    0 done; 1 isError or a JSON-RPC error; 2 usage (nothing was called); 3 unreachable; 130 Ctrl-C
 
 Environment:
   FENBS_TOKEN            bearer token (or the variable named by --token-env); comes before
@@ -71,6 +80,10 @@ function addConnectionOptions(command: Command): Command {
     .option('--request-timeout <ms>', 'deadline per request in ms, 0 = none (default 1800000 = 30 min)')
     .option('--connect-timeout <ms>', 'TCP/TLS connect timeout in ms (default 10000)')
     .option('--stream-idle-timeout <ms>', 'give up an event stream silent this long, in ms, 0 = never (default 0)')
+    .option(
+      '--keep-alive <ms>',
+      'ping a 2025-era session idle this long, in ms (at least 1000), so a server that reaps idle sessions keeps it; 0 = off (default 0)',
+    )
     .option('--max-line-bytes <n>', 'largest stdin line accepted, in bytes (default 67108864 = 64 MiB)')
     .option('--max-message-bytes <n>', 'largest reply message accepted, in bytes (default 67108864 = 64 MiB)')
     .option('--ca-file <pem>', 'also trust the CA certificates in this PEM file')
@@ -155,7 +168,7 @@ export function buildProgram(
             : "forget the server's OAuth tokens and client registration",
         ),
     )
-      .addHelpText('after', `\nExamples:\n  fenbs-mcp ${command} --url https://example.com/mcp\n`)
+      .addHelpText('after', `\nExamples:\n  fenbs-mcp ${command} --url https://example.com/mcp\n\nExit codes: ${ACCOUNT_EXIT_CODES}.\n`)
       .exitOverride()
       .action(async (options: CliOptions) => {
         exitCode = await actions.account(command, options);

@@ -31,6 +31,15 @@ export const MAX_TOKEN_FILE_BYTES = 64 * 1024;
 export const MAX_CA_FILE_BYTES = 16 * 1024 * 1024;
 /** How long shutdown work (session DELETE) may take before the process goes anyway. */
 export const SHUTDOWN_GRACE_MS = 800;
+/** --keep-alive default: off. A ping is a request the server must handle, so it is sent only when asked for. */
+export const KEEP_ALIVE_MS = 0;
+/**
+ * The shortest --keep-alive. Servers that reap idle sessions do so after minutes (gateways, the SDK
+ * examples' cleanup loops); a ping more often than once a second keeps nothing more alive and turns
+ * the bridge into a load generator, and a value below it is most likely seconds typed as
+ * milliseconds (`--keep-alive 30`).
+ */
+export const MIN_KEEP_ALIVE_MS = 1_000;
 
 /** The proxy variables undici's EnvHttpProxyAgent reads, in either case. */
 export const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const;
@@ -59,6 +68,14 @@ export type CredentialSpec =
   | { readonly kind: 'command'; readonly source: string; readonly command: string; readonly ignored: readonly string[] }
   | { readonly kind: 'none'; readonly source: string; readonly ignored: readonly string[] };
 
+/**
+ * The warnings a credential spec calls for: each source that is set but shadowed by the one used.
+ * The one rule the bridge logs, the shell commands print and doctor reports.
+ */
+export function unusedCredentialWarnings(spec: CredentialSpec): string[] {
+  return spec.ignored.map((ignored) => `${ignored} is set but not used: ${spec.source} comes first`);
+}
+
 /** A credential that is set, before the ones it shadows are known. */
 type SetCredential = { [Kind in CredentialSpec['kind']]: Omit<Extract<CredentialSpec, { kind: Kind }>, 'ignored'> }['static' | 'command'];
 
@@ -68,6 +85,8 @@ export interface BridgeConfig {
   readonly token: string | undefined;
   /** Where the token came from, or would, for messages: `env FENBS_TOKEN` or `file …`. */
   readonly tokenSource: string;
+  /** The variable the token is read from (`FENBS_TOKEN`, or --token-env's), for messages that say where to set one. */
+  readonly tokenEnv: string;
   readonly credential: CredentialSpec;
   /** -H headers other than an Authorization that became `credential`. */
   readonly extraHeaders: readonly (readonly [string, string])[];
@@ -79,6 +98,8 @@ export interface BridgeConfig {
   readonly maxLineBytes: number;
   readonly maxMessageBytes: number;
   readonly shutdownGraceMs: number;
+  /** 2025 sessions: ping a session idle this long, in ms; 0 = never (see legacy-session.ts). */
+  readonly keepAliveMs: number;
   readonly caFile: string | undefined;
   readonly allowHttp: boolean;
   readonly logLevel: LevelWithSilent;
@@ -108,6 +129,7 @@ export interface RawOptions extends OAuthRawOptions {
   streamIdleTimeout?: string | undefined;
   maxLineBytes?: string | undefined;
   maxMessageBytes?: string | undefined;
+  keepAlive?: string | undefined;
   caFile?: string | undefined;
   allowHttp?: boolean | undefined;
   logLevel?: string | undefined;
@@ -295,6 +317,18 @@ function parseTimeout(raw: string | undefined, fallback: number, option: string,
     throw new UsageError(
       `${option} is at most ${MAX_TIMEOUT_MS} ms (about 24.8 days, the longest timer Node keeps), got ${raw ?? value}${zeroMeansNone ? '; 0 means no deadline' : ''}`,
       zeroMeansNone ? `fenbs-mcp ${option} 0` : undefined,
+    );
+  }
+  return value;
+}
+
+/** --keep-alive: 0 (off), or MIN_KEEP_ALIVE_MS up to the longest timer Node keeps. */
+function parseKeepAlive(raw: string | undefined): number {
+  const value = parseTimeout(raw, KEEP_ALIVE_MS, '--keep-alive', true);
+  if (value !== 0 && value < MIN_KEEP_ALIVE_MS) {
+    throw new UsageError(
+      `--keep-alive is in milliseconds and at least ${MIN_KEEP_ALIVE_MS} (one ping a second at most), got ${raw ?? value}; 0 turns it off`,
+      `fenbs-mcp --keep-alive ${value * 1000 <= MAX_TIMEOUT_MS && value * 1000 >= MIN_KEEP_ALIVE_MS ? value * 1000 : 60_000}`,
     );
   }
   return value;
@@ -548,6 +582,7 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     url,
     token,
     tokenSource,
+    tokenEnv,
     credential: Object.freeze(credential),
     extraHeaders: Object.freeze(
       headers.filter((header) => header !== authorizationHeader).map((header) => Object.freeze([header.name, header.value] as const)),
@@ -561,6 +596,7 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     maxLineBytes: parsePositiveInteger(options.maxLineBytes, MAX_LINE_BYTES, '--max-line-bytes'),
     maxMessageBytes: parsePositiveInteger(options.maxMessageBytes, MAX_MESSAGE_BYTES, '--max-message-bytes'),
     shutdownGraceMs: SHUTDOWN_GRACE_MS,
+    keepAliveMs: parseKeepAlive(options.keepAlive),
     caFile: options.caFile,
     allowHttp,
     logLevel: logLevel as LevelWithSilent,

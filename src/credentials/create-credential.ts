@@ -1,6 +1,6 @@
 // createCredential: the one place that turns the configured credential into the Credential a run sends.
 
-import type { BridgeConfig } from '../config/config.js';
+import { unusedCredentialWarnings, type BridgeConfig } from '../config/config.js';
 import type { Credential } from '../core/credential.js';
 import type { Logger } from '../logging/logger.js';
 import { registerSecret, type Redactor } from '../logging/redactor.js';
@@ -19,6 +19,8 @@ export interface CredentialDeps {
   dispatcher?: Dispatcher;
   /** Where text for the person at the terminal goes (the OAuth sign-in URL); nowhere when absent. */
   writeStderr?: (text: string) => void;
+  /** Where a warning for the person goes (a credential set but not used); `logger.warn` when absent. */
+  warn?: (message: string) => void;
   /** For tests: a shorter --token-command deadline. */
   tokenCommandTimeoutMs?: number;
 }
@@ -64,7 +66,7 @@ function startSecrets(config: BridgeConfig): Map<string, string> {
  */
 export async function createCredential(config: BridgeConfig, deps: CredentialDeps): Promise<Credential> {
   const spec = config.credential;
-  for (const ignored of spec.ignored) deps.logger.warn(`${ignored} is set but not used: ${spec.source} comes first`);
+  for (const warning of unusedCredentialWarnings(spec)) (deps.warn ?? ((message: string) => deps.logger.warn(message)))(warning);
   // Every secret known at start, registered (and warned about when too short) in one place; a
   // value that is both the credential and a -H secret (-H Authorization) is named once.
   for (const [secret, source] of startSecrets(config)) registerSecret(deps.redact, deps.logger, secret, source);

@@ -3,7 +3,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { pino } from 'pino';
-import type { BridgeConfig } from '../config/config.js';
+import { unusedCredentialWarnings, type BridgeConfig } from '../config/config.js';
 import type { Credential } from '../core/credential.js';
 import { createCredential } from '../credentials/create-credential.js';
 import { Endpoint } from '../http/endpoint.js';
@@ -96,8 +96,14 @@ export async function runDoctor(
   const credential =
     options.credential ??
     cachedOAuthCredential(config, env, (secret) => void redact.add(secret)) ??
-    (await createCredential(config, { env, logger: options.logger ?? pino({ level: 'silent' }, { write: () => undefined }), redact }));
-  add(credentialCheck(credential));
+    (await createCredential(config, {
+      env,
+      logger: options.logger ?? pino({ level: 'silent' }, { write: () => undefined }),
+      redact,
+      // The credential check below says it, once.
+      warn: () => undefined,
+    }));
+  add(credentialCheck(credential, unusedCredentialWarnings(config.credential)));
   const oauth = oauthCacheCheck(config, env);
   if (oauth !== undefined) add(oauth);
   try {
@@ -155,10 +161,21 @@ async function checkConnection(
   }
 }
 
-/** Which credential the bridge would send, by its source; never its value. */
-function credentialCheck(credential: Credential): Check {
+/**
+ * Which credential the bridge would send, by its source; never its value. One set but shadowed by
+ * it (the bridge's own warning, `unused`) is no pass: the user most likely meant the other one.
+ */
+function credentialCheck(credential: Credential, unused: readonly string[]): Check {
   const failure = credential instanceof TokenCommandCredential ? credential.lastFailure : undefined;
   if (failure !== undefined) return { name: 'credential', ok: false, detail: failure.message, hint: failure.context.hint ?? '' };
+  if (unused.length > 0) {
+    return {
+      name: 'credential',
+      ok: false,
+      detail: `${credential.source} is sent; ${unused.join('; ')}`,
+      hint: 'set only the credential you mean: unset or remove the others, or the bridge keeps sending the first',
+    };
+  }
   if (credential.source === 'none') return { name: 'credential', ok: true, detail: 'none set: requests go without Authorization' };
   return {
     name: 'credential',

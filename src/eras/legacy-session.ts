@@ -12,6 +12,7 @@ import { resumableEventId } from '../http/sse-reader.js';
 import { type HttpExchange } from '../http/send.js';
 import { headerValue, mediaTypeOf } from '../http/header-values.js';
 import { excerptOf, tryParseJson } from '../http/body-text.js';
+import { KeepAlive, type PingOutcome } from './keep-alive.js';
 
 /**
  * True when a 400 body is a JSON-RPC error saying the session is unknown: what the SDK's example
@@ -35,6 +36,10 @@ export const MAX_HEALS_WITHOUT_PROGRESS = 5;
  * pause, and a server that comes back healthy is reached again without restarting the bridge.
  */
 export const HEAL_PAUSE_MS = 30_000;
+/** Deadline for one keep-alive ping: a server that takes longer to answer a ping is not kept alive by it. */
+export const KEEP_ALIVE_PING_TIMEOUT_MS = 10_000;
+/** JSON-RPC 2.0 §5.1: the method does not exist. */
+const METHOD_NOT_FOUND = -32601;
 
 /**
  * Visible ASCII (transports §Session Management 1 for the id); a protocol version the server
@@ -52,6 +57,8 @@ export interface LegacySessionOptions {
   room?: () => Promise<void> | undefined;
   /** The heal backoff's clock (monotonic milliseconds) and wait; seams for tests, the real ones otherwise. */
   clock?: { now: () => number; sleep: (ms: number) => Promise<unknown> };
+  /** --keep-alive: ping the session when no POST went to it for this long, in ms; 0 or absent = never. */
+  keepAliveMs?: number;
 }
 
 export class LegacySession implements EraProtocol {
@@ -73,9 +80,23 @@ export class LegacySession implements EraProtocol {
   #closed = false;
   readonly #abandoned = new Set<Promise<void>>();
   readonly #options: LegacySessionOptions;
+  readonly #keepAlive: KeepAlive;
+  /**
+   * The ids of the bridge's own pings: a random part per run, so no id a client chose can equal one
+   * (JSON-RPC ids must be unique among a session's outstanding requests, 2025-06-18 basic §Requests),
+   * and a ping's reply can never be taken for a client's.
+   */
+  #pingIdPrefix: string | undefined;
+  #pings = 0;
 
   constructor(options: LegacySessionOptions) {
     this.#options = options;
+    this.#keepAlive = new KeepAlive({
+      intervalMs: options.keepAliveMs ?? 0,
+      ping: (signal) => this.#ping(signal),
+      mayPing: () => this.#sessionId !== undefined && this.#initializing === undefined && this.#healing === undefined && !this.#closed,
+      ...(options.clock === undefined ? {} : { now: options.clock.now }),
+    });
   }
 
   get sessionId(): string | undefined {
@@ -122,6 +143,8 @@ export class LegacySession implements EraProtocol {
   }
 
   headersFor(message: JsonObject, method: string | undefined): Record<string, string> {
+    // Every POST is traffic on the session: the keep-alive's idle time starts again.
+    this.#keepAlive.touch();
     const headers = mirroredHeaders(message, method);
     // The initialize POST carries neither a session id nor a version: nothing is negotiated yet.
     return method === 'initialize' ? headers : this.#withSession(headers);
@@ -188,12 +211,20 @@ export class LegacySession implements EraProtocol {
 
   /** notifications/initialized was accepted: open the listen stream (transports §Listening for Messages). */
   onAccepted(method: string | undefined): void {
-    if (method === 'notifications/initialized') this.#startListening();
+    if (method !== 'notifications/initialized') return;
+    this.#startListening();
+    this.#keepAlive.start();
+  }
+
+  /** Shutdown has begun: no keep-alive ping from now on, and none left under way. */
+  stopKeepAlive(): void {
+    this.#keepAlive.stop();
   }
 
   /** Ends the session: stops the listen stream and sends DELETE with the session id (405 is fine). */
   async close(timeoutMs: number): Promise<void> {
     this.#closed = true;
+    this.stopKeepAlive();
     this.#listen?.abort();
     const sessionId = this.#sessionId;
     this.#sessionId = undefined;
@@ -287,6 +318,7 @@ export class LegacySession implements EraProtocol {
       await readReply(initialized, { maxMessageBytes: this.#options.maxMessageBytes, signal, acceptAny2xx: true });
       logger.info({ session: this.#sessionId, protocolVersion: this.#protocolVersion }, 'session re-established');
       this.#startListening();
+      this.#keepAlive.start();
     } catch (error) {
       const failure = isBridgeError(error) && error.code === 'SESSION_LOST' ? error : endpoint.failure(error, signal);
       throw failure.code === 'SESSION_LOST'
@@ -295,6 +327,64 @@ export class LegacySession implements EraProtocol {
             ...failure.context,
             hint: 'the server may be restarting; retry the call',
           });
+    }
+  }
+
+  /**
+   * One keep-alive `ping` (2025-06-18 basic/utilities/ping: the receiver MUST answer promptly with
+   * an empty result) on the current session, under an id of the bridge's own. Its reply is read
+   * here and never reaches stdout; a failure is logged, and the session is left for the next
+   * request to heal as any expired session is.
+   */
+  async #ping(signal: AbortSignal): Promise<PingOutcome> {
+    const { endpoint, logger, maxMessageBytes } = this.#options;
+    const session = this.#sessionId;
+    this.#pingIdPrefix ??= `fenbs-mcp-keep-alive-${globalThis.crypto.randomUUID()}`;
+    const id = `${this.#pingIdPrefix}-${++this.#pings}`;
+    const headers = { ...this.headers(), 'mcp-method': 'ping' };
+    const deadline = AbortSignal.any([signal, AbortSignal.timeout(KEEP_ALIVE_PING_TIMEOUT_MS)]);
+    let answer: JsonObject | undefined;
+    try {
+      const exchange = await endpoint.post(JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' }), headers, deadline);
+      const reply = await readReply(exchange, {
+        maxMessageBytes,
+        signal: deadline,
+        stream: {
+          lingerMs: 0,
+          idleTimeoutMs: 0,
+          onItem: (item) => {
+            if (!isJsonObject(item.message) || item.message.id !== id || 'method' in item.message) return Promise.resolve('continue');
+            answer = item.message;
+            return Promise.resolve('answered');
+          },
+        },
+      });
+      if (reply.kind === 'json' && isJsonObject(reply.value) && reply.value.id === id) answer = reply.value;
+      if (signal.aborted) return 'stopped';
+      if (this.isExpired(reply, headers)) {
+        logger.warn({ session }, 'keep-alive ping: the server has ended the session; the next request starts a new one');
+        return 'session-gone';
+      }
+      if (answer === undefined) {
+        logger.warn({ session, status: reply.status, kind: reply.kind }, 'keep-alive ping was not answered; the next ping waits longer');
+        return 'failed';
+      }
+      if (isJsonObject(answer.error)) {
+        const code = answer.error.code;
+        if (code === METHOD_NOT_FOUND) {
+          logger.warn({ session }, 'keep-alive: the server does not offer ping (-32601); no more pings are sent in this run');
+          return 'not-offered';
+        }
+        logger.warn({ session, code: typeof code === 'number' ? code : undefined }, 'keep-alive ping answered with an error; the next ping waits longer');
+        return 'failed';
+      }
+      if (logger.isLevelEnabled('debug')) logger.debug({ session }, 'keep-alive ping answered');
+      return 'answered';
+    } catch (error) {
+      if (signal.aborted) return 'stopped';
+      const failure = isBridgeError(error) ? error : endpoint.failure(error, deadline);
+      logger.warn({ session, code: failure.code }, `keep-alive ping failed: ${failure.message}; the next ping waits longer`);
+      return 'failed';
     }
   }
 

@@ -16,6 +16,8 @@ export interface StatusContext {
   /** Where the token comes from, for the 401 hint (`env FENBS_TOKEN`). */
   tokenSource: string;
   tokenSet: boolean;
+  /** The variable a token would be read from (`FENBS_TOKEN`), for the 401 that came with none. */
+  tokenEnv?: string;
   hadSession: boolean;
   /** A 2025-era request sent before any initialize completed: a session the server wants does not exist yet. */
   beforeInitialize?: boolean;
@@ -42,11 +44,19 @@ export function statusError(method: string, exchange: HttpExchange, context: Sta
   if (status === 401 || status === 403) {
     // A static-token bridge cannot run OAuth: it reports the challenge (authorization §Error Handling).
     const insufficientScope = wwwAuthenticate !== undefined && /insufficient_scope/i.test(wwwAuthenticate);
+    if (status === 401 && !context.tokenSet) {
+      // Nothing was sent to reject: the server wants a token, and by now the OAuth sign-in (which a
+      // 401 starts when no token is set) has found none to offer.
+      return new BridgeError('REMOTE_AUTH', `the server wants a token for ${method} (401 Unauthorized) and offers no OAuth sign-in`, {
+        ...data,
+        hint: `no token is set: set ${context.tokenEnv ?? 'FENBS_TOKEN'}, --token-file or --token-command`,
+      });
+    }
     return new BridgeError('REMOTE_AUTH', `the server refused ${method}: ${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'}`, {
       ...data,
       hint:
         status === 401
-          ? `the token was rejected or has expired: check ${context.tokenSource}${context.tokenSet ? '' : ' (no token is set)'}`
+          ? `the token was rejected or has expired: check ${context.tokenSource}`
           : insufficientScope
             ? 'the token lacks a scope this call needs (see wwwAuthenticate): ask for a token with that scope'
             : 'the token is valid but not allowed to do this, or the server refused the Origin',

@@ -310,6 +310,7 @@ export class Forwarder {
         redact: this.#deps.redact,
         tokenSource: this.#deps.endpoint.credential.source === 'none' ? this.#deps.config.tokenSource : this.#deps.endpoint.credential.source,
         tokenSet: exchange.sentAuthorization !== undefined,
+        tokenEnv: this.#deps.config.tokenEnv,
         hadSession: this.#deps.legacy.sessionId !== undefined,
         beforeInitialize: era === this.#deps.legacy && !this.#deps.legacy.established && pending.method !== 'initialize',
       });

@@ -14,6 +14,8 @@ export interface RouterOptions {
   logger: Logger;
   /** --allow-tools / --deny-tools: hidden tools are taken out of every tools/list response. */
   toolFilter?: ToolFilter | undefined;
+  /** Where a filter that matches nothing is said (logger.warn when absent). */
+  warn?: (message: string) => void;
 }
 
 export class Router {
@@ -73,7 +75,11 @@ export class Router {
   /** The response as the client may see it: a tools/list without the tools the filters hide. */
   #shown(pending: PendingRequest, message: JsonObject): JsonObject {
     const filter = this.#options.toolFilter;
-    return filter === undefined || pending.method !== 'tools/list' ? message : filter.filterListResponse(message);
+    if (filter === undefined || pending.method !== 'tools/list') return message;
+    // Once per tools/list result: a pattern that matches nothing is most often a typo (task_* for tasks_*).
+    const warn = this.#options.warn ?? ((text: string) => this.#options.logger.warn(text));
+    for (const warning of filter.listWarnings(message)) warn(warning);
+    return filter.filterListResponse(message);
   }
 }
 

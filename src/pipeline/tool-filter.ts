@@ -156,13 +156,48 @@ export function createGlobMatcher(patterns: readonly string[]): GlobMatcher {
 export class ToolFilter {
   readonly #allow: GlobMatcher | undefined;
   readonly #deny: GlobMatcher;
+  readonly #allowPatterns: readonly string[];
   readonly #denyPatterns: readonly string[];
+  /** One matcher per allow pattern, made only for a pattern no name matched first (see listWarnings). */
+  readonly #allowEach = new Map<number, GlobMatcher>();
 
   /** `allow` empty: every tool is allowed; a tool must match an allow pattern and no deny pattern. Both are compiled here, once. */
   constructor(allow: readonly string[], deny: readonly string[]) {
     this.#allow = allow.length === 0 ? undefined : createGlobMatcher(allow);
     this.#deny = createGlobMatcher(deny);
+    this.#allowPatterns = allow;
     this.#denyPatterns = deny;
+  }
+
+  /**
+   * What a tools/list result says about the filters themselves: each --allow-tools pattern that
+   * matches none of its tools, and a --deny-tools that hides every one of them. An empty list says
+   * nothing. A page with a `nextCursor` is named as a page: a pattern may match on another.
+   */
+  listWarnings(message: JsonObject): string[] {
+    const result = message.result;
+    if (!isJsonObject(result) || !Array.isArray(result.tools)) return [];
+    const names = result.tools.flatMap((tool) => (isJsonObject(tool) && typeof tool.name === 'string' ? [tool.name] : []));
+    if (names.length === 0) return [];
+    const of = typeof result.nextCursor === 'string' ? `the ${names.length} tools on this page of the server's list` : `the server's ${names.length} tools`;
+    const warnings: string[] = [];
+    if (this.#allow !== undefined) {
+      const first = new Set<number>();
+      for (const name of names) first.add(this.#allow.firstMatch(name));
+      this.#allowPatterns.forEach((pattern, index) => {
+        if (first.has(index)) return;
+        // No name matched this pattern first; it may still match names an earlier pattern took.
+        let one = this.#allowEach.get(index);
+        if (one === undefined) this.#allowEach.set(index, (one = createGlobMatcher([pattern])));
+        const matcher = one;
+        if (names.some((name) => matcher.firstMatch(name) !== -1)) return;
+        warnings.push(`--allow-tools pattern "${pattern}" matches none of ${of}`);
+      });
+    }
+    if (this.#denyPatterns.length > 0 && names.every((name) => this.#deny.firstMatch(name) !== -1)) {
+      warnings.push(`--deny-tools ${this.#denyPatterns.map((pattern) => `"${pattern}"`).join(',')} hides every one of ${of}`);
+    }
+    return warnings;
   }
 
   /** A filter, or undefined when neither option was given (the common case costs nothing). */

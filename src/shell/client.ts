@@ -32,6 +32,14 @@ export class RpcError extends Error {
   }
 }
 
+/**
+ * server/discover answers after which `initialize` is still tried: besides the -32601 of a 2025
+ * server, an HTTP error or an unusable reply, which 2025 servers give for a method they do not know
+ * (a 500, an HTML page). A credential refused, a server not reached, a deadline: initialize would
+ * meet the same, so those are the answer.
+ */
+const DISCOVER_MAY_FALL_BACK: ReadonlySet<string> = new Set(['METHOD_NOT_FOUND', 'REMOTE_HTTP_STATUS', 'REMOTE_BAD_REPLY']);
+
 /** Thrown into a request that Ctrl-C stopped: the call was cancelled, not failed. */
 export class Interrupted extends Error {
   override readonly name = 'Interrupted';
@@ -108,6 +116,7 @@ export class ShellClient {
    * `initialize` handshake. A failure to reach the server is not a refusal: it is thrown.
    */
   async open(signal?: AbortSignal): Promise<void> {
+    let discoverFailure: RpcError | undefined;
     try {
       this.#era = 'modern';
       const discovered = await this.request('server/discover', {}, { signal });
@@ -117,14 +126,18 @@ export class ShellClient {
         return;
       }
     } catch (error) {
-      if (!(error instanceof RpcError) || (error.bridgeCode !== undefined && error.bridgeCode !== 'METHOD_NOT_FOUND')) throw error;
+      if (!(error instanceof RpcError) || (error.bridgeCode !== undefined && !DISCOVER_MAY_FALL_BACK.has(error.bridgeCode))) throw error;
+      if (error.bridgeCode !== 'METHOD_NOT_FOUND') discoverFailure = error;
     }
     this.#era = 'legacy';
-    const initialized = await this.request(
-      'initialize',
-      { protocolVersion: SESSION_VERSION, capabilities: {}, clientInfo: this.#options.clientInfo },
-      { signal },
-    );
+    let initialized: JsonObject;
+    try {
+      initialized = await this.request('initialize', { protocolVersion: SESSION_VERSION, capabilities: {}, clientInfo: this.#options.clientInfo }, { signal });
+    } catch (error) {
+      // A server that took neither is reported by its first answer (a failed fallback reports
+      // the original error): the server/discover one, unless that only said "not this era".
+      throw discoverFailure ?? error;
+    }
     this.capabilities = isJsonObject(initialized.capabilities) ? initialized.capabilities : {};
     this.notify('notifications/initialized');
   }

@@ -8,6 +8,8 @@ import { Interrupted, RpcError, ShellClient, type ClientOptions } from './client
 import { createProgressView, type ProgressTarget } from './progress.js';
 import { renderCallResult, renderPromptResult, renderPrompts, renderReadResult, renderResources, renderTools, MAX_NAME_CHARS } from './render.js';
 import { checkArguments } from './schema-check.js';
+import { toolFilterRefusal } from '../bridge.js';
+import { maskUrl } from '../logging/redactor.js';
 
 /** Exit codes of shell commands: the numbers of EXIT in cli/exit-codes.ts. */
 export const SHELL_EXIT = {
@@ -21,6 +23,12 @@ export const SHELL_EXIT = {
   /** Ctrl-C: the request was cancelled. */
   INTERRUPTED: 130,
 } as const;
+
+/** Bridge codes that say the server was not reached at all (nothing listening, DNS, TLS, the proxy). */
+const UNREACHABLE_CODES: ReadonlySet<string> = new Set(['REMOTE_UNREACHABLE', 'REMOTE_TLS', 'PROXY_FAILED']);
+
+/** Bridge codes about the credential, not the request that met them: said without naming the request. */
+const NOT_ABOUT_THE_REQUEST: ReadonlySet<string> = new Set(['TOKEN_COMMAND_FAILED', 'AUTH_REQUIRED']);
 
 /** Pages of a list followed through `nextCursor` before the command stops and says so. */
 export const MAX_LIST_PAGES = 100;
@@ -84,7 +92,9 @@ export async function runShellCommand(command: ShellCommand, client: ClientOptio
     }
   }
   if (io.interrupt.aborted) return SHELL_EXIT.INTERRUPTED;
-  const connection = new ShellClient(client);
+  // Warnings about the user's own settings (a credential set but not used, a tool filter that
+  // matches nothing) are the command's own lines, printed once, whatever the log level.
+  const connection = new ShellClient({ ...client, warn: (text) => say(`warning: ${text}`) });
   // A reader of stdout that goes away early is no failure of the command: its EPIPE is not thrown.
   const ignore = () => undefined;
   io.stdout.on('error', ignore);
@@ -115,7 +125,14 @@ export async function runShellCommand(command: ShellCommand, client: ClientOptio
     if (error instanceof ArgumentError) return usageFailure(messages, error);
     if (!(error instanceof RpcError)) throw error;
     if (error.bridgeCode !== undefined && error.bridgeCode !== 'METHOD_NOT_FOUND') {
-      say(`${error.method}: ${error.message}`);
+      // Where nothing could be reached, say so of the server, not of whichever request went first;
+      // otherwise name the request, unless the message already does.
+      const lead = UNREACHABLE_CODES.has(error.bridgeCode)
+        ? `cannot reach ${maskUrl(client.config.url)}: `
+        : error.message.includes(error.method) || NOT_ABOUT_THE_REQUEST.has(error.bridgeCode)
+          ? ''
+          : `${error.method}: `;
+      say(`${lead}${error.message}`);
       const hint = error.hint?.startsWith(`${error.message}: `) === true ? error.hint.slice(error.message.length + 2) : error.hint;
       if (hint !== undefined) note(`hint: ${hint}`);
       note('fenbs-mcp doctor (with the same options) checks the connection step by step');
@@ -181,6 +198,14 @@ async function printList(
 async function callTool(connection: ShellClient, name: string, given: Given, io: ShellIo, client: ClientOptions, { say, note }: Messages): Promise<number> {
   const tools = await listAll(connection, 'tools/list', 'tools', io, say);
   const tool = tools.find((candidate) => candidate.name === name);
+  // A tool the filters hide is not in the list the bridge hands on: said as the bridge says it.
+  const hidden = tool === undefined ? toolFilterRefusal(client.config, name) : undefined;
+  if (hidden !== undefined) {
+    say(hidden.message);
+    if (typeof hidden.context.hint === 'string') note(`hint: ${hidden.context.hint}`);
+    note('nothing was sent');
+    return SHELL_EXIT.USAGE;
+  }
   if (tool === undefined) {
     const names = tools.map((candidate) => shorten(String(candidate.name), MAX_NAME_CHARS));
     throw new ArgumentError(

@@ -1,4 +1,4 @@
-// Checks arguments against a tool's inputSchema (required, type, enum, nested properties and items) before anything is sent.
+// Checks arguments against a tool's inputSchema (required, type, enum, bounds, nested properties and items) before anything is sent.
 
 import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
 
@@ -44,7 +44,7 @@ function checkObject(schema: JsonObject, value: JsonObject, path: string, report
 
 function checkValue(schema: unknown, value: unknown, path: string, report: SchemaReport, depth: number): void {
   if (!isJsonObject(schema) || depth > MAX_SCHEMA_DEPTH) return;
-  const problem = problemOf(schema, value);
+  const problem = problemOf(schema, value) ?? boundsProblem(schema, value);
   if (problem !== undefined) {
     report.errors.push(`argument "${path}" ${problem}`);
     return;
@@ -66,6 +66,39 @@ function problemOf(schema: unknown, value: unknown): string | undefined {
     return `must be one of ${schema.enum.map((allowed) => JSON.stringify(allowed)).join(', ')}, got ${describe(value)}`;
   }
   if ('const' in schema && !sameJson(schema.const, value)) return `must be ${JSON.stringify(schema.const)}, got ${describe(value)}`;
+  return undefined;
+}
+
+/**
+ * Why `value` is outside `schema`'s bounds: minimum, maximum and their exclusive forms for numbers
+ * (draft 2020-12 validation §6.2.2–6.2.5; draft-04's boolean exclusiveMinimum/Maximum too), minLength
+ * and maxLength for strings counted in characters (§6.3.1–6.3.2), minItems and maxItems for arrays
+ * (§6.4.1–6.4.2). A bound that is not a number is ignored, as one the check does not understand.
+ */
+function boundsProblem(schema: JsonObject, value: unknown): string | undefined {
+  const bound = (name: string) => (typeof schema[name] === 'number' && Number.isFinite(schema[name]) ? schema[name] : undefined);
+  if (typeof value === 'number') {
+    const minimum = bound('minimum');
+    const maximum = bound('maximum');
+    // Draft-04: exclusiveMinimum/exclusiveMaximum true makes minimum/maximum exclusive.
+    const exclusiveMinimum = bound('exclusiveMinimum') ?? (schema.exclusiveMinimum === true ? minimum : undefined);
+    const exclusiveMaximum = bound('exclusiveMaximum') ?? (schema.exclusiveMaximum === true ? maximum : undefined);
+    if (exclusiveMinimum !== undefined && value <= exclusiveMinimum) return `must be greater than ${exclusiveMinimum}, got ${value}`;
+    if (minimum !== undefined && value < minimum) return `must be at least ${minimum}, got ${value}`;
+    if (exclusiveMaximum !== undefined && value >= exclusiveMaximum) return `must be less than ${exclusiveMaximum}, got ${value}`;
+    if (maximum !== undefined && value > maximum) return `must be at most ${maximum}, got ${value}`;
+  } else if (typeof value === 'string') {
+    const length = [...value].length;
+    const minLength = bound('minLength');
+    const maxLength = bound('maxLength');
+    if (minLength !== undefined && length < minLength) return `must be at least ${minLength} character${minLength === 1 ? '' : 's'} long, got ${length}`;
+    if (maxLength !== undefined && length > maxLength) return `must be at most ${maxLength} character${maxLength === 1 ? '' : 's'} long, got ${length}`;
+  } else if (Array.isArray(value)) {
+    const minItems = bound('minItems');
+    const maxItems = bound('maxItems');
+    if (minItems !== undefined && value.length < minItems) return `must hold at least ${minItems} item${minItems === 1 ? '' : 's'}, got ${value.length}`;
+    if (maxItems !== undefined && value.length > maxItems) return `must hold at most ${maxItems} item${maxItems === 1 ? '' : 's'}, got ${value.length}`;
+  }
   return undefined;
 }
 

@@ -140,6 +140,20 @@ describe('shell mode against the SDK v1 server (2025-06-18)', () => {
     expect(missing.stderr).toContain('missing required argument "text"');
   });
 
+  it('says a failed --token-command once: the sentence is not logged and then printed again', async () => {
+    const { code, stderr } = await fenbs(['tools', '--url', server.url, '--token-command', 'echo vault locked >&2; exit 4']);
+    expect(code).toBe(3);
+    expect(stderr.match(/--token-command exited with code 4: vault locked/g)).toHaveLength(1);
+    expect(stderr.split('\n')[0]).toBe('fenbs-mcp: --token-command exited with code 4: vault locked');
+  });
+
+  it('says it cannot reach a server where nothing is listening, naming no request', async () => {
+    const { code, stderr } = await fenbs(['tools', '--url', 'http://127.0.0.1:1/mcp'], { env: { FENBS_TOKEN: token } });
+    expect(code).toBe(3);
+    expect(stderr.split('\n')[0]).toBe('fenbs-mcp: cannot reach http://127.0.0.1:1/mcp: nothing is listening at 127.0.0.1:1');
+    expect(stderr).not.toContain('server/discover');
+  });
+
   it('sends notifications/cancelled on Ctrl-C during a long call and exits 130', async () => {
     const { code, stderr } = await run(['call', 'slow', 'ms=60000', 'steps=1'], {
       // The first progress line says the call is running on the server.

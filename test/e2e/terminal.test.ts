@@ -26,6 +26,7 @@ async function run(command: string, args: string[]): Promise<{ stdout: string; s
   await once(child, 'close');
   return { stdout, stderr };
 }
+const HAS_SCRIPT = spawnSync('script', ['--version'], { stdio: 'ignore' }).error === undefined;
 const SESSION = new URL('../../examples/session.jsonl', import.meta.url).pathname;
 // An optional colour code (ESC [ n m) may come before the level name.
 // eslint-disable-next-line no-control-regex -- the escape character is exactly what a coloured level starts with
@@ -93,6 +94,35 @@ describe('a message pasted over several lines', () => {
   });
 });
 
+/**
+ * Runs the bridge with stdin, stdout and stderr on the pseudo-terminal `script` gives it, `typed`
+ * typed into that terminal (script's own stdin); stdout goes to a file. Resolves when it exits.
+ */
+async function typedInTerminal(args: string[], typed: string): Promise<string[]> {
+  const out = join(mkdtempSync(join(tmpdir(), 'fenbs-tty-')), 'stdout.jsonl');
+  const command = `${quote(process.execPath)} ${quote(BIN)} ${args.map(quote).join(' ')} > ${quote(out)}`;
+  const child = spawn('script', ['-qec', command, '/dev/null'], { stdio: ['pipe', 'ignore', 'ignore'], env: { PATH: process.env.PATH ?? '', TERM: 'xterm' } });
+  child.stdin.end(typed);
+  await once(child, 'close');
+  return readFileSync(out, 'utf8').trimEnd().split('\n');
+}
+
+describe.runIf(HAS_SCRIPT)('a message pasted over several lines into a terminal', () => {
+  it('is read as one message when stdin is the terminal: one answer, no parse error', async () => {
+    const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'tasks_get', arguments: { ref: 'T-1' } } };
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'tty', version: '1' } },
+    };
+    const typed = `${JSON.stringify(initialize, null, 2)}\n{"jsonrpc":"2.0","method":"notifications/initialized"}\n${JSON.stringify(call, null, 2)}\n`;
+    const replies = (await typedInTerminal(['--demo'], typed)).map((line) => JSON.parse(line));
+    expect(replies.map((reply) => reply.id)).toEqual([1, 2]);
+    expect(replies[1].result.content[0].text).toContain('T-1');
+  });
+});
+
 function writeTemp(text: string): string {
   const path = join(mkdtempSync(join(tmpdir(), 'fenbs-paste-')), 'paste.txt');
   writeFileSync(path, text);
@@ -148,8 +178,6 @@ function foreignControls(screen: string): string[] {
   const characters = [...rest].filter((char) => ACTS_ON.test(char)).map((char) => `U+${char.codePointAt(0)!.toString(16).padStart(4, '0')}`);
   return [...foreign.map((sequence) => JSON.stringify(sequence)), ...characters];
 }
-
-const HAS_SCRIPT = spawnSync('script', ['--version'], { stdio: 'ignore' }).error === undefined;
 
 describe.skipIf(!HAS_SCRIPT)('a server whose every string carries terminal controls, on a pseudo-terminal', () => {
   const tools = [

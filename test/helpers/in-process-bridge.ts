@@ -36,6 +36,7 @@ const VALUE_OPTIONS = new Set([
   'stream-idle-timeout',
   'max-line-bytes',
   'max-message-bytes',
+  'keep-alive',
   'ca-file',
   'log-level',
   'log-file',
@@ -76,9 +77,14 @@ export function toRawOptions(args: readonly string[]): RawOptions {
  * Starts the bridge in-process: the same pipeline the CLI runs, so coverage of src/ is measured.
  * Logs go to an in-memory stream (the handle's `stderr()`), masked by the same redactor.
  */
-export function startInProcessBridge(args: string[], env: Record<string, string | undefined> = {}): InProcessBridge {
+export function startInProcessBridge(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  /** Settings past what the CLI accepts (a keep-alive under a second), so a test's clock can run fast. */
+  overrides: Partial<BridgeConfig> = {},
+): InProcessBridge {
   const fullEnv = { FENBS_MCP_LOG_LEVEL: 'warn', ...env };
-  const config = createConfig({ options: toRawOptions(args), env: fullEnv, readTextFile: (path) => readFileSync(path, 'utf8') });
+  const config = { ...createConfig({ options: toRawOptions(args), env: fullEnv, readTextFile: (path) => readFileSync(path, 'utf8') }), ...overrides };
   const redact = createRedactor([config.token, ...config.headerSecrets.map((secret) => secret.value)]);
   let log = '';
   const logStream = new PassThrough();

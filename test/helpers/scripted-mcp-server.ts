@@ -19,6 +19,8 @@ export interface ScriptedMcpServerOptions {
   serverInfo?: unknown;
   /** What `initialize` names as the server's capabilities (default `{ tools: {} }`). */
   capabilities?: unknown;
+  /** How `server/discover` is answered instead of the 404: some 2025 servers fail any method they do not know with a 500 page. */
+  discover?: { status: number; contentType: string; body: string };
 }
 
 /**
@@ -44,6 +46,9 @@ export async function startScriptedMcpServer(
       received.push(message);
       const { id, method, params } = message;
       if (id === undefined || method === undefined) return send(res, 202);
+      if (method === 'server/discover' && options.discover !== undefined) {
+        return res.writeHead(options.discover.status, { 'content-type': options.discover.contentType }).end(options.discover.body);
+      }
       if (method === 'server/discover') return send(res, 404, { jsonrpc: '2.0', id: null, error: { code: -32601, message: 'Method not found' } });
       if (method === 'initialize') {
         return send(res, 200, { jsonrpc: '2.0', id, result: { protocolVersion: '2025-06-18', capabilities, serverInfo } });

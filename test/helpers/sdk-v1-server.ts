@@ -26,6 +26,8 @@ export interface SdkV1Server {
   requests: RecordedRequest[];
   /** Every session id the server minted, in order. */
   sessionIds: string[];
+  /** Session ids the idle reaper (`reapIdleMs`) ended, in order. */
+  reaped: string[];
   close(): Promise<void>;
 }
 
@@ -34,9 +36,18 @@ export interface SdkV1ServerOptions {
   mode: 'json' | 'sse';
   /** The bearer token the server accepts; anything else gets 401. */
   token: string;
+  /**
+   * Ends a session no POST reached for this long, in ms, as servers and gateways that reap idle
+   * sessions do: its id is then answered 404. An open GET listen stream does not keep it.
+   */
+  reapIdleMs?: number;
+  /** Answers `ping` with -32601 (method not found) instead of the SDK's empty result. */
+  refusePing?: boolean;
+  /** Adds the tool `whoami`, which answers with the id of the session that serves the call. */
+  whoami?: boolean;
 }
 
-function createMcpServer(): McpServer {
+function createMcpServer(options: { whoami?: boolean | undefined } = {}): McpServer {
   const server = new McpServer({ name: 'fenbs-mcp-test-v1', version: '1.0.0' });
   server.registerTool('echo', { description: 'Returns its text', inputSchema: { text: z.string() } }, ({ text }) => ({
     content: [{ type: 'text', text }],
@@ -58,6 +69,11 @@ function createMcpServer(): McpServer {
       return { content: [{ type: 'text', text: `waited ${ms} ms` }] };
     },
   );
+  if (options.whoami === true) {
+    server.registerTool('whoami', { description: 'Names the session that answers' }, (extra) => ({
+      content: [{ type: 'text', text: extra.sessionId ?? '(no session)' }],
+    }));
+  }
   server.registerTool(GREETING_TOOL, { description: 'Greets in German' }, () => ({ content: [{ type: 'text', text: 'Grüße!' }] }));
   return server;
 }
@@ -82,10 +98,34 @@ export async function startSdkV1Server(options: SdkV1ServerOptions): Promise<Sdk
   const requests: RecordedRequest[] = [];
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const sessionIds: string[] = [];
+  const reaped: string[] = [];
+  const lastPost = new Map<string, number>();
+  const reapIdleMs = options.reapIdleMs;
+  const reaper =
+    reapIdleMs === undefined
+      ? undefined
+      : setInterval(
+          () => {
+            for (const [id, transport] of sessions) {
+              if (performance.now() - (lastPost.get(id) ?? 0) < reapIdleMs) continue;
+              sessions.delete(id);
+              reaped.push(id);
+              void transport.close();
+            }
+          },
+          Math.max(10, reapIdleMs / 10),
+        );
+  reaper?.unref();
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const body = req.method === 'POST' ? await readJsonBody(req) : undefined;
     requests.push({ method: req.method ?? '', headers: req.headers, body });
+    const postedTo = req.headers['mcp-session-id'];
+    if (req.method === 'POST' && typeof postedTo === 'string' && sessions.has(postedTo)) lastPost.set(postedTo, performance.now());
+    if (options.refusePing === true && req.method === 'POST' && (body as { method?: unknown } | undefined)?.method === 'ping') {
+      sendJson(res, 200, { jsonrpc: '2.0', id: (body as { id?: unknown }).id, error: { code: -32601, message: 'Method not found' } });
+      return;
+    }
     if (new URL(req.url ?? '/', 'http://127.0.0.1').pathname !== '/mcp') {
       sendJson(res, 404, { error: 'not found' });
       return;
@@ -108,12 +148,13 @@ export async function startSdkV1Server(options: SdkV1ServerOptions): Promise<Sdk
         onsessioninitialized: (id) => {
           sessions.set(id, transport);
           sessionIds.push(id);
+          lastPost.set(id, performance.now());
         },
       });
       transport.onclose = () => {
         if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
       };
-      await createMcpServer().connect(transport);
+      await createMcpServer({ whoami: options.whoami }).connect(transport);
       await transport.handleRequest(req, res, body);
       return;
     }
@@ -138,7 +179,9 @@ export async function startSdkV1Server(options: SdkV1ServerOptions): Promise<Sdk
     url: `http://127.0.0.1:${port}/mcp`,
     requests,
     sessionIds,
+    reaped,
     async close() {
+      if (reaper !== undefined) clearInterval(reaper);
       await Promise.all([...sessions.values()].map((transport) => transport.close()));
       http.close();
       http.closeAllConnections();

@@ -385,6 +385,17 @@ export function defineFailuresSuite(mode: BridgeMode): void {
       for (const request of server.requests) expect(request.headers).not.toHaveProperty('authorization');
     });
 
+    it('answers a 401 that came with no token set by saying the server wants one and offers no OAuth sign-in, and where to set one', async () => {
+      const server = await faultServer();
+      server.next('tools/call', () => ({ kind: 'status', status: 401, contentType: 'application/json', body: '{"error":"unauthorized"}' }));
+      const bridge = await initializedBridge(server.url, [], {});
+      bridge.send(call('c'));
+      const { error } = await bridge.reply('c');
+      expect(error.message).toBe('the server wants a token for tools/call (401 Unauthorized) and offers no OAuth sign-in');
+      expect(error.data).toMatchObject({ bridgeCode: 'REMOTE_AUTH', status: 401, hint: 'no token is set: set FENBS_TOKEN, --token-file or --token-command' });
+      expect(JSON.stringify(error)).not.toMatch(/rejected or has expired|check OAuth/);
+    });
+
     // --log-file is opened by the CLI; in-process the log is the test's stream, read as stderr().
     const logs = mode.name === 'spawned' ? 'stderr or the log file' : 'the log';
     it(`never writes the token to ${logs}, even at trace level, when the server repeats it everywhere`, async () => {

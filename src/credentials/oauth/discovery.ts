@@ -6,6 +6,7 @@ import { maskUrl } from '../../logging/redactor.js';
 import { toTerminalLine } from '../../core/terminal-text.js';
 import { openableUrlProblem, UNOPENABLE_HINT } from './browser.js';
 import { oauthUrlRefusal, RefusedOAuthUrlError, type OAuthHttp } from './http.js';
+import { toBridgeError } from '../../http/failures.js';
 
 /** What a `WWW-Authenticate: Bearer` challenge says (RFC 6750 §3, RFC 9728 §5.1). */
 export interface BearerChallenge {
@@ -90,8 +91,19 @@ async function get(http: OAuthHttp, url: URL, signal: AbortSignal): Promise<Resp
   return http.fetch(url.href, { method: 'GET', headers: { accept: 'application/json' }, signal });
 }
 
-/** GETs each URL in turn and yields those that answered; a URL that could not be reached is noted in `reasons`. */
-async function* answersFrom(http: OAuthHttp, urls: Iterable<URL>, signal: AbortSignal, reasons: string[]): AsyncGenerator<{ url: URL; response: Response }> {
+/**
+ * GETs each URL in turn and yields those that answered; a URL that could not be reached is noted in
+ * `reasons`. When the MCP server itself (`server`'s origin) cannot be connected to at all (nothing
+ * listening, a name that does not resolve), that is the answer, not "no OAuth metadata": it is
+ * thrown as the bridge's own connection failure, so `login` says what the bridge would.
+ */
+async function* answersFrom(
+  http: OAuthHttp,
+  urls: Iterable<URL>,
+  signal: AbortSignal,
+  reasons: string[],
+  server?: URL,
+): AsyncGenerator<{ url: URL; response: Response }> {
   for (const url of urls) {
     let response: Response;
     try {
@@ -99,6 +111,10 @@ async function* answersFrom(http: OAuthHttp, urls: Iterable<URL>, signal: AbortS
     } catch (error) {
       // A URL the rule refuses is an answer about the server, not one URL of several that failed.
       if (signal.aborted || error instanceof RefusedOAuthUrlError) throw error;
+      if (server !== undefined && url.origin === server.origin) {
+        const failure = toBridgeError(error, undefined, { url: server });
+        if (failure.context.neverSent === true) throw failure;
+      }
       reasons.push(`${url.href}: ${reasonOf(error)}`);
       continue;
     }
@@ -114,7 +130,7 @@ async function* answersFrom(http: OAuthHttp, urls: Iterable<URL>, signal: AbortS
 async function findResourceMetadata(http: OAuthHttp, server: URL, challenge: BearerChallenge, signal: AbortSignal): Promise<oauth.ResourceServer> {
   const candidates = challenge.resourceMetadata === undefined ? resourceMetadataUrls(server) : [challenge.resourceMetadata];
   const reasons: string[] = [];
-  for await (const { url, response } of answersFrom(http, candidates, signal, reasons)) {
+  for await (const { url, response } of answersFrom(http, candidates, signal, reasons, server)) {
     if (response.status !== 200) {
       reasons.push(`${url.href}: HTTP ${response.status}`);
       continue;

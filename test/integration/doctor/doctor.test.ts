@@ -89,6 +89,29 @@ describe('runDoctor', () => {
     for (const report of [fromEnv, fromCommand, fromHeader]) expect(JSON.stringify(report)).not.toContain('demo-credential-token');
   });
 
+  it('shows no ✓ for a credential that shadows another set one, and names the unused one as the bridge warns about it', async () => {
+    const demo = await startDemoServer({ token: 'demo-shadow-token' });
+    cleanups.push(() => demo.close());
+    const report = await runDoctor(
+      createConfig({
+        options: { url: demo.url.href, tokenFile: '/tmp/other-token' },
+        env: { FENBS_TOKEN: 'demo-shadow-token' },
+        readTextFile: () => 'another-token',
+      }),
+      { FENBS_TOKEN: 'demo-shadow-token' },
+    );
+    expect(check(report, 'credential')).toEqual({
+      name: 'credential',
+      ok: false,
+      detail: 'env FENBS_TOKEN is sent; file /tmp/other-token is set but not used: env FENBS_TOKEN comes first',
+      hint: 'set only the credential you mean: unset or remove the others, or the bridge keeps sending the first',
+    });
+    expect(formatReport(report)).toMatch(/^✗ credential/m);
+    // The rest is checked as the bridge would run: with the credential that comes first.
+    expect(check(report, 'token')!.ok).toBe(true);
+    expect(JSON.stringify(report)).not.toMatch(/demo-shadow-token|another-token/);
+  });
+
   it('fails the credential check when --token-command fails, with its exit code and stderr, and goes on to the server', async () => {
     const demo = await startDemoServer({ token: 'demo-unreached-token' });
     cleanups.push(() => demo.close());

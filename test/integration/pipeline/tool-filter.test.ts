@@ -203,6 +203,26 @@ describe('ToolFilter', () => {
     expect(filter.filterListResponse(list)).toEqual({ jsonrpc: '2.0', id: 1, result: { tools: [{ title: 'nameless' }], nextCursor: 'c2', _meta: { x: 1 } } });
   });
 
+  it('says of a tools/list result which --allow-tools patterns match none of its tools and whether --deny-tools hides them all', () => {
+    const list = (names: string[], nextCursor?: string): JsonObject => ({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { tools: names.map((name) => ({ name })), ...(nextCursor === undefined ? {} : { nextCursor }) },
+    });
+    const filter = new ToolFilter(['task_*', 'tasks_?et', 'tasks_get'], ['tasks_*']);
+    expect(filter.listWarnings(list(['tasks_get', 'tasks_set']))).toEqual([
+      `--allow-tools pattern "task_*" matches none of the server's 2 tools`,
+      `--deny-tools "tasks_*" hides every one of the server's 2 tools`,
+    ]);
+    expect(filter.listWarnings(list(['tasks_get', 'other'], 'page-2'))).toEqual([
+      `--allow-tools pattern "task_*" matches none of the 2 tools on this page of the server's list`,
+    ]);
+    // An empty list, or no list at all, says nothing about the patterns.
+    expect(filter.listWarnings(list([]))).toEqual([]);
+    expect(filter.listWarnings({ jsonrpc: '2.0', id: 1, error: { code: -1, message: 'no' } })).toEqual([]);
+    expect(new ToolFilter([], ['x']).listWarnings(list(['a', 'b']))).toEqual([]);
+  });
+
   it('refuses only a tools/call naming a hidden tool', () => {
     expect(filter.refusal('tools/list', { params: { name: 'search' } })).toBeUndefined();
     expect(filter.refusal('tools/call', { params: { name: 'tasks_get' } })).toBeUndefined();
@@ -295,6 +315,38 @@ describe('tool filters through the bridge against the demo server (2025-06-18)',
     expect((await bridge.reply('imp')).error).toMatchObject({ code: -32602, data: { bridgeCode: 'TOOL_FILTERED', filter: '--allow-tools' } });
     bridge.send({ jsonrpc: '2.0', id: 'get', method: 'tools/call', params: { name: 'tasks_get', arguments: { ref: 'T-1' } } });
     expect((await bridge.reply('get')).result).toBeDefined();
+  });
+});
+
+describe('tool filters that match nothing, through the bridge against the demo server (2025-06-18)', () => {
+  const warningsIn = (bridge: InProcessBridge) =>
+    bridge
+      .stderr()
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as { level: number; msg: string })
+      .filter((entry) => /--(allow|deny)-tools/.test(entry.msg));
+
+  it('warns once per tools/list result about an --allow-tools pattern that matches none of the tools, naming it and the count', async () => {
+    const bridge = await bridgeToDemo(['--allow-tools', 'task_*,tasks_*,tasks_get']);
+    bridge.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
+    expect(namesOf(await bridge.reply('list'))).toEqual(['tasks_list', 'tasks_get', 'tasks_create', 'tasks_import']);
+    // tasks_get is never the first pattern to match (tasks_* is): a pattern an earlier one covers is no mistake.
+    expect(warningsIn(bridge).map((w) => [w.level, w.msg])).toEqual([[40, `--allow-tools pattern "task_*" matches none of the server's 4 tools`]]);
+    bridge.send({ jsonrpc: '2.0', id: 'again', method: 'tools/list' });
+    await bridge.reply('again');
+    expect(warningsIn(bridge)).toHaveLength(2);
+  });
+
+  it('warns when --deny-tools hides every tool, and says nothing when the filters leave some', async () => {
+    const bridge = await bridgeToDemo(['--deny-tools', 'tasks_*']);
+    bridge.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
+    expect(namesOf(await bridge.reply('list'))).toEqual([]);
+    expect(warningsIn(bridge).map((w) => w.msg)).toEqual([`--deny-tools "tasks_*" hides every one of the server's 4 tools`]);
+    const quiet = await bridgeToDemo(['--allow-tools', 'tasks_*', '--deny-tools', 'tasks_c*']);
+    quiet.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
+    await quiet.reply('list');
+    expect(warningsIn(quiet)).toEqual([]);
   });
 });
 

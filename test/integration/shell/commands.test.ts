@@ -1,6 +1,9 @@
 // Shell commands in-process against real servers on loopback: the demo, the SDK v1 (2025-06-18) and v2 (2026-07-28) servers, scripted ones.
 
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoServer, type DemoServer } from '../../../src/demo/demo-server.js';
@@ -66,6 +69,20 @@ describe('shell commands against the demo server', () => {
     expect(run.stderr).toContain('argument "count" must be integer, got string "many"');
   });
 
+  it('refuses an argument outside the schema’s minimum or maximum before sending, with exit 2', async () => {
+    for (const [count, said] of [
+      ['0', 'argument "count" must be at least 1, got 0'],
+      ['51', 'argument "count" must be at most 50, got 51'],
+    ] as const) {
+      const run = await runShell({ kind: 'call', name: 'tasks_import', assignments: [`count=${count}`] }, args, { env });
+      expect(run.code).toBe(SHELL_EXIT.USAGE);
+      expect(run.stderr).toContain(`fenbs-mcp: tasks_import: ${said}\n`);
+      expect(run.stderr).toContain('  nothing was sent\n');
+    }
+    const empty = await runShell({ kind: 'call', name: 'tasks_create', assignments: ['title='] }, args, { env });
+    expect(empty.stderr).toContain('argument "title" must be at least 1 character long, got 0');
+  });
+
   it('takes the arguments from --args, and from stdin with --args -', async () => {
     const fromOption = await runShell({ kind: 'call', name: 'tasks_get', assignments: [], args: '{"ref":"T-2"}' }, args, { env });
     expect(fromOption.stdout).toBe('T-2 [open] Review the bridge README\n');
@@ -90,6 +107,44 @@ describe('shell commands against the demo server', () => {
     const run = await runShell({ kind: 'call', name: 'tasks_delete', assignments: [] }, args, { env });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('the server has no tool "tasks_delete"; it has: tasks_list, tasks_get, tasks_create, tasks_import');
+  });
+
+  it.each([
+    ['--deny-tools', 'tasks_g*', 'Unknown tool: tasks_get (hidden by the bridge: it matches the --deny-tools pattern "tasks_g*")'],
+    ['--allow-tools', 'tasks_list', 'Unknown tool: tasks_get (hidden by the bridge: it matches no --allow-tools pattern)'],
+  ])('names the %s filter, as bridge mode does, when the tool called is hidden by it, with exit 2 and nothing sent', async (option, pattern, said) => {
+    const run = await runShell({ kind: 'call', name: 'tasks_get', assignments: ['ref=T-1'] }, [...args, option, pattern], { env });
+    expect(run.code).toBe(SHELL_EXIT.USAGE);
+    expect(run.stderr).toContain(
+      `fenbs-mcp: ${said}\n  hint: the bridge was started with ${option}; change that option to reach this tool\n  nothing was sent\n`,
+    );
+    expect(run.stderr).not.toContain('the server has no tool');
+  });
+
+  it('warns, once per list and naming the pattern and the number of tools, when an --allow-tools pattern matches none of them', async () => {
+    const run = await runShell({ kind: 'tools' }, [...args, '--allow-tools', 'task_*,tasks_get'], { env });
+    expect(run.code).toBe(SHELL_EXIT.OK);
+    expect(run.stdout).toBe('tasks_get  Get a task\n');
+    expect(run.stderr).toBe(`fenbs-mcp: warning: --allow-tools pattern "task_*" matches none of the server's 4 tools\n`);
+  });
+
+  it('warns when --deny-tools hides every tool the server lists', async () => {
+    const run = await runShell({ kind: 'tools' }, [...args, '--deny-tools', 'tasks_*'], { env });
+    expect(run.code).toBe(SHELL_EXIT.OK);
+    expect(run.stderr).toBe(`fenbs-mcp: warning: --deny-tools "tasks_*" hides every one of the server's 4 tools\n`);
+  });
+
+  it.each([
+    ['tools', { kind: 'tools' } as const],
+    ['call', { kind: 'call', name: 'tasks_get', assignments: ['ref=T-1'] } as const],
+  ])('warns in %s, as bridge mode does, about a credential that is set but not used', async (_, command) => {
+    const dir = mkdtempSync(join(tmpdir(), 'fenbs-shadow-'));
+    const file = join(dir, 'token');
+    writeFileSync(file, 'a-token-nobody-sends');
+    const run = await runShell(command, [...args, '--token-file', file], { env });
+    expect(run.code).toBe(SHELL_EXIT.OK);
+    expect(run.stderr).toBe(`fenbs-mcp: warning: file ${file} is set but not used: env FENBS_TOKEN comes first\n`);
+    expect(run.log).not.toContain('is set but not used');
   });
 
   it('logs progress as plain lines without a terminal, and draws no bar', async () => {
@@ -194,6 +249,40 @@ describe('shell commands against a server that is not there', () => {
     const run = await runShell({ kind: 'tools' }, ['--url', 'http://127.0.0.1:1/mcp', '--connect-timeout', '2000'], { env });
     expect(run.code).toBe(3);
     expect(run.stderr).toMatch(/nothing is listening at 127\.0\.0\.1:1\n {2}hint: /);
+  });
+
+  it('says it cannot reach the server, not that server/discover failed', async () => {
+    const run = await runShell({ kind: 'call', name: 'x', assignments: [] }, ['--url', 'http://127.0.0.1:1/mcp'], { env });
+    expect(run.code).toBe(SHELL_EXIT.UNREACHABLE);
+    expect(run.stderr.split('\n')[0]).toBe('fenbs-mcp: cannot reach http://127.0.0.1:1/mcp: nothing is listening at 127.0.0.1:1');
+    expect(run.stderr).not.toContain('server/discover');
+  });
+});
+
+describe('shell commands against a 2025 server that fails server/discover', () => {
+  it('fall back to initialize when it answers the probe with a 500 page, and list the tools', async () => {
+    const server = await startScriptedMcpServer(
+      { 'tools/list': () => ({ result: { tools: [{ name: 'only_tool' }] } }) },
+      { discover: { status: 500, contentType: 'text/html', body: '<h1>Internal Server Error</h1>' } },
+    );
+    try {
+      const run = await runShell({ kind: 'tools' }, ['--url', server.url], { env });
+      expect(run).toMatchObject({ code: SHELL_EXIT.OK, stdout: 'only_tool\n', stderr: '' });
+      expect(server.received.map((m) => m.method)).toEqual(['server/discover', 'initialize', 'notifications/initialized', 'tools/list']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('say the credential failed without blaming the first request', async () => {
+    const demo = await startDemoServer({ token });
+    try {
+      const run = await runShell({ kind: 'tools' }, ['--url', demo.url.href, '--token-command', 'echo vault locked >&2; exit 4'], { env: {} });
+      expect(run.code).toBe(SHELL_EXIT.UNREACHABLE);
+      expect(run.stderr.split('\n')[0]).toBe('fenbs-mcp: --token-command exited with code 4: vault locked');
+    } finally {
+      await demo.close();
+    }
   });
 });
 

@@ -32,6 +32,13 @@ describe('statusError', () => {
     expect(statusError('x', exchange(401), context('', { tokenSet: false })).context.hint).toMatch(/no token is set/);
   });
 
+  it('says a 401 with no token set is the server wanting one, naming the variable and the other ways to give it', () => {
+    const error = statusError('tools/list', exchange(401), context('', { tokenSet: false, tokenSource: 'OAuth', tokenEnv: 'MY_TOKEN' }));
+    expect(error.code).toBe('REMOTE_AUTH');
+    expect(error.message).toBe('the server wants a token for tools/list (401 Unauthorized) and offers no OAuth sign-in');
+    expect(error.context.hint).toBe('no token is set: set MY_TOKEN, --token-file or --token-command');
+  });
+
   it('names the missing scope on a 403 insufficient_scope', () => {
     const error = statusError('x', exchange(403, { 'www-authenticate': 'Bearer error="insufficient_scope", scope="tasks:write"' }), context(''));
     expect(error.context.hint).toMatch(/scope/);

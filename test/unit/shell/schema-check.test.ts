@@ -97,6 +97,36 @@ describe('checkArguments', () => {
 });
 
 describe('acceptsValue', () => {
+  it('refuses numbers, strings and arrays outside their bounds before sending, and passes them at the bounds', () => {
+    const bounded = {
+      type: 'object',
+      properties: {
+        count: { type: 'integer', minimum: 1, maximum: 100 },
+        ratio: { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1 },
+        legacy: { type: 'number', minimum: 0, exclusiveMinimum: true },
+        code: { type: 'string', minLength: 2, maxLength: 3 },
+        tags: { type: 'array', minItems: 1, maxItems: 2, items: { type: 'string', maxLength: 1 } },
+        loose: { type: 'number', minimum: 'one' },
+      },
+    };
+    expect(checkArguments(bounded, { count: 1, ratio: 0.5, legacy: 0.1, code: 'Zü', tags: ['a', 'b'], loose: -5 })).toEqual({ errors: [], warnings: [] });
+    expect(checkArguments(bounded, { count: 100, code: 'abc', tags: ['a'] }).errors).toEqual([]);
+    expect(checkArguments(bounded, { count: 0, ratio: 1, legacy: 0, code: 'a', tags: [] }).errors).toEqual([
+      'argument "count" must be at least 1, got 0',
+      'argument "ratio" must be less than 1, got 1',
+      'argument "legacy" must be greater than 0, got 0',
+      'argument "code" must be at least 2 characters long, got 1',
+      'argument "tags" must hold at least 1 item, got 0',
+    ]);
+    expect(checkArguments(bounded, { count: 101, ratio: 0, code: 'abcd', tags: ['a', 'b', 'c'] }).errors).toEqual([
+      'argument "count" must be at most 100, got 101',
+      'argument "ratio" must be greater than 0, got 0',
+      'argument "code" must be at most 3 characters long, got 4',
+      'argument "tags" must hold at most 2 items, got 3',
+    ]);
+    expect(checkArguments(bounded, { tags: ['ab'] }).errors).toEqual(['argument "tags[0]" must be at most 1 character long, got 2']);
+  });
+
   it('says whether a value fits a property schema', () => {
     expect(acceptsValue({ type: ['string', 'null'] }, null)).toBe(true);
     expect(acceptsValue({ type: 'integer' }, '1')).toBe(false);

@@ -312,7 +312,7 @@ describe('sign-in pages the bridge opens (in-process)', () => {
         writeStderr: (text) => said.push(text),
         signal: AbortSignal.timeout(20_000),
       }),
-    ).toBe(false);
+    ).toBe('failed');
     const text = said.join('');
     expect(text).toContain('the sign-in was denied (no\\x1b]0;pwned\\x07\\x1b[2J)');
     expect([...text].filter((char) => char === '\x07' || char === '\x1b')).toEqual([]);
@@ -388,7 +388,7 @@ describe('one interactive sign-in per quiet period (in-process)', () => {
         writeStderr: (text) => said.push(text),
         signal: AbortSignal.timeout(20_000),
       }),
-    ).toBe(true);
+    ).toBe('ok');
     expect(said.at(-1)).toMatch(/^fenbs-mcp: signed in to/);
     expect(w.invocations()).toHaveLength(2);
     // The bridge held back takes the token login stored, without a window.
@@ -511,17 +511,17 @@ describe('pre-registered clients, login/logout and doctor (in-process)', () => {
       });
     expect(oauthCacheCheck(config, env)).toBeUndefined();
     // On a machine that never signed in: nothing to forget, and no error.
-    expect(await run('logout')).toBe(true);
+    expect(await run('logout')).toBe('ok');
     expect(said.at(-1)).toMatch(/nothing stored/);
-    expect(await run('login')).toBe(true);
+    expect(await run('login')).toBe('ok');
     expect(said.at(-1)).toMatch(/^fenbs-mcp: signed in to/);
     expect(oauthCacheCheck(config, env)).toMatchObject({ ok: true, detail: expect.stringMatching(/is valid until/) });
     expect(oauthCacheCheck(config, env, Date.now() + 7200_000)).toMatchObject({ detail: expect.stringMatching(/refreshes it without a browser/) });
-    expect(await run('login')).toBe(true);
+    expect(await run('login')).toBe('ok');
     expect(said.at(-1)).toMatch(/already signed in/);
-    expect(await run('logout')).toBe(true);
+    expect(await run('logout')).toBe('ok');
     expect(said.at(-1)).toMatch(/signed out of/);
-    expect(await run('logout')).toBe(true);
+    expect(await run('logout')).toBe('ok');
     expect(said.at(-1)).toMatch(/nothing stored/);
     expect(
       oauthCacheCheck(createConfig({ options: { url: w.setup.mcpUrl }, env: { ...env, FENBS_TOKEN: 'static-token-value' }, readTextFile: () => '' }), env),
@@ -532,7 +532,7 @@ describe('pre-registered clients, login/logout and doctor (in-process)', () => {
     const w = await world({ wrongIssuer: true });
     const env = w.env();
     const said: string[] = [];
-    const ok = await runAccountCommand('login', {
+    const outcome = await runAccountCommand('login', {
       config: createConfig({ options: { url: w.setup.mcpUrl }, env, readTextFile: () => '' }),
       env,
       logger: pino({ level: 'silent' }),
@@ -540,7 +540,7 @@ describe('pre-registered clients, login/logout and doctor (in-process)', () => {
       writeStderr: (text) => said.push(text),
       signal: AbortSignal.timeout(20_000),
     });
-    expect(ok).toBe(false);
+    expect(outcome).toBe('failed');
     expect(said.join('')).toMatch(/login failed: .*different issuer[\s\S]*\n {2}\S/);
   });
 });
