@@ -135,20 +135,23 @@ export async function main(argv: readonly string[]): Promise<number> {
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return EXIT.OK; // --help, --version
-      return commandLineMistake(error, program.args);
+      // `doctor --json` promises one JSON object on stdout, a mistake on its command line included.
+      const [command] = argv.slice(2).filter((arg) => !arg.startsWith('-'));
+      return commandLineMistake(error, program.args, command === 'doctor' && argv.includes('--json') ? doctorJsonUsage : usage);
     }
     throw error;
   }
   return result();
 }
 
+/** With `doctor --json` a script reads stdout: a usage mistake is a JSON report there too, and on stderr as always. */
+function doctorJsonUsage(message: string, fix?: string): number {
+  process.stdout.write(`${JSON.stringify({ ok: false, usage: { message, ...(fix === undefined ? {} : { fix }) }, checks: [] })}\n`);
+  return usage(message, fix);
+}
+
 async function doctorCommand(options: CliOptions): Promise<number> {
-  // With --json a script reads stdout: a usage mistake is a JSON report there too.
-  const report = (message: string, fix?: string) => {
-    if (options.json === true)
-      process.stdout.write(`${JSON.stringify({ ok: false, usage: { message, ...(fix === undefined ? {} : { fix }) }, checks: [] })}\n`);
-    return usage(message, fix);
-  };
+  const report = options.json === true ? doctorJsonUsage : usage;
   const prepared = await prepare(options, report);
   if (typeof prepared === 'number') return prepared;
   const { reportDoctor } = await import('../doctor/report.js');

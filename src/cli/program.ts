@@ -161,24 +161,32 @@ export function buildProgram(
   return { program, result: () => exitCode };
 }
 
-/** Turns commander's complaint into a usage message that says what to do instead. */
-export function commandLineMistake(error: CommanderError, operands: readonly string[]): number {
+/** Turns commander's complaint into a usage message that says what to do instead, said through `report` (usage() unless a command reports otherwise). */
+export function commandLineMistake(error: CommanderError, operands: readonly string[], report: (message: string, fix?: string) => number = usage): number {
   if (error.code === 'commander.excessArguments') {
-    const word = operands[0] ?? '';
+    const [first = ''] = operands;
+    // A command given a word it takes none for (`doctor --demo extra`): the word (most often the last) is the mistake, not the command.
+    const extra = operands
+      .slice(1)
+      .filter((word) => !word.startsWith('-'))
+      .at(-1);
+    if ((['doctor', 'login', 'logout'] as readonly string[]).includes(first) && extra !== undefined)
+      return report(`${first} takes no arguments, only options, but was given "${extra}"`, `fenbs-mcp help ${first}`);
+    const word = first;
     const near = nearestCommand(word);
-    return usage(
+    return report(
       `unknown command "${word}"${near === undefined ? '' : ` (did you mean ${near}?)`}; the bridge itself takes no arguments, only options`,
       near === undefined ? 'fenbs-mcp help' : `fenbs-mcp ${near}`,
     );
   }
   if (error.code === 'commander.unknownOption' && /'--token(=.*)?'/.test(error.message)) {
     // Never echo the value: it is the secret a command line must not carry.
-    return usage(
+    return report(
       '--token is not an option: a token on the command line shows up in process lists and shell history',
       'put it in the environment: FENBS_TOKEN=<token> fenbs-mcp (in a desktop config, the "env" block), or use --token-file <path>',
     );
   }
-  return usage(error.message.replace(/^error: /, ''));
+  return report(error.message.replace(/^error: /, ''));
 }
 
 /**

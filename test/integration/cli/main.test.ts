@@ -215,6 +215,18 @@ describe('fenbs-mcp doctor, for scripts and logs', () => {
     expect(output.stderr).toMatch(/^fenbs-mcp: --url: invalid URL/m);
   });
 
+  it.each([
+    [['doctor', '--json', '--bogus'], /unknown option '--bogus'/],
+    [['doctor', '--json', '--connect-timeout', 'soon'], /--connect-timeout/],
+    [['doctor', '--demo', '--json', 'extra'], /^doctor takes no arguments, only options, but was given "extra"$/],
+  ])('prints one JSON object on stdout for a command-line mistake with --json too (%j), and returns 2', async (args, message) => {
+    expect(await run(...args)).toBe(EXIT.USAGE);
+    const lines = output.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ ok: false, usage: { message: expect.stringMatching(message) }, checks: [] });
+    expect(output.stderr).toMatch(/^fenbs-mcp: /m);
+  });
+
   it('writes each check to --log-file at --log-level debug, and the verdict at info', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'fenbs-doctor-log-')), 'doctor.log');
     expect(await run('doctor', '--demo', '--log-level', 'debug', '--log-file', path)).toBe(EXIT.OK);
