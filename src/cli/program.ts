@@ -1,6 +1,6 @@
 // The commander program: every command and option, the help text and its examples, and usage mistakes said plainly.
 
-import { Command, Option, type CommanderError } from 'commander';
+import { Command, Help, Option, type CommanderError } from 'commander';
 import { DEFAULT_URL, type RawOptions } from '../config/config.js';
 import { toTerminalLine } from '../core/terminal-text.js';
 import { EXIT } from './exit-codes.js';
@@ -19,10 +19,11 @@ const COMMANDS = ['doctor', 'login', 'logout', 'help', ...SHELL_COMMANDS] as con
 
 const EXAMPLES = `
 Examples:
-  # In a desktop client's config (Claude Desktop, Cursor, VS Code…): the token stays in "env"
+  # In a desktop client's config (Claude Desktop, Cursor, VS Code…), after
+  # npm install -g ./fenbs-mcp-<version>.tgz (the README says how): the token stays in "env"
   {
     "mcpServers": {
-      "fenbs": { "command": "npx", "args": ["-y", "fenbs-mcp"], "env": { "FENBS_TOKEN": "<your token>" } }
+      "fenbs": { "command": "fenbs-mcp", "args": [], "env": { "FENBS_TOKEN": "<your token>" } }
     }
   }
 
@@ -41,8 +42,8 @@ Examples:
   fenbs-mcp --url https://example.com/mcp --token-command 'op read op://Private/example/token'
   EXAMPLE_KEY=... fenbs-mcp --url https://example.com/mcp -H 'X-Api-Key: \${EXAMPLE_KEY}'
 
-  # See it work with no account: an embedded demo server
-  fenbs-mcp --demo < examples/session.jsonl
+  # See it work with no account: an embedded demo server and the sample session the package ships
+  fenbs-mcp --demo < "$(npm root -g)/fenbs-mcp/examples/session.jsonl"
 
 Environment:
   FENBS_TOKEN            bearer token (or the variable named by --token-env); comes before
@@ -158,7 +159,32 @@ export function buildProgram(
       });
   }
   for (const command of program.commands) command.configureOutput(output);
+  showConnectionOptionsOnce(program);
   return { program, result: () => exitCode };
+}
+
+/** What a command's help keeps of the connection options: the two a first try needs; the rest are the bridge's, listed once. */
+const OPTIONS_SHOWN_IN_COMMAND_HELP = new Set(['--url', '--demo']);
+
+/**
+ * `help <command>` shows the command's own options and the two a first try needs, then one line
+ * pointing at `fenbs-mcp --help` for the rest, instead of the ~25 connection options (some 50
+ * lines) every command repeats. The options themselves still all work on every command.
+ */
+function showConnectionOptionsOnce(program: Command): void {
+  const shared = new Set(program.options.map((option) => option.long));
+  const standard = new Help();
+  for (const command of program.commands) {
+    if (command.name() === 'help') continue;
+    command.configureHelp({
+      visibleOptions: (cmd) =>
+        standard.visibleOptions(cmd).filter((option) => !shared.has(option.long) || OPTIONS_SHOWN_IN_COMMAND_HELP.has(option.long ?? '')),
+    });
+    command.addHelpText(
+      'after',
+      '\nConnection options: every option of the bridge works here too (--token-file, --token-command,\n-H, timeouts, --ca-file, OAuth, logging, --allow-tools…): fenbs-mcp --help lists them.',
+    );
+  }
 }
 
 /** Turns commander's complaint into a usage message that says what to do instead, said through `report` (usage() unless a command reports otherwise). */

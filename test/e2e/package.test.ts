@@ -50,7 +50,7 @@ describe('the npm package', () => {
     expect(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.prepare).toBe('npm run build');
   });
 
-  it('installs globally from the tarball with a fresh cache and no npm warning, and the command runs', async () => {
+  it('installs globally from the tarball with a fresh cache and no npm warning, and runs the demo example of --help as written', async () => {
     const prefix = mkdtempSync(join(tmpdir(), 'fenbs-prefix-'));
     const env = { ...quietEnv, npm_config_cache: mkdtempSync(join(tmpdir(), 'fenbs-cache-')) };
     const install = await run('npm', ['install', '-g', '--prefix', prefix, tarball.file], { env });
@@ -58,7 +58,16 @@ describe('the npm package', () => {
     expect(install.stderr).not.toMatch(/allowScripts|allow-scripts/);
     const bin = join(prefix, 'bin/fenbs-mcp');
     expect((await run(bin, ['--version'], { env })).stdout.trim()).toBe(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
-    const { stdout } = await run('sh', ['-c', `"${bin}" --demo < "${join(prefix, 'lib/node_modules/fenbs-mcp/examples/session.jsonl')}"`], { env });
+    // The demo example of --help, as written there: the sample session ships in the package.
+    const help = (await run(bin, ['--help'], { env })).stdout;
+    const example = help
+      .split('\n')
+      .find((line) => line.includes('--demo <'))!
+      .trim();
+    expect(example).toBe('fenbs-mcp --demo < "$(npm root -g)/fenbs-mcp/examples/session.jsonl"');
+    const { stdout } = await run('sh', ['-c', example], {
+      env: { ...env, PATH: `${join(prefix, 'bin')}:${process.env.PATH ?? ''}`, npm_config_prefix: prefix },
+    });
     expect(
       stdout
         .trim()
