@@ -84,7 +84,13 @@ interface Prepared {
 /** The logger of a subcommand; a --log-file that cannot be opened stops the demo and is a usage exit (a number). */
 async function openLog(prepared: Prepared, redact: Redactor, refuse: (message: string) => number): Promise<BridgeLog | number> {
   try {
-    return createLogger({ level: prepared.config.logLevel, file: prepared.config.logFile, redact, formatStderr: await stderrFormatter(prepared.config) });
+    return createLogger({
+      level: prepared.config.logLevel,
+      file: prepared.config.logFile,
+      redact,
+      stderrFd: logFd,
+      formatStderr: await stderrFormatter(prepared.config),
+    });
   } catch (error) {
     await prepared.demo?.close();
     if (error instanceof LogFileError) return refuse(error.message);
@@ -119,8 +125,12 @@ async function prepare(options: CliOptions, report: (message: string, fix?: stri
   }
 }
 
-/** Runs the CLI; resolves with the exit code. */
-export async function main(argv: readonly string[]): Promise<number> {
+/** Where the commands' loggers write "stderr": fd 2, unless a caller of main names another. */
+let logFd = 2;
+
+/** Runs the CLI; resolves with the exit code. `world.logFd` sends the log lines meant for stderr to another descriptor (in-process tests). */
+export async function main(argv: readonly string[], world: { logFd?: number } = {}): Promise<number> {
+  logFd = world.logFd ?? 2;
   const mistakenTopic = helpTopicMistake(argv.slice(2));
   if (mistakenTopic !== undefined) return mistakenTopic;
   const version = packageVersion();
@@ -215,7 +225,7 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
   const proxy = proxyFor(config.url, env);
   let log: BridgeLog;
   try {
-    log = createLogger({ level: config.logLevel, file: config.logFile, redact, formatStderr: await stderrFormatter(config) });
+    log = createLogger({ level: config.logLevel, file: config.logFile, redact, stderrFd: logFd, formatStderr: await stderrFormatter(config) });
   } catch (error) {
     await demo?.close();
     if (error instanceof LogFileError) return usage(error.message, 'fenbs-mcp --log-file ~/fenbs-mcp.log (a path you can write to)');
@@ -308,7 +318,7 @@ async function shellCommand(command: ShellCommand, options: CliOptions, version:
   const formatStderr = process.stderr.isTTY === true ? (line: string) => `${CLEAR_LINE}${format === undefined ? line : format(line)}` : format;
   let log: BridgeLog;
   try {
-    log = createLogger({ level: config.logLevel, file: config.logFile, redact, formatStderr });
+    log = createLogger({ level: config.logLevel, file: config.logFile, redact, stderrFd: logFd, formatStderr });
   } catch (error) {
     await demo?.close();
     if (error instanceof LogFileError) return usage(error.message, 'fenbs-mcp tools --log-file ~/fenbs-mcp.log (a path you can write to)');
