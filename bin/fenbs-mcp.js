@@ -60,7 +60,16 @@ var vm = process.getBuiltinModule('node:vm');
 var path = process.getBuiltinModule('node:path');
 // __dirname is this file's real path (npx starts it through a symlink in node_modules/.bin).
 var file = path.join(__dirname, '..', 'dist', 'cli.js');
-var bytes = fs.readFileSync(file);
+var bytes;
+try {
+  bytes = fs.readFileSync(file);
+} catch (error) {
+  // A clone before its first build (or a dist/ deleted since): one sentence, not Node's stack trace.
+  // Exit 1, the code of a failure that is no usage mistake; nothing was started.
+  if (error.code !== 'ENOENT') throw error;
+  process.stderr.write('fenbs-mcp: ' + file + ' is missing: run npm run build (or npm ci) in ' + path.join(__dirname, '..') + '\n');
+  process.exit(1);
+}
 // scripts/build.js puts the bundle's content hash on its first line.
 var build = /^\/\/ fenbs-mcp bundle ([0-9a-f]+)\n/.exec(bytes.toString('latin1', 0, FIRST_LINE_BYTES));
 var cacheFile = build === null ? undefined : path.join(path.dirname(file), 'cli-' + build[1] + '-' + process.version + '-' + process.arch + '.v8cache');

@@ -84,7 +84,13 @@ interface Prepared {
 /** The logger of a subcommand; a --log-file that cannot be opened stops the demo and is a usage exit (a number). */
 async function openLog(prepared: Prepared, redact: Redactor, refuse: (message: string) => number): Promise<BridgeLog | number> {
   try {
-    return createLogger({ level: prepared.config.logLevel, file: prepared.config.logFile, redact, formatStderr: await stderrFormatter(prepared.config) });
+    return createLogger({
+      level: prepared.config.logLevel,
+      file: prepared.config.logFile,
+      redact,
+      stderrFd: logFd,
+      formatStderr: await stderrFormatter(prepared.config),
+    });
   } catch (error) {
     await prepared.demo?.close();
     if (error instanceof LogFileError) return refuse(error.message);
@@ -119,8 +125,12 @@ async function prepare(options: CliOptions, report: (message: string, fix?: stri
   }
 }
 
-/** Runs the CLI; resolves with the exit code. */
-export async function main(argv: readonly string[]): Promise<number> {
+/** Where the commands' loggers write "stderr": fd 2, unless a caller of main names another. */
+let logFd = 2;
+
+/** Runs the CLI; resolves with the exit code. `world.logFd` sends the log lines meant for stderr to another descriptor (in-process tests). */
+export async function main(argv: readonly string[], world: { logFd?: number } = {}): Promise<number> {
+  logFd = world.logFd ?? 2;
   const mistakenTopic = helpTopicMistake(argv.slice(2));
   if (mistakenTopic !== undefined) return mistakenTopic;
   const version = packageVersion();
@@ -135,20 +145,23 @@ export async function main(argv: readonly string[]): Promise<number> {
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return EXIT.OK; // --help, --version
-      return commandLineMistake(error, program.args);
+      // `doctor --json` promises one JSON object on stdout, a mistake on its command line included.
+      const [command] = argv.slice(2).filter((arg) => !arg.startsWith('-'));
+      return commandLineMistake(error, program.args, command === 'doctor' && argv.includes('--json') ? doctorJsonUsage : usage);
     }
     throw error;
   }
   return result();
 }
 
+/** With `doctor --json` a script reads stdout: a usage mistake is a JSON report there too, and on stderr as always. */
+function doctorJsonUsage(message: string, fix?: string): number {
+  process.stdout.write(`${JSON.stringify({ ok: false, usage: { message, ...(fix === undefined ? {} : { fix }) }, checks: [] })}\n`);
+  return usage(message, fix);
+}
+
 async function doctorCommand(options: CliOptions): Promise<number> {
-  // With --json a script reads stdout: a usage mistake is a JSON report there too.
-  const report = (message: string, fix?: string) => {
-    if (options.json === true)
-      process.stdout.write(`${JSON.stringify({ ok: false, usage: { message, ...(fix === undefined ? {} : { fix }) }, checks: [] })}\n`);
-    return usage(message, fix);
-  };
+  const report = options.json === true ? doctorJsonUsage : usage;
   const prepared = await prepare(options, report);
   if (typeof prepared === 'number') return prepared;
   const { reportDoctor } = await import('../doctor/report.js');
@@ -213,7 +226,7 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
   const proxy = proxyFor(config.url, env);
   let log: BridgeLog;
   try {
-    log = createLogger({ level: config.logLevel, file: config.logFile, redact, formatStderr: await stderrFormatter(config) });
+    log = createLogger({ level: config.logLevel, file: config.logFile, redact, stderrFd: logFd, formatStderr: await stderrFormatter(config) });
   } catch (error) {
     await demo?.close();
     if (error instanceof LogFileError) return usage(error.message, 'fenbs-mcp --log-file ~/fenbs-mcp.log (a path you can write to)');
@@ -309,7 +322,7 @@ async function shellCommand(command: ShellCommand, options: CliOptions, version:
   const formatStderr = process.stderr.isTTY === true ? (line: string) => `${CLEAR_LINE}${format === undefined ? line : format(line)}` : format;
   let log: BridgeLog;
   try {
-    log = createLogger({ level: config.logLevel, file: config.logFile, redact, formatStderr });
+    log = createLogger({ level: config.logLevel, file: config.logFile, redact, stderrFd: logFd, formatStderr });
   } catch (error) {
     await demo?.close();
     if (error instanceof LogFileError) return usage(error.message, 'fenbs-mcp tools --log-file ~/fenbs-mcp.log (a path you can write to)');

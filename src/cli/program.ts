@@ -1,6 +1,6 @@
 // The commander program: every command and option, the help text and its examples, and usage mistakes said plainly.
 
-import { Command, Option, type CommanderError } from 'commander';
+import { Command, Help, Option, type CommanderError } from 'commander';
 import { DEFAULT_URL, type RawOptions } from '../config/config.js';
 import { toTerminalLine } from '../core/terminal-text.js';
 import { EXIT } from './exit-codes.js';
@@ -22,10 +22,11 @@ const ACCOUNT_EXIT_CODES = '0 done; 1 the sign-in failed or the server offers no
 
 const EXAMPLES = `
 Examples:
-  # In a desktop client's config (Claude Desktop, Cursor, VS Code…): the token stays in "env"
+  # In a desktop client's config (Claude Desktop, Cursor, VS Code…), after
+  # npm install -g ./fenbs-mcp-<version>.tgz (the README says how): the token stays in "env"
   {
     "mcpServers": {
-      "fenbs": { "command": "npx", "args": ["-y", "fenbs-mcp"], "env": { "FENBS_TOKEN": "<your token>" } }
+      "fenbs": { "command": "fenbs-mcp", "args": [], "env": { "FENBS_TOKEN": "<your token>" } }
     }
   }
 
@@ -44,8 +45,8 @@ Examples:
   fenbs-mcp --url https://example.com/mcp --token-command 'op read op://Private/example/token'
   EXAMPLE_KEY=... fenbs-mcp --url https://example.com/mcp -H 'X-Api-Key: \${EXAMPLE_KEY}'
 
-  # See it work with no account: an embedded demo server
-  fenbs-mcp --demo < examples/session.jsonl
+  # See it work with no account: an embedded demo server and the sample session the package ships
+  fenbs-mcp --demo < "$(npm root -g)/fenbs-mcp/examples/session.jsonl"
 
 Exit codes:
   the bridge        0 stdin ended, SIGTERM or SIGHUP, or stdout closed; 1 stdin failed; 2 usage; 130 Ctrl-C
@@ -175,27 +176,60 @@ export function buildProgram(
       });
   }
   for (const command of program.commands) command.configureOutput(output);
+  showConnectionOptionsOnce(program);
   return { program, result: () => exitCode };
 }
 
-/** Turns commander's complaint into a usage message that says what to do instead. */
-export function commandLineMistake(error: CommanderError, operands: readonly string[]): number {
+/** What a command's help keeps of the connection options: the two a first try needs; the rest are the bridge's, listed once. */
+const OPTIONS_SHOWN_IN_COMMAND_HELP = new Set(['--url', '--demo']);
+
+/**
+ * `help <command>` shows the command's own options and the two a first try needs, then one line
+ * pointing at `fenbs-mcp --help` for the rest, instead of the ~25 connection options (some 50
+ * lines) every command repeats. The options themselves still all work on every command.
+ */
+function showConnectionOptionsOnce(program: Command): void {
+  const shared = new Set(program.options.map((option) => option.long));
+  const standard = new Help();
+  for (const command of program.commands) {
+    if (command.name() === 'help') continue;
+    command.configureHelp({
+      visibleOptions: (cmd) =>
+        standard.visibleOptions(cmd).filter((option) => !shared.has(option.long) || OPTIONS_SHOWN_IN_COMMAND_HELP.has(option.long ?? '')),
+    });
+    command.addHelpText(
+      'after',
+      '\nConnection options: every option of the bridge works here too (--token-file, --token-command,\n-H, timeouts, --ca-file, OAuth, logging, --allow-tools…): fenbs-mcp --help lists them.',
+    );
+  }
+}
+
+/** Turns commander's complaint into a usage message that says what to do instead, said through `report` (usage() unless a command reports otherwise). */
+export function commandLineMistake(error: CommanderError, operands: readonly string[], report: (message: string, fix?: string) => number = usage): number {
   if (error.code === 'commander.excessArguments') {
-    const word = operands[0] ?? '';
+    const [first = ''] = operands;
+    // A command given a word it takes none for (`doctor --demo extra`): the word (most often the last) is the mistake, not the command.
+    const extra = operands
+      .slice(1)
+      .filter((word) => !word.startsWith('-'))
+      .at(-1);
+    if ((['doctor', 'login', 'logout'] as readonly string[]).includes(first) && extra !== undefined)
+      return report(`${first} takes no arguments, only options, but was given "${extra}"`, `fenbs-mcp help ${first}`);
+    const word = first;
     const near = nearestCommand(word);
-    return usage(
+    return report(
       `unknown command "${word}"${near === undefined ? '' : ` (did you mean ${near}?)`}; the bridge itself takes no arguments, only options`,
       near === undefined ? 'fenbs-mcp help' : `fenbs-mcp ${near}`,
     );
   }
   if (error.code === 'commander.unknownOption' && /'--token(=.*)?'/.test(error.message)) {
     // Never echo the value: it is the secret a command line must not carry.
-    return usage(
+    return report(
       '--token is not an option: a token on the command line shows up in process lists and shell history',
       'put it in the environment: FENBS_TOKEN=<token> fenbs-mcp (in a desktop config, the "env" block), or use --token-file <path>',
     );
   }
-  return usage(error.message.replace(/^error: /, ''));
+  return report(error.message.replace(/^error: /, ''));
 }
 
 /**

@@ -35,7 +35,10 @@ import { tryParseJson } from '../http/body-text.js';
 
 export interface Check {
   name: string;
+  /** False: this check failed and the bridge cannot work so. */
   ok: boolean;
+  /** False when nothing was verified (neither passed nor failed): shown as "not checked", never with a ✓. */
+  checked?: false;
   detail: string;
   hint?: string;
 }
@@ -176,7 +179,8 @@ function credentialCheck(credential: Credential, unused: readonly string[]): Che
       hint: 'set only the credential you mean: unset or remove the others, or the bridge keeps sending the first',
     };
   }
-  if (credential.source === 'none') return { name: 'credential', ok: true, detail: 'none set: requests go without Authorization' };
+  // No credential is a fact, not a pass: whether the server needs one is the token check's to say.
+  if (credential.source === 'none') return { name: 'credential', ok: true, checked: false, detail: 'none set: requests go without Authorization' };
   return {
     name: 'credential',
     ok: true,
@@ -327,7 +331,16 @@ async function probe(endpoint: Endpoint, config: BridgeConfig, report: DoctorRep
     });
     return;
   }
-  add({ name: 'token', ok: true, detail: sent ? `accepted (from ${source})` : 'none set, and the server did not ask for one' });
+  // The token passes only when the server answered with JSON-RPC: an HTML page, a 404 or a 405 comes
+  // from something that never looked at the request, so it says nothing about the token.
+  let discoverAnswer: JsonObject | undefined;
+  try {
+    discoverAnswer = await readPrivateResponse(exchange, discover.id, config.maxMessageBytes, discoverSignal);
+  } catch {
+    // No 2026-07-28 server: the 2025-06-18 initialize handshake below decides.
+  }
+  const settleToken = tokenSettler(add, sent, source, exchange.status);
+  if (discoverAnswer !== undefined) settleToken('server/discover');
   if (endpoint.url.href !== config.url.href) {
     // The endpoint followed a same-origin 307/308, as the bridge does: said, so --url can skip the hop.
     add({
@@ -337,14 +350,9 @@ async function probe(endpoint: Endpoint, config: BridgeConfig, report: DoctorRep
     });
   }
 
-  let discovered: JsonObject | undefined;
-  try {
-    const response = await readPrivateResponse(exchange, discover.id, config.maxMessageBytes, discoverSignal);
-    // A discover result names the revisions the server speaks (2026-07-28 lifecycle §Discovery).
-    if (isJsonObject(response.result) && Array.isArray(response.result.supportedVersions)) discovered = response.result;
-  } catch {
-    // No 2026-07-28 server: try the 2025-06-18 initialize handshake.
-  }
+  // A discover result names the revisions the server speaks (2026-07-28 lifecycle §Discovery).
+  const result = discoverAnswer?.result;
+  const discovered = isJsonObject(result) && Array.isArray(result.supportedVersions) ? result : undefined;
   const probe: Probe = {
     endpoint,
     add,
@@ -355,7 +363,32 @@ async function probe(endpoint: Endpoint, config: BridgeConfig, report: DoctorRep
     ...(looksLikeSseUrl(config.url) ? { sseUrlHint: legacySseHint(config.transport) } : {}),
   };
   if (discovered !== undefined) await checkModern(probe, discovered, report);
-  else await checkSessionRevision(probe, report);
+  else await checkSessionRevision(probe, report, discoverAnswer === undefined ? settleToken : undefined);
+}
+
+/** Says how the token fared, once: accepted when `answeredBy` names the request the server answered, not checked otherwise. */
+type TokenSettler = (answeredBy: string | undefined) => void;
+
+function tokenSettler(add: Add, sent: boolean, source: string, discoverStatus: number): TokenSettler {
+  let settled = false;
+  return (answeredBy) => {
+    if (settled) return;
+    settled = true;
+    if (answeredBy !== undefined) {
+      add({
+        name: 'token',
+        ok: true,
+        detail: sent ? `accepted (from ${source}): the server answered ${answeredBy}` : `none needed: the server answered ${answeredBy} without asking for one`,
+      });
+      return;
+    }
+    add({
+      name: 'token',
+      ok: true,
+      checked: false,
+      detail: `not checked: the server answered ${discoverStatus} and no MCP request, so nothing shows it ${sent ? `read the token from ${source}` : 'needs no token'}`,
+    });
+  };
 }
 
 async function checkModern(probe: Probe, discovered: JsonObject, report: DoctorReport): Promise<void> {
@@ -383,7 +416,7 @@ function missingFromInitialize(result: JsonObject): string[] {
   return missing;
 }
 
-async function checkSessionRevision(probe: Probe, report: DoctorReport): Promise<void> {
+async function checkSessionRevision(probe: Probe, report: DoctorReport, settleToken?: TokenSettler): Promise<void> {
   const { endpoint, add, begin, signal } = probe;
   const initialize = request('initialize', { protocolVersion: SESSION_VERSION, capabilities: {}, clientInfo: CLIENT_INFO });
   let sessionHeaders: Record<string, string> = {};
@@ -393,7 +426,10 @@ async function checkSessionRevision(probe: Probe, report: DoctorReport): Promise
     try {
       answered = await exchangeOnce(probe, initialize, { 'mcp-method': 'initialize' });
     } catch (error) {
-      if (error instanceof CheckFailure) throw error;
+      if (error instanceof CheckFailure) {
+        settleToken?.(undefined);
+        throw error;
+      }
       const { detail, hint } = failureOf(endpoint, error);
       // The bridge's own rule for falling back (transports §Backwards Compatibility), on the
       // status and body of the refused initialize.
@@ -405,14 +441,18 @@ async function checkSessionRevision(probe: Probe, report: DoctorReport): Promise
         mayFallBack(status, typeof excerpt === 'string' ? tryParseJson(excerpt) : undefined) &&
         (await probe.fallBack())
       ) {
+        // The token went on the stream's GET and on the initialize posted to its endpoint.
+        settleToken?.('initialize over HTTP+SSE');
         return;
       }
+      settleToken?.(undefined);
       throw new CheckFailure(
         `neither server/discover nor initialize worked: ${detail}`,
         isBridgeError(error) && error.code === 'REQUEST_TIMEOUT' && hint !== undefined ? hint : (probe.sseUrlHint ?? NOT_MCP_HINT),
       );
     }
     const { response } = answered;
+    settleToken?.(isJsonObject(response.result) && missingFromInitialize(response.result).length === 0 ? 'initialize' : undefined);
     if (!isJsonObject(response.result)) throw new CheckFailure(`initialize failed: ${JSON.stringify(response.error ?? response)}`, NOT_MCP_HINT);
     const result = response.result;
     const missing = missingFromInitialize(result);

@@ -18,8 +18,8 @@ function redactCheck(check: Check, redact: Redactor): Check {
   return { ...check, name: redact(check.name), detail: redact(check.detail), ...(check.hint === undefined ? {} : { hint: redact(check.hint) }) };
 }
 
-/** Wide enough for every check's name, so lines printed one by one still line up. */
-const CHECK_NAME_CHARS = 8;
+/** Wide enough for every check's name (the longest is `credential`), so lines printed one by one still line up. */
+export const CHECK_NAME_CHARS = 10;
 /** How often the spinner on a terminal moves. */
 const SPINNER_FRAME_MS = 80;
 const SPINNER_FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -36,15 +36,21 @@ const CLEAR_LINE = '\r\x1b[2K';
 export function formatCheck(check: Check): string {
   const name = toTerminalLine(check.name);
   const width = Math.max(CHECK_NAME_CHARS, name.length);
-  const line = `${check.ok ? '✓' : '✗'} ${name.padEnd(width)}  ${toTerminalLine(shorten(check.detail, MAX_MESSAGE_CHARS))}\n`;
+  const line = `${markOf(check)} ${name.padEnd(width)}  ${toTerminalLine(shorten(check.detail, MAX_MESSAGE_CHARS))}\n`;
   return check.ok || check.hint === undefined ? line : `${line}  ${' '.repeat(width)}  hint: ${toTerminalLine(shorten(check.hint, MAX_MESSAGE_CHARS))}\n`;
+}
+
+/** ✓ only for what was verified; – for what was not checked. */
+function markOf(check: Check): string {
+  if (!check.ok) return '✗';
+  return check.checked === false ? '–' : '✓';
 }
 
 function formatVerdict(report: DoctorReport): string {
   return report.ok ? 'fenbs-mcp can bridge to this server.\n' : 'fenbs-mcp cannot work with these settings yet: fix the first ✗ above.\n';
 }
 
-/** The human form: one line per check with ✓ or ✗, and the hint under a failure, then the verdict. */
+/** The human form: one line per check with ✓, – (not checked) or ✗, and the hint under a failure, then the verdict. */
 export function formatReport(report: DoctorReport): string {
   return `${report.checks.map(formatCheck).join('')}${formatVerdict(report)}`;
 }

@@ -1,6 +1,6 @@
 // pino on stderr (and optionally a file) through bounded asynchronous writers, with credentials redacted.
 
-import { mkdirSync, openSync } from 'node:fs';
+import { openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { pino, type Logger, type LevelWithSilent } from 'pino';
 import { SonicBoom } from 'sonic-boom';
@@ -18,16 +18,13 @@ export const LOG_LEVELS: readonly LevelWithSilent[] = ['fatal', 'error', 'warn',
 export const MAX_LOG_BUFFER_BYTES = 1024 * 1024;
 /** How long the last log lines may take to leave at exit; a reader that never reads gets no longer. */
 export const LOG_FLUSH_GRACE_MS = 500;
-/** Parent directories `--log-file` may create, one at a time (a recursive mkdir loops forever under /proc). */
-const MAX_LOG_DIRECTORY_DEPTH = 32;
 /**
- * A log file the bridge creates is readable by its owner only, and so are the directories it
- * creates for it: the lines are redacted, but they still name the server, its tools, session ids
- * and excerpts of what it answered, which other users of a shared machine have no business reading.
- * An existing file keeps the mode its owner gave it.
+ * A log file the bridge creates is readable by its owner only: the lines are redacted, but they
+ * still name the server, its tools, session ids and excerpts of what it answered, which other
+ * users of a shared machine have no business reading. An existing file keeps the mode its owner
+ * gave it.
  */
 const LOG_FILE_MODE = 0o600;
-const LOG_DIRECTORY_MODE = 0o700;
 
 export interface LoggerOptions {
   level: LevelWithSilent;
@@ -112,22 +109,20 @@ class BoundedSink {
   }
 }
 
-/** Creates the missing parent directories of `file`, one level at a time, with a depth cap. */
-function ensureDirectory(directory: string, depth = 0): void {
+// The file's folder must exist: a typo in the path (`~/lgos/x.log`) is refused with its name
+// rather than leaving a tree of new folders behind, as a shell's `>` refuses it.
+function openLogFile(file: string): number {
+  const folder = dirname(file);
+  let folderProblem: string | undefined;
   try {
-    mkdirSync(directory, LOG_DIRECTORY_MODE);
+    if (!statSync(folder).isDirectory()) folderProblem = `${folder} is not a folder`;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return;
-    if (code !== 'ENOENT' || depth >= MAX_LOG_DIRECTORY_DEPTH || dirname(directory) === directory) throw error;
-    ensureDirectory(dirname(directory), depth + 1);
-    mkdirSync(directory, LOG_DIRECTORY_MODE);
+    if (code === 'ENOENT') folderProblem = `the folder ${folder} does not exist; create it first (mkdir -p ${folder})`;
+    else if (code === 'ENOTDIR') folderProblem = `part of ${folder} is a file, not a folder`;
   }
-}
-
-function openLogFile(file: string): number {
+  if (folderProblem !== undefined) throw new LogFileError(`cannot open --log-file ${file}: ${folderProblem}`);
   try {
-    ensureDirectory(dirname(file));
     return openSync(file, 'a', LOG_FILE_MODE);
   } catch (error) {
     throw new LogFileError(`cannot open --log-file ${file}: ${(error as Error).message}`, { cause: error });

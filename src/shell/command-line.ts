@@ -6,8 +6,9 @@ import type { ShellCommand } from './commands.js';
 /** The shell subcommands, in the order help lists them. */
 export const SHELL_COMMANDS = ['tools', 'call', 'resources', 'read', 'prompts', 'prompt'] as const;
 
-const EXIT_CODES =
-  '\nExit codes: 0 done; 1 the tool reported isError or the server answered with an error; 2 usage (nothing was called);\n3 the server could not be reached or answered unusably (fenbs-mcp doctor says why); 130 Ctrl-C.\n';
+/** Only `call` runs a tool, so only its exit 1 can mean a tool result with isError. */
+const exitCodes = (callsTool: boolean) =>
+  `\nExit codes: 0 done; 1 ${callsTool ? 'the tool reported isError or ' : ''}the server answered with an error; 2 usage (nothing was ${callsTool ? 'called' : 'sent'});\n3 the server could not be reached or answered unusably (fenbs-mcp doctor says why); 130 Ctrl-C.\n`;
 
 const ARGUMENTS_HELP = `
 Arguments: key=value (a value that parses as JSON is JSON, else a string; a property the schema
@@ -26,7 +27,7 @@ export function addShellCommands<Options extends { json?: boolean; args?: string
   const define = (name: string, description: string, examples: string[]) =>
     withConnection(program.command(name).description(description))
       .option('--json', 'print the answer as JSON for scripts')
-      .addHelpText('after', `\nExamples:\n${examples.map((example) => `  ${example}`).join('\n')}\n${EXIT_CODES}`)
+      .addHelpText('after', `\nExamples:\n${examples.map((example) => `  ${example}`).join('\n')}\n${exitCodes(name === 'call')}`)
       .exitOverride();
 
   define('tools', 'list the server tools, one per line (every page); --json prints them as a JSON array', [

@@ -57,6 +57,8 @@ async function newSetup(): Promise<OAuthSetup> {
 }
 
 function bridge(setup: OAuthSetup, name: string, mode?: string): { process: BridgeProcess; logFile: string } {
+  // --log-file needs its folder to exist.
+  mkdirSync(join(home, name), { recursive: true });
   const logFile = join(home, name, `bridge-${outputs.length}-${Math.random().toString(36).slice(2)}.log`);
   return { process: spawnBridge(['--url', setup.mcpUrl, '--log-file', logFile], envFor(name, mode)), logFile };
 }

@@ -1,10 +1,13 @@
 // Every command in the README runs here, as a newcomer would paste it.
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { packTarball, type PackedTarball } from '../helpers/packed-tarball.js';
 import { BIN } from '../helpers/spawn-bridge.js';
 
 const run = promisify(execFile);
@@ -24,6 +27,19 @@ function shimPath(): string {
   writeFileSync(shim, `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
   chmodSync(shim, 0o755);
   return `${dir}:${process.env.PATH ?? ''}`;
+}
+
+/**
+ * A command and args that run today: the installed command, or npx with the tarball as `file:<absolute path>`
+ * or `--package <absolute path> fenbs-mcp` (a bare path npx runs as a program: exit 126).
+ */
+function workingToday(command: string, args: readonly string[]): boolean {
+  if (command === 'fenbs-mcp') return true;
+  const npxArgs = command === 'cmd' && args[0] === '/c' && args[1] === 'npx' ? args.slice(2) : command === 'npx' ? args : undefined;
+  if (npxArgs === undefined || npxArgs[0] !== '-y') return false;
+  const tarball = /^(\/|[A-Z]:\/).*\/fenbs-mcp-\d+\.\d+\.\d+\.tgz$/;
+  if (npxArgs[1] === '--package') return tarball.test(npxArgs[2] ?? '') && npxArgs[3] === 'fenbs-mcp';
+  return npxArgs[1]?.startsWith('file:') === true && tarball.test(npxArgs[1].slice('file:'.length));
 }
 
 describe('the README', () => {
@@ -68,11 +84,14 @@ describe('the README', () => {
     if (command.includes('doctor')) expect(stdout).toContain('fenbs-mcp can bridge to this server.');
   });
 
-  it.each(blocks('json').map((block) => [block]))('has a client config that parses and keeps every secret out of args: %s', (block) => {
+  it.each(blocks('json').map((block) => [block]))('has a client config that parses, runs what exists today and keeps every secret out of args: %s', (block) => {
     const config = JSON.parse(block);
-    const servers = config.mcpServers ?? config.servers;
-    const fenbs = Object.values(servers)[0] as { args: string[]; env: Record<string, string> };
-    expect(fenbs.args).toContain('fenbs-mcp@0.1');
+    const fenbs = (config.mcpServers === undefined && config.servers === undefined ? config : Object.values(config.mcpServers ?? config.servers)[0]) as {
+      command: string;
+      args: string[];
+      env: Record<string, string>;
+    };
+    expect(workingToday(fenbs.command, fenbs.args)).toBe(true);
     // Secrets sit in env; args only name them (${NAME}) or say where one comes from.
     const args = fenbs.args.map((arg) => arg.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, ''));
     expect(JSON.stringify(args)).not.toMatch(/Bearer \S|<your|--token[ =]/i);
@@ -100,7 +119,7 @@ describe('the README', () => {
   it('has a Codex config with the token in env, not in args', () => {
     const [toml] = blocks('toml');
     expect(toml).toMatch(/^\[mcp_servers\.fenbs\]$/m);
-    expect(toml).toMatch(/^args = \["-y", "fenbs-mcp@0.1"\]$/m);
+    expect(toml).toMatch(/^args = \["-y", "file:\/Users\/you\/fenbs-mcp-\d+\.\d+\.\d+\.tgz"\]$/m);
     expect(toml).toMatch(/^env = \{ "FENBS_TOKEN" = /m);
   });
 
@@ -138,37 +157,98 @@ async function runsTheDemo(bin: string): Promise<void> {
 describe('the README install paths, run in a temporary npm prefix', () => {
   const install = blocks('bash');
   const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+  let tarball: PackedTarball;
 
-  it('says the package is not on the registry yet and pins the version in every registry snippet', () => {
-    expect(readme).toMatch(/not on the npm registry yet/);
-    expect(readme).not.toMatch(/"fenbs-mcp"\]/);
-    expect(readme).toContain('npx -y fenbs-mcp@0.1');
+  beforeAll(async () => {
+    tarball = await packTarball();
+  }, 120_000);
+
+  it('says the package is not on the registry yet, pins the version and marks every registry form "after publication"', () => {
+    expect(readme).toMatch(/not yet published to the npm registry/);
+    expect(readme).not.toMatch(/"-y", "fenbs-mcp"\]/);
+    expect(readme).not.toMatch(/npx -y fenbs-mcp(?!@)/);
+    const paragraphs = readme.split(/\n\s*\n/).filter((paragraph) => paragraph.includes('fenbs-mcp@'));
+    expect(paragraphs.length).toBeGreaterThan(2);
+    for (const paragraph of paragraphs) expect(paragraph).toMatch(/after publication/i);
   });
 
-  it('installs from a clone with `npm install -g .` (or `npm link`): the command prints its version and runs the demo', async () => {
-    expect(install[0]!.split('\n')).toEqual(['npm ci', 'npm install -g .', 'fenbs-mcp --version']);
-    expect(readme).toContain('`npm link`');
+  it('names the tarball of the version in package.json everywhere', () => {
+    for (const [, named] of readme.matchAll(/fenbs-mcp-(\d+\.\d+\.\d+)\.tgz/g)) expect(named).toBe(version);
+  });
+
+  it('says a global install from the clone is a symlink and what npm link is for', () => {
+    expect(readme).toMatch(/`npm install -g \.`, which installs a \*\*symlink\*\* to the clone/);
+    expect(readme).toMatch(/`npm link`, which does that on purpose, for working on fenbs-mcp itself/);
+  });
+
+  it('installs a real copy from the packed tarball: the command prints its version and runs the demo', async () => {
+    expect(install[0]!.split('\n')).toEqual(['npm ci', 'npm pack', `npm install -g ./fenbs-mcp-${version}.tgz`, 'fenbs-mcp --version']);
     const prefix = emptyPrefix();
-    await run('npm', ['install', '-g', '--prefix', prefix, '.'], { cwd: root, env: quietEnv });
+    const env = { ...quietEnv, npm_config_cache: mkdtempSync(join(tmpdir(), 'fenbs-npm-cache-')) };
+    await run('npm', ['install', '-g', '--prefix', prefix, `./fenbs-mcp-${version}.tgz`], { cwd: dirname(tarball.file), env });
     const bin = join(prefix, 'bin/fenbs-mcp');
+    expect(lstatSync(join(prefix, 'lib/node_modules/fenbs-mcp')).isSymbolicLink()).toBe(false);
     expect((await run(bin, ['--version'], { env: quietEnv })).stdout.trim()).toBe(version);
     await runsTheDemo(bin);
   }, 120_000);
 
-  it('runs from a packed tarball with `npx -y ./fenbs-mcp-<version>.tgz`, and installs from it', async () => {
-    expect(install[1]!.split('\n')).toEqual(['npm pack', `npx -y ./fenbs-mcp-${version}.tgz --version`]);
-    const packDir = mkdtempSync(join(tmpdir(), 'fenbs-pack-'));
-    // dist/ is already built; scripts would only build it again.
-    await run('npm', ['pack', '--ignore-scripts', '--pack-destination', packDir], { cwd: root, env: quietEnv });
-    const npx = await run('npx', ['-y', `./fenbs-mcp-${version}.tgz`, '--version'], {
-      cwd: packDir,
+  it('runs the tarball through npx with a file: path, as written', async () => {
+    expect(install[1]).toBe(`npx -y "file:$PWD/fenbs-mcp-${version}.tgz" --version`);
+    const { stdout } = await run('bash', ['-c', install[1]!], {
+      cwd: dirname(tarball.file),
       env: { ...quietEnv, npm_config_cache: mkdtempSync(join(tmpdir(), 'fenbs-npx-cache-')) },
     });
-    expect(npx.stdout.trim()).toBe(version);
-    const prefix = emptyPrefix();
-    await run('npm', ['install', '-g', '--offline', '--prefix', prefix, join(packDir, `fenbs-mcp-${version}.tgz`)], { env: quietEnv });
-    const bin = join(prefix, 'bin/fenbs-mcp');
-    expect((await run(bin, ['--version'], { env: quietEnv })).stdout.trim()).toBe(version);
-    await runsTheDemo(bin);
+    expect(stdout.trim()).toBe(version);
   }, 120_000);
+});
+
+describe('the README client snippet, started as a desktop host starts it', () => {
+  let tarball: PackedTarball;
+  const clients: Client[] = [];
+
+  beforeAll(async () => {
+    tarball = await packTarball();
+  }, 120_000);
+
+  afterEach(async () => {
+    for (const client of clients.splice(0)) await client.close();
+  });
+
+  /** The first client config of the README (Claude Desktop's), its tarball path replaced by the packed one. */
+  function snippet(): { command: string; args: string[] } {
+    const [first] = blocks('json');
+    const entry = (JSON.parse(first!) as { mcpServers: Record<string, { command: string; args: string[] }> }).mcpServers.fenbs!;
+    return { command: entry.command, args: entry.args.map((arg) => arg.replace(/\/Users\/you\/fenbs-mcp-[\d.]+\.tgz$/, tarball.file)) };
+  }
+
+  it.each([
+    ['the file: form', (args: string[]) => args],
+    ['the --package form', (args: string[]) => ['-y', '--package', args[1]!.slice('file:'.length), 'fenbs-mcp']],
+  ])(
+    'initializes and lists tools through %s, from / with an empty npm cache',
+    async (_, form) => {
+      const { command, args } = snippet();
+      expect(command).toBe('npx');
+      expect(args[1]).toBe(`file:${tarball.file}`);
+      const transport = new StdioClientTransport({
+        command,
+        args: [...form(args), '--demo'],
+        cwd: '/',
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          npm_config_cache: mkdtempSync(join(tmpdir(), 'fenbs-host-cache-')),
+          FENBS_MCP_LOG_LEVEL: 'warn',
+        },
+        stderr: 'pipe',
+      });
+      const client = new Client({ name: 'readme-desktop-host', version: '1.0.0' });
+      clients.push(client);
+      await client.connect(transport);
+      expect(client.getServerVersion()).toMatchObject({ name: 'fenbs-demo' });
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toContain('tasks_get');
+    },
+    120_000,
+  );
 });

@@ -3,7 +3,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -98,13 +98,14 @@ describe('--log-file', () => {
     expect(stdout).toEqual([]);
   });
 
-  it('creates a missing parent directory, as before', async () => {
-    const file = join(tempDir(), 'a', 'b', 'bridge.log');
-    const server = await serve();
-    const spawned = bridge(['--url', server.url.href, '--log-file', file, '--log-level', 'info']);
-    spawned.end();
-    expect((await spawned.exited).code).toBe(0);
-    expect(readFileSync(file, 'utf8')).toMatch(/fenbs-mcp started/);
+  it('refuses a --log-file whose folder does not exist with exit 2, naming the folder, and creates nothing', async () => {
+    const top = join(tempDir(), 'a');
+    const file = join(top, 'b', 'bridge.log');
+    const { code, stderr, stdout } = await refused(['--url', 'http://127.0.0.1:9/mcp', '--log-file', file]);
+    expect(code).toBe(2);
+    expect(stderr).toContain(`cannot open --log-file ${file}: the folder ${join(top, 'b')} does not exist; create it first (mkdir -p ${join(top, 'b')})`);
+    expect(stdout).toEqual([]);
+    expect(existsSync(top)).toBe(false);
   });
 });
 

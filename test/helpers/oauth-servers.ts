@@ -1,5 +1,6 @@
 // A real OAuth setup on loopback: an oidc-provider authorization server in front of an SDK MCP server that checks its tokens.
 
+import { generateKeyPairSync } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +13,106 @@ import * as z from 'zod/v4';
 export const READ_SCOPE = 'mcp:read';
 export const ADMIN_SCOPE = 'mcp:admin';
 export const ADMIN_TOOL = 'admin-report';
+
+// The authorization server is configured as a real deployment would be, so oidc-provider has no
+// quick-start default to warn about (on stderr, once per provider): its own signing key, a storage
+// adapter, an account lookup and its own sign-in pages instead of the development interactions.
+/** One RSA signing key for every provider of the test run (id tokens default to RS256). */
+const SIGNING_KEY = {
+  ...generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' }),
+  kid: 'fenbs-test-key',
+  use: 'sig',
+  alg: 'RS256',
+};
+
+type Stored = Map<string, { payload: any; expiresAt: number }>;
+
+/** oidc-provider's storage interface, in memory: one Map per model of one provider, entries dropped at their expiry. */
+class MemoryAdapter {
+  readonly #store: Stored;
+
+  constructor(stores: Map<string, Stored>, model: string) {
+    const store = stores.get(model) ?? new Map();
+    stores.set(model, store);
+    this.#store = store;
+  }
+
+  upsert(id: string, payload: any, expiresIn: number): Promise<void> {
+    this.#store.set(id, { payload, expiresAt: Date.now() + expiresIn * 1000 });
+    return Promise.resolve();
+  }
+
+  find(id: string): Promise<any> {
+    const entry = this.#store.get(id);
+    if (entry === undefined || entry.expiresAt < Date.now()) return Promise.resolve(undefined);
+    return Promise.resolve(entry.payload);
+  }
+
+  findByUid(uid: string): Promise<any> {
+    return Promise.resolve([...this.#store.values()].find((entry) => entry.payload.uid === uid && entry.expiresAt >= Date.now())?.payload);
+  }
+
+  findByUserCode(userCode: string): Promise<any> {
+    return Promise.resolve([...this.#store.values()].find((entry) => entry.payload.userCode === userCode && entry.expiresAt >= Date.now())?.payload);
+  }
+
+  consume(id: string): Promise<void> {
+    const entry = this.#store.get(id);
+    if (entry !== undefined) entry.payload.consumed = Math.floor(Date.now() / 1000);
+    return Promise.resolve();
+  }
+
+  destroy(id: string): Promise<void> {
+    this.#store.delete(id);
+    return Promise.resolve();
+  }
+
+  revokeByGrantId(grantId: string): Promise<void> {
+    for (const [id, entry] of this.#store) if (entry.payload.grantId === grantId) this.#store.delete(id);
+    return Promise.resolve();
+  }
+}
+
+const readForm = async (req: IncomingMessage): Promise<URLSearchParams> => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+};
+
+/**
+ * The sign-in pages: a form per prompt (login, then consent) that the test browser submits, and an
+ * abort link that denies. Consent grants what the request asked for, as a user clicking Allow does.
+ */
+async function interact(provider: any, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+  if (path.endsWith('/abort')) {
+    await provider.interactionFinished(
+      req,
+      res,
+      { error: 'access_denied', error_description: 'End-User aborted interaction' },
+      { mergeWithLastSubmission: false },
+    );
+    return;
+  }
+  const { prompt, grantId, session, params } = await provider.interactionDetails(req, res);
+  if (req.method !== 'POST') {
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(`<form method="post" action="${path}"><input type="hidden" name="prompt" value="${prompt.name}"><button>Continue</button></form>`);
+    return;
+  }
+  const form = await readForm(req);
+  if (prompt.name === 'login') {
+    await provider.interactionFinished(req, res, { login: { accountId: form.get('login') ?? 'user' } }, { mergeWithLastSubmission: false });
+    return;
+  }
+  const grant = grantId === undefined ? new provider.Grant({ accountId: session.accountId, clientId: params.client_id }) : await provider.Grant.find(grantId);
+  const { details } = prompt;
+  if (details.missingOIDCScope) grant.addOIDCScope(details.missingOIDCScope.join(' '));
+  if (details.missingOIDCClaims) grant.addOIDCClaims(details.missingOIDCClaims);
+  for (const [indicator, scopes] of Object.entries(details.missingResourceScopes ?? {})) grant.addResourceScope(indicator, (scopes as string[]).join(' '));
+  await provider.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true });
+}
 
 export interface OAuthSetupOptions {
   /** Access-token lifetime at the authorization server, in seconds. */
@@ -93,9 +194,17 @@ export async function startOAuthSetup(options: OAuthSetupOptions = {}): Promise<
             },
           ],
     cookies: { keys: ['fenbs-mcp-test-cookie-key'] },
+    jwks: { keys: [SIGNING_KEY] },
+    // A provider's own stores: a restarted authorization server knows nothing of the last one.
+    adapter: (
+      (stores: Map<string, Stored>) => (model: string) =>
+        new MemoryAdapter(stores, model)
+    )(new Map()),
+    findAccount: (_ctx: unknown, sub: string) => ({ accountId: sub, claims: () => ({ sub }) }),
+    interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     scopes: ['offline_access', READ_SCOPE, ADMIN_SCOPE],
     features: {
-      devInteractions: { enabled: true },
+      devInteractions: { enabled: false },
       registration: { enabled: true },
       resourceIndicators: {
         enabled: true,
@@ -135,6 +244,10 @@ export async function startOAuthSetup(options: OAuthSetupOptions = {}): Promise<
           response_types_supported: ['code'],
         }),
       );
+      return;
+    }
+    if (req.url?.startsWith('/interaction/') === true) {
+      interact(provider, req, res).catch((error: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(error.message));
       return;
     }
     callback(req, res);

@@ -74,7 +74,16 @@ function createMcpServer(options: { whoami?: boolean | undefined } = {}): McpSer
       content: [{ type: 'text', text: extra.sessionId ?? '(no session)' }],
     }));
   }
-  server.registerTool(GREETING_TOOL, { description: 'Greets in German' }, () => ({ content: [{ type: 'text', text: 'Grüße!' }] }));
+  // The name is outside the SEP-986 character set on purpose (the bridge must carry it in Mcp-Name
+  // with the Base64 sentinel); the SDK says so on stderr at every registration, which the test run
+  // has no use for, so that one warning stays inside this call.
+  const warn = console.warn;
+  console.warn = () => undefined;
+  try {
+    server.registerTool(GREETING_TOOL, { description: 'Greets in German' }, () => ({ content: [{ type: 'text', text: 'Grüße!' }] }));
+  } finally {
+    console.warn = warn;
+  }
   return server;
 }
 

@@ -180,6 +180,34 @@ describe('a command line a newcomer might type', () => {
     expect(output.stdout).toMatch(usageLine);
   });
 
+  it('shows a command its own options, --url and --demo, and points at --help for the other connection options', async () => {
+    expect(await run('help', 'tools')).toBe(EXIT.OK);
+    expect(output.stdout).toMatch(/^ {2}--url <url>/m);
+    expect(output.stdout).toMatch(/^ {2}--demo /m);
+    expect(output.stdout).toMatch(/^ {2}--json /m);
+    expect(output.stdout).not.toMatch(/^ +(--token-file|--oauth-client-id|--max-line-bytes) /m);
+    expect(output.stdout).toContain('every option of the bridge works here too');
+    expect(output.stdout.split('\n').length).toBeLessThan(35);
+  });
+
+  it.each(['tools', 'resources', 'read', 'prompts', 'prompt'])('does not promise an isError exit code for `%s`, which calls no tool', async (command) => {
+    expect(await run('help', command)).toBe(EXIT.OK);
+    expect(output.stdout).toMatch(/^Exit codes: 0 done; 1 the server answered with an error;/m);
+    expect(output.stdout).not.toContain('isError');
+  });
+
+  it('promises the isError exit code for `call`', async () => {
+    expect(await run('help', 'call')).toBe(EXIT.OK);
+    expect(output.stdout).toContain('1 the tool reported isError or the server answered with an error');
+  });
+
+  it('gives --help examples that work outside the clone: no unpinned npx name, the installed path of the sample session', async () => {
+    expect(await run('--help')).toBe(EXIT.OK);
+    expect(output.stdout).not.toMatch(/"-y", "fenbs-mcp"/);
+    expect(output.stdout).not.toMatch(/< examples\//);
+    expect(output.stdout).toContain('fenbs-mcp --demo < "$(npm root -g)/fenbs-mcp/examples/session.jsonl"');
+  });
+
   it.each([
     ['a word that is no command', 'nonsense', /^fenbs-mcp: there is no command "nonsense" to show help for$/m, 'fenbs-mcp help'],
     ['a misspelt command', 'docter', /^fenbs-mcp: there is no command "docter" to show help for \(did you mean doctor\?\)$/m, 'fenbs-mcp help doctor'],
@@ -213,6 +241,18 @@ describe('fenbs-mcp doctor, for scripts and logs', () => {
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toMatchObject({ ok: false, usage: { message: expect.stringMatching(/invalid URL/), fix: expect.any(String) }, checks: [] });
     expect(output.stderr).toMatch(/^fenbs-mcp: --url: invalid URL/m);
+  });
+
+  it.each([
+    [['doctor', '--json', '--bogus'], /unknown option '--bogus'/],
+    [['doctor', '--json', '--connect-timeout', 'soon'], /--connect-timeout/],
+    [['doctor', '--demo', '--json', 'extra'], /^doctor takes no arguments, only options, but was given "extra"$/],
+  ])('prints one JSON object on stdout for a command-line mistake with --json too (%j), and returns 2', async (args, message) => {
+    expect(await run(...args)).toBe(EXIT.USAGE);
+    const lines = output.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ ok: false, usage: { message: expect.stringMatching(message) }, checks: [] });
+    expect(output.stderr).toMatch(/^fenbs-mcp: /m);
   });
 
   it('writes each check to --log-file at --log-level debug, and the verdict at info', async () => {

@@ -42,7 +42,7 @@ describe('runDoctor', () => {
     const report = await doctor({ url: demo.url.href }, { FENBS_TOKEN: 'demo-doctor-token' });
     expect(report).toMatchObject({ ok: true, revision: '2025-06-18', url: demo.url.href });
     expect(names(report)).toEqual(['url', 'credential', 'tcp', 'token', 'protocol', 'tools', 'latency']);
-    expect(check(report, 'token')!.detail).toBe('accepted (from env FENBS_TOKEN)');
+    expect(check(report, 'token')!.detail).toBe('accepted (from env FENBS_TOKEN): the server answered initialize');
     expect(check(report, 'protocol')!.detail).toMatch(/^2025-06-18 \(initialize handshake, with a session\)/);
     expect(check(report, 'tools')!.detail).toBe('4 tools listed');
     expect(check(report, 'latency')!.detail).toMatch(/median [\d.]+ ms over 5 calls/);
@@ -80,10 +80,10 @@ describe('runDoctor', () => {
     const fromCommand = await doctor({ url: demo.url.href, tokenCommand: 'printf demo-credential-token' });
     expect(fromCommand.ok).toBe(true);
     expect(check(fromCommand, 'credential')!.detail).toBe('--token-command (ran, and printed a token)');
-    expect(check(fromCommand, 'token')!.detail).toBe('accepted (from --token-command)');
+    expect(check(fromCommand, 'token')!.detail).toBe('accepted (from --token-command): the server answered initialize');
     const fromHeader = await doctor({ url: demo.url.href, header: ['Authorization: Bearer ${DEMO_SECRET}'] }, { DEMO_SECRET: 'demo-credential-token' });
     expect(check(fromHeader, 'credential')!.detail).toBe('-H Authorization from $DEMO_SECRET');
-    expect(check(fromHeader, 'token')!.detail).toBe('accepted (from -H Authorization from $DEMO_SECRET)');
+    expect(check(fromHeader, 'token')!.detail).toBe('accepted (from -H Authorization from $DEMO_SECRET): the server answered initialize');
     const none = await doctor({ url: demo.url.href });
     expect(check(none, 'credential')!.detail).toBe('none set: requests go without Authorization');
     for (const report of [fromEnv, fromCommand, fromHeader]) expect(JSON.stringify(report)).not.toContain('demo-credential-token');
@@ -135,12 +135,42 @@ describe('runDoctor', () => {
     expect(check(report, 'token')).toMatchObject({ ok: false, detail: '403 and no token is set', hint: expect.stringMatching(/permission or scope/) });
   });
 
+  it.each([
+    ['an HTML page', 200, 'text/html', '<html><body>Welcome</body></html>'],
+    ['a 404', 404, 'text/plain', 'Not Found'],
+    ['a 405', 405, 'text/plain', 'Method Not Allowed'],
+  ])('never passes the token on %s: the server did not look at it, so the token is not checked', async (_, status, type, body) => {
+    const server = await serve({ route: ({ res }) => (res.writeHead(status, { 'content-type': type }).end(body), true) });
+    const report = await doctor({ url: server.url.href }, { FENBS_TOKEN: 'doctor-unread-token' });
+    expect(check(report, 'token')).toMatchObject({
+      ok: true,
+      checked: false,
+      detail: `not checked: the server answered ${status} and no MCP request, so nothing shows it read the token from env FENBS_TOKEN`,
+    });
+    expect(formatReport(report)).toMatch(/^– token {7}not checked/m);
+    expect(formatReport(report)).not.toMatch(/^✓ token/m);
+    expect(check(report, 'protocol')!.ok).toBe(false);
+  });
+
+  it('marks no credential as not checked, and fails the token check when the server wants one', async () => {
+    const server = await serve({ route: ({ res }) => (res.writeHead(401, { 'www-authenticate': 'Bearer' }).end(), true) });
+    const report = await doctor({ url: server.url.href });
+    expect(check(report, 'credential')).toMatchObject({ ok: true, checked: false, detail: 'none set: requests go without Authorization' });
+    expect(formatReport(report)).toMatch(/^– credential {2}none set/m);
+    expect(check(report, 'token')!.ok).toBe(false);
+    expect(report.ok).toBe(false);
+  });
+
   it('fails the protocol check against a server that is not MCP, with a hint to check --url', async () => {
     const server = await serve({ route: ({ res }) => (res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Welcome</body></html>'), true) });
     const report = await doctor({ url: server.url.href });
     expect(report.ok).toBe(false);
     expect(report.revision).toBeUndefined();
-    expect(check(report, 'token')!.detail).toBe('none set, and the server did not ask for one');
+    expect(check(report, 'token')).toMatchObject({
+      ok: true,
+      checked: false,
+      detail: 'not checked: the server answered 200 and no MCP request, so nothing shows it needs no token',
+    });
     expect(check(report, 'protocol')).toMatchObject({
       ok: false,
       detail: expect.stringMatching(/^neither server\/discover nor initialize worked/),
@@ -433,8 +463,9 @@ describe('runDoctor against servers that are MCP and servers that only look like
       'start tcp',
       'done tcp',
       'start token',
-      'done token',
+      // The token passes once a request was answered: the 2025 demo answers initialize, not server/discover.
       'start protocol',
+      'done token',
       'done protocol',
       'start tools',
       'done tools',
@@ -566,7 +597,7 @@ describe('reportDoctor against a server whose strings carry terminal controls', 
       const message = `${'x'.repeat(CUT - PREFIX.length - 4)}${SECRET}${'y'.repeat(1 << 20)}`;
       const server = await serveError(message);
       const { stdout } = await report(server.url, false, [SECRET]);
-      expect(toolsLine(stdout)).toBe(`✗ tools     ${PREFIX}${'x'.repeat(CUT - PREFIX.length - 4)}[RED…`);
+      expect(toolsLine(stdout)).toBe(`✗ tools       ${PREFIX}${'x'.repeat(CUT - PREFIX.length - 4)}[RED…`);
       expect(stdout).not.toContain(SECRET.slice(0, 4));
       const json = await report(server.url, true, [SECRET]);
       expect(json.result.checks.find((c) => c.name === 'tools')!.detail).toBe(
@@ -577,7 +608,7 @@ describe('reportDoctor against a server whose strings carry terminal controls', 
     it('cuts before escaping, so each control kept is shown by its whole escape', async () => {
       const server = await serveError('\x9b'.repeat(1 << 20));
       const { stdout } = await report(server.url, false);
-      expect(toolsLine(stdout)).toBe(`✗ tools     ${PREFIX}${'\\x9b'.repeat(CUT - PREFIX.length)}…`);
+      expect(toolsLine(stdout)).toBe(`✗ tools       ${PREFIX}${'\\x9b'.repeat(CUT - PREFIX.length)}…`);
     });
   });
 
@@ -606,13 +637,29 @@ describe('formatReport', () => {
       ],
     });
     expect(text).toBe(
-      '✓ url       https://example.com/mcp\n✗ tcp       example.com:443: ECONNREFUSED\n            hint: nothing is listening there\nfenbs-mcp cannot work with these settings yet: fix the first ✗ above.\n',
+      '✓ url         https://example.com/mcp\n✗ tcp         example.com:443: ECONNREFUSED\n              hint: nothing is listening there\nfenbs-mcp cannot work with these settings yet: fix the first ✗ above.\n',
     );
+  });
+
+  it('puts every detail in one column, the longest name (credential) included, and marks what was not checked with –', () => {
+    const text = formatReport({
+      ok: true,
+      url: 'u',
+      checks: [
+        { name: 'url', ok: true, detail: 'first' },
+        { name: 'credential', ok: true, checked: false, detail: 'second' },
+        { name: 'tcp', ok: true, detail: 'third' },
+        { name: 'protocol', ok: true, detail: 'fourth' },
+      ],
+    });
+    const lines = text.split('\n').slice(0, 4);
+    expect(lines.map((line, i) => line.indexOf(['first', 'second', 'third', 'fourth'][i]!))).toEqual([14, 14, 14, 14]);
+    expect(lines[1]).toBe('– credential  second');
   });
 
   it('ends with the good verdict when every check passed', () => {
     expect(formatReport({ ok: true, url: 'u', checks: [{ name: 'url', ok: true, detail: 'u' }] })).toBe(
-      '✓ url       u\nfenbs-mcp can bridge to this server.\n',
+      '✓ url         u\nfenbs-mcp can bridge to this server.\n',
     );
   });
 });

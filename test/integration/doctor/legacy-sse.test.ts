@@ -30,6 +30,9 @@ describe('doctor and the HTTP+SSE transport (2024-11-05)', () => {
     );
     expect(check(report, 'protocol')!.detail).toMatch(/^2024-11-05 \(initialize handshake over HTTP\+SSE\); server fenbs-mcp-test-v1-sse/);
     expect(check(report, 'tools')!.detail).toBe('4 tools listed');
+    // The token went on the GET and the initialize the server answered over the stream: verified.
+    expect(check(report, 'token')).toMatchObject({ ok: true, detail: 'accepted (from env FENBS_TOKEN): the server answered initialize over HTTP+SSE' });
+    expect(check(report, 'token')!.checked).toBeUndefined();
   });
 
   it('with --transport sse opens the stream without a POST', async () => {

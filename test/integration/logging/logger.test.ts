@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { constants, mkdtempSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { constants, existsSync, mkdtempSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,17 +25,29 @@ describe('createLogger', () => {
     expect(stderr.match(/"msg":"line"/g)).toHaveLength(200);
   });
 
-  it('creates the missing directories of a --log-file and appends to it', async () => {
-    const file = join(tempFile('logs'), 'nested', 'deeper', 'bridge.log');
-    const { logger, close } = createLogger({ level: 'info', file, redact, stderrFd: openSync(tempFile('stderr.log'), 'a') });
-    logger.info('into the new directory');
-    await close();
-    expect(readFileSync(file, 'utf8')).toContain('"msg":"into the new directory"');
+  it('refuses a --log-file whose folder does not exist, naming the folder, and creates nothing', () => {
+    const top = tempFile('logs');
+    const file = join(top, 'nested', 'deeper', 'bridge.log');
+    expect(() => createLogger({ level: 'info', file, redact })).toThrow(
+      `cannot open --log-file ${file}: the folder ${join(top, 'nested', 'deeper')} does not exist; create it first (mkdir -p ${join(top, 'nested', 'deeper')})`,
+    );
+    expect(existsSync(join(top, 'nested'))).toBe(false);
+    expect(existsSync(top)).toBe(false);
   });
 
-  it('creates a --log-file readable by its owner only, in directories only its owner can enter, whatever the umask', async () => {
-    const top = tempFile('private');
-    const file = join(top, 'nested', 'bridge.log');
+  it('appends to a --log-file in a folder that exists', async () => {
+    const file = tempFile('bridge.log');
+    writeFileSync(file, 'earlier\n');
+    const { logger, close } = createLogger({ level: 'info', file, redact, stderrFd: openSync(tempFile('stderr.log'), 'a') });
+    logger.info('appended');
+    await close();
+    const text = readFileSync(file, 'utf8');
+    expect(text.startsWith('earlier\n')).toBe(true);
+    expect(text).toContain('"msg":"appended"');
+  });
+
+  it('creates a --log-file readable by its owner only, whatever the umask', async () => {
+    const file = tempFile('bridge.log');
     const umask = process.umask(0o022);
     try {
       const { logger, close } = createLogger({ level: 'info', file, redact, stderrFd: openSync(tempFile('stderr.log'), 'a') });
@@ -45,14 +57,14 @@ describe('createLogger', () => {
       process.umask(umask);
     }
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(statSync(join(top, 'nested')).mode & 0o777).toBe(0o700);
-    expect(statSync(top).mode & 0o777).toBe(0o700);
   });
 
   it('refuses a --log-file under a path that is a file, naming it', () => {
     const plain = tempFile('plain');
     writeFileSync(plain, '');
-    expect(() => createLogger({ level: 'info', file: join(plain, 'sub', 'x.log'), redact })).toThrow(/cannot open --log-file .*plain\/sub\/x\.log/);
+    expect(() => createLogger({ level: 'info', file: join(plain, 'sub', 'x.log'), redact })).toThrow(
+      /cannot open --log-file .*plain\/sub\/x\.log: part of .*plain\/sub is a file, not a folder/,
+    );
   });
 
   it('drops lines logged after close, and a second close resolves at once', async () => {

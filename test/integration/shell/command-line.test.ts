@@ -4,6 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { captureCliOutput, runCli } from '../../helpers/captured-cli.js';
 import { SHELL_COMMANDS } from '../../../src/shell/command-line.js';
 import { EXIT } from '../../../src/cli/exit-codes.js';
+import { buildProgram } from '../../../src/cli/program.js';
+
+const none = () => Promise.resolve(0);
 
 // What main writes to the process's own streams, kept from the test runner's output.
 const output = captureCliOutput();
@@ -17,7 +20,10 @@ describe('the shell subcommands', () => {
   });
 
   it.each(SHELL_COMMANDS.map((command) => [command]))('%s takes every connection option, --json, and shows examples and exit codes', async (command) => {
-    expect(await run(command, '--help')).toBe(EXIT.OK);
+    // Every option of the bridge is defined on the command (help lists them once, on --help).
+    const { program } = buildProgram('0.0.0', [command], { bridge: none, doctor: none, shell: none, account: none });
+    const defined = program.commands.find((sub) => sub.name() === command)!.options.map((option) => option.long);
+    for (const option of program.options.map((root) => root.long).filter((long) => long !== '--version')) expect(defined).toContain(option);
     for (const option of [
       '--url',
       '--token-env',
@@ -32,7 +38,10 @@ describe('the shell subcommands', () => {
       '--demo',
       '--json',
     ])
-      expect(output.stdout).toContain(option);
+      expect(defined).toContain(option);
+    expect(await run(command, '--help')).toBe(EXIT.OK);
+    for (const option of ['--url', '--demo', '--json']) expect(output.stdout).toContain(option);
+    expect(output.stdout).toContain('every option of the bridge works here too');
     expect(output.stdout).toMatch(/Examples:\n {2}fenbs-mcp /);
     expect(output.stdout).toContain('130 Ctrl-C');
   });
