@@ -828,6 +828,7 @@ describe('client id order', () => {
   const deps = (settings: object): FlowDeps => ({
     http: createOAuthHttp(dispatcher(), false),
     settings: {
+      grant: 'authorization-code',
       clientId: undefined,
       clientSecret: undefined,
       issuer: undefined,
@@ -838,6 +839,7 @@ describe('client id order', () => {
     },
     registerSecret: () => undefined,
     showUrl: () => undefined,
+    showDeviceCode: () => undefined,
     openBrowser: () => undefined,
     now: Date.now,
   });
@@ -1118,6 +1120,7 @@ describe('a server whose authorization server changes between calls', () => {
     const deps = (iss: string | undefined): FlowDeps => ({
       http: createOAuthHttp(dispatcher(), false),
       settings: {
+        grant: 'authorization-code',
         clientId: undefined,
         clientSecret: undefined,
         issuer: undefined,
@@ -1127,6 +1130,7 @@ describe('a server whose authorization server changes between calls', () => {
       },
       registerSecret: () => undefined,
       showUrl: () => undefined,
+      showDeviceCode: () => undefined,
       now: Date.now,
       openBrowser: (url) => {
         const auth = new URL(url);
@@ -1367,6 +1371,7 @@ describe('sign-in steps against a scripted authorization server', () => {
       secrets,
       http: createOAuthHttp(dispatcher(), false),
       settings: {
+        grant: 'authorization-code',
         clientId: undefined,
         clientSecret: undefined,
         issuer: undefined,
@@ -1377,6 +1382,7 @@ describe('sign-in steps against a scripted authorization server', () => {
       },
       registerSecret: (s) => secrets.push(s),
       showUrl: () => undefined,
+      showDeviceCode: () => undefined,
       now: () => 0,
       openBrowser: (url) => {
         const auth = new URL(url);
