@@ -71,7 +71,10 @@ export function parseOAuthSettings(
     throw new UsageError('a client secret is set but no --oauth-client-id: the secret belongs to a pre-registered client', 'fenbs-mcp --oauth-client-id <id>');
   }
   if (options.oauthDeviceCode === true && options.oauthClientCredentials === true) {
-    throw new UsageError('--oauth-device-code and --oauth-client-credentials are two ways to get a token: pick one');
+    throw new UsageError(
+      '--oauth-device-code and --oauth-client-credentials are two ways to get a token: pick one',
+      'fenbs-mcp --oauth-device-code (a person approves) or --oauth-client-credentials (no person)',
+    );
   }
   const grant: OAuthGrant =
     options.oauthDeviceCode === true ? 'device-code' : options.oauthClientCredentials === true ? 'client-credentials' : 'authorization-code';
