@@ -1,13 +1,15 @@
 // The OAuth grants without a browser on this machine, through the bridge in-process: the device grant (RFC 8628) and client credentials (RFC 6749 §4.4).
 
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startOAuthSetup, startScriptedAuthorization, type OAuthSetup, type OAuthSetupOptions } from '../../../helpers/oauth-servers.js';
 import { approveDevice } from '../../../helpers/oauth-device-driver.js';
-import { startInProcessBridge, type InProcessBridge } from '../../../helpers/in-process-bridge.js';
+import { startInProcessBridge, toRawOptions, type InProcessBridge } from '../../../helpers/in-process-bridge.js';
+import { createConfig } from '../../../../src/config/config.js';
+import { runDoctor } from '../../../../src/doctor/doctor.js';
 import { initializedNotification, initializeRequest } from '../../../helpers/spawn-bridge.js';
 
 const OPENER_RECORDER = fileURLToPath(new URL('../../../helpers/opener-recorder.mjs', import.meta.url));
@@ -275,5 +277,46 @@ describe('the client credentials grant (RFC 6749 §4.4) against oidc-provider', 
     expect((await b.reply('again', 20_000)).error.data.bridgeCode).toBe('AUTH_REQUIRED');
     expect(setup.tokenOutcomes).toEqual(['invalid_client']);
     expect(b.stderr() + b.lines.join('\n')).not.toContain(wrong);
+  });
+});
+
+describe('doctor with a grant that needs no browser', () => {
+  const doctorFor = async (url: string, args: string[], env: Record<string, string>) => {
+    const options = toRawOptions(['--url', url, ...args]);
+    const config = createConfig({ options, env, readTextFile: (path) => readFileSync(path, 'utf8') });
+    return (await runDoctor(config, env)).checks.find((check) => check.name === 'oauth grant');
+  };
+
+  it('says ✓ for client credentials only when the authorization server actually issued a token', async () => {
+    const setup = await setupWith({ machineClient: { clientId: CLIENT, clientSecret: SECRET, authMethod: 'client_secret_basic' } });
+    const dir = home();
+    const good = await doctorFor(
+      setup.mcpUrl,
+      ['--oauth-client-credentials', '--oauth-client-id', CLIENT],
+      envFor(dir, { FENBS_MCP_OAUTH_CLIENT_SECRET: SECRET }),
+    );
+    expect(good).toMatchObject({ ok: true, detail: expect.stringMatching(/client credentials: the authorization server issued a token to ci-runner/) });
+    const bad = await doctorFor(
+      setup.mcpUrl,
+      ['--oauth-client-credentials', '--oauth-client-id', CLIENT],
+      envFor(home(), { FENBS_MCP_OAUTH_CLIENT_SECRET: 'wrong-secret-0123456789' }),
+    );
+    expect(bad).toMatchObject({ ok: false, detail: expect.stringMatching(/refused the client authentication/) });
+    expect(setup.tokenOutcomes).toEqual(['issued', 'invalid_client']);
+  });
+
+  it('checks that the authorization server offers device authorization, without starting one', async () => {
+    const setup = await setupWith({ deviceFlow: { intervalSeconds: 1 } });
+    expect(await doctorFor(setup.mcpUrl, ['--oauth-device-code'], envFor(home()))).toMatchObject({
+      ok: true,
+      detail: expect.stringMatching(/offers device authorization/),
+    });
+    expect(setup.deviceAuthorizations).toEqual([]);
+    const without = await startScriptedAuthorization(() => ({}));
+    cleanups.push(() => without.close());
+    expect(await doctorFor(without.mcpUrl, ['--oauth-device-code'], envFor(home()))).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(/no device_authorization_endpoint/),
+    });
   });
 });
