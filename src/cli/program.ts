@@ -91,6 +91,8 @@ function addConnectionOptions(command: Command): Command {
     .option('--allow-http', 'allow sending the token over plain http:// to a non-loopback host')
     .option('--oauth-client-id <id>', 'OAuth: a client id registered with the authorization server (secret in env FENBS_MCP_OAUTH_CLIENT_SECRET)')
     .option('--oauth-client-secret-file <path>', 'OAuth: read the client secret from this file')
+    .option('--oauth-device-code', 'OAuth: sign in with a code shown on stderr, on any device (RFC 8628 device grant; no browser here)')
+    .option('--oauth-client-credentials', 'OAuth: machine to machine, no person: the client credentials grant (needs --oauth-client-id and its secret)')
     .option('--oauth-issuer <url>', 'OAuth: use only this authorization server; refuse any other the server names (env FENBS_MCP_OAUTH_ISSUER)')
     .option('--oauth-client-metadata-url <url>', 'OAuth: an https URL of a Client ID Metadata Document, used as client id where supported')
     .option('--oauth-callback-port <port>', 'OAuth: loopback port for the sign-in callback (default: a free port)')
@@ -227,6 +229,12 @@ export function commandLineMistake(error: CommanderError, operands: readonly str
     return report(
       '--token is not an option: a token on the command line shows up in process lists and shell history',
       'put it in the environment: FENBS_TOKEN=<token> fenbs-mcp (in a desktop config, the "env" block), or use --token-file <path>',
+    );
+  }
+  if (error.code === 'commander.unknownOption' && /'--oauth-client-secret(=.*)?'/.test(error.message)) {
+    return report(
+      '--oauth-client-secret is not an option: a client secret on the command line shows up in process lists and shell history',
+      'put it in the environment: FENBS_MCP_OAUTH_CLIENT_SECRET=<secret> fenbs-mcp (in a desktop config, the "env" block), or use --oauth-client-secret-file <path>',
     );
   }
   return report(error.message.replace(/^error: /, ''));

@@ -13,7 +13,15 @@ export const MAX_CLIENT_SECRET_FILE_BYTES = 64 * 1024;
 const MAX_PORT = 65_535;
 const MAX_LOGIN_TIMEOUT_MS = 24 * 60 * 60_000;
 
+/**
+ * How tokens are obtained: the authorization code in a browser (the default), the device
+ * authorization grant for a machine with no browser (RFC 8628), or the client credentials grant
+ * for a machine acting on its own behalf (RFC 6749 §4.4).
+ */
+export type OAuthGrant = 'authorization-code' | 'device-code' | 'client-credentials';
+
 export interface OAuthSettings {
+  readonly grant: OAuthGrant;
   /** A pre-registered client id (`--oauth-client-id`). */
   readonly clientId: string | undefined;
   /** Its secret, from `FENBS_MCP_OAUTH_CLIENT_SECRET` or `--oauth-client-secret-file`; never from argv. */
@@ -28,6 +36,8 @@ export interface OAuthSettings {
 }
 
 export interface OAuthRawOptions {
+  oauthDeviceCode?: boolean | undefined;
+  oauthClientCredentials?: boolean | undefined;
   oauthClientId?: string | undefined;
   oauthClientSecretFile?: string | undefined;
   oauthClientMetadataUrl?: string | undefined;
@@ -60,6 +70,21 @@ export function parseOAuthSettings(
   if (clientSecret !== undefined && clientId === undefined) {
     throw new UsageError('a client secret is set but no --oauth-client-id: the secret belongs to a pre-registered client', 'fenbs-mcp --oauth-client-id <id>');
   }
+  if (options.oauthDeviceCode === true && options.oauthClientCredentials === true) {
+    throw new UsageError(
+      '--oauth-device-code and --oauth-client-credentials are two ways to get a token: pick one',
+      'fenbs-mcp --oauth-device-code (a person approves) or --oauth-client-credentials (no person)',
+    );
+  }
+  const grant: OAuthGrant =
+    options.oauthDeviceCode === true ? 'device-code' : options.oauthClientCredentials === true ? 'client-credentials' : 'authorization-code';
+  // RFC 6749 §4.4: only a confidential client may use the client credentials grant.
+  if (grant === 'client-credentials' && (clientId === undefined || clientSecret === undefined)) {
+    throw new UsageError(
+      `--oauth-client-credentials needs a confidential client: --oauth-client-id and its secret in ${CLIENT_SECRET_ENV} or --oauth-client-secret-file (never on the command line)`,
+      `${CLIENT_SECRET_ENV}=… fenbs-mcp --oauth-client-credentials --oauth-client-id <id>`,
+    );
+  }
   const issuerText = options.oauthIssuer ?? (env[ISSUER_ENV]?.trim() || undefined);
   const issuerOption = options.oauthIssuer === undefined ? ISSUER_ENV : '--oauth-issuer';
   let issuer: URL | undefined;
@@ -88,6 +113,7 @@ export function parseOAuthSettings(
     clientMetadataUrl = url;
   }
   return Object.freeze({
+    grant,
     clientId,
     clientSecret,
     issuer,

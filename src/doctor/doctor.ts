@@ -15,7 +15,7 @@ import { readErrorBody, readPrivateResponse } from '../http/reply-reader.js';
 import { createRedactor, maskUrl, type Redactor } from '../logging/redactor.js';
 import type { Logger } from '../logging/logger.js';
 import { TokenCommandCredential } from '../credentials/token-command.js';
-import { cachedOAuthCredential, oauthCacheCheck } from './oauth-check.js';
+import { cachedOAuthCredential, oauthCacheCheck, oauthGrantCheck } from './oauth-check.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
@@ -109,6 +109,10 @@ export async function runDoctor(
   add(credentialCheck(credential, unusedCredentialWarnings(config.credential)));
   const oauth = oauthCacheCheck(config, env);
   if (oauth !== undefined) add(oauth);
+  if (config.credential.kind === 'none' && config.oauth.grant !== 'authorization-code')
+    begin('oauth grant', 'checking the OAuth grant with the authorization server');
+  const grant = await oauthGrantCheck(config, env, (secret) => void redact.add(secret));
+  if (grant !== undefined) add(grant);
   try {
     await checkConnection(config, env, credential, report, add, begin, redact);
   } finally {

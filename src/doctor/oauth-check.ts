@@ -1,9 +1,18 @@
-// Doctor's line about OAuth: whether a cached token for this server is still valid.
+// Doctor's lines about OAuth: whether a cached token for this server is still valid, and the grant in use.
 
 import type { BridgeConfig } from '../config/config.js';
 import type { Credential } from '../core/credential.js';
 import { staticCredential } from '../credentials/create-credential.js';
-import { cachedState, createTokenStore } from '../credentials/oauth/oauth-credential.js';
+import { pino } from 'pino';
+import { isBridgeError } from '../core/errors.js';
+import { toTerminalLine } from '../core/terminal-text.js';
+import { discover, NO_CHALLENGE, reasonOf } from '../credentials/oauth/discovery.js';
+import { createOAuthHttp } from '../credentials/oauth/http.js';
+import { cachedState, createTokenStore, OAuthCredential } from '../credentials/oauth/oauth-credential.js';
+import { createDispatcher } from '../http/dispatcher.js';
+
+/** How long doctor's grant check may take (discovery and one token request). */
+export const DOCTOR_GRANT_TIMEOUT_MS = 15_000;
 
 /** Undefined when a token is configured (OAuth is then not used) or nothing is cached for this server. */
 export function oauthCacheCheck(
@@ -50,4 +59,68 @@ export function cachedOAuthCredential(
   if (tokens === undefined || (tokens.expiresAt !== undefined && tokens.expiresAt <= now)) return undefined;
   registerSecret(tokens.accessToken);
   return staticCredential('OAuth (cached token)', `Bearer ${tokens.accessToken}`);
+}
+
+/**
+ * Doctor's line about the grant a person at no browser uses, checked as far as it can be without
+ * that person: the device grant needs the authorization server's device_authorization_endpoint;
+ * client credentials get a real token (✓ only if one came). Undefined for the browser's grant or
+ * when a token is configured.
+ */
+export async function oauthGrantCheck(
+  config: BridgeConfig,
+  env: Readonly<Record<string, string | undefined>>,
+  redact: (secret: string) => void,
+): Promise<{ name: string; ok: boolean; detail: string; hint?: string } | undefined> {
+  const grant = config.oauth.grant;
+  if (config.credential.kind !== 'none' || grant === 'authorization-code') return undefined;
+  const dispatcher = createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env });
+  const signal = AbortSignal.timeout(DOCTOR_GRANT_TIMEOUT_MS);
+  try {
+    if (grant === 'device-code') {
+      const { as } = await discover(createOAuthHttp(dispatcher, config.allowHttp), config.url, NO_CHALLENGE, signal, config.oauth.issuer);
+      return as.device_authorization_endpoint === undefined
+        ? {
+            name: 'oauth grant',
+            ok: false,
+            detail: `device grant: the authorization server ${toTerminalLine(as.issuer)} has no device_authorization_endpoint`,
+            hint: 'leave out --oauth-device-code to sign in with a browser, or ask its administrator to enable the device grant',
+          }
+        : {
+            name: 'oauth grant',
+            ok: true,
+            detail: `device grant: ${toTerminalLine(as.issuer)} offers device authorization (a person approves at the first 401)`,
+          };
+    }
+    const credential = new OAuthCredential({
+      url: config.url,
+      allowHttp: config.allowHttp,
+      settings: config.oauth,
+      logger: pino({ level: 'silent' }, { write: () => undefined }),
+      env,
+      registerSecret: redact,
+      dispatcher,
+      writeStderr: () => undefined,
+    });
+    try {
+      await credential.login(signal);
+    } finally {
+      await credential.close();
+    }
+    return {
+      name: 'oauth grant',
+      ok: true,
+      detail: `client credentials: the authorization server issued a token to ${toTerminalLine(config.oauth.clientId ?? '')}`,
+    };
+  } catch (error) {
+    const hint = isBridgeError(error) && typeof error.context.hint === 'string' ? error.context.hint : undefined;
+    return {
+      name: 'oauth grant',
+      ok: false,
+      detail: `${grant === 'device-code' ? 'device grant' : 'client credentials'}: ${toTerminalLine(reasonOf(error))}`,
+      ...(hint === undefined ? {} : { hint: toTerminalLine(hint) }),
+    };
+  } finally {
+    await dispatcher.close().catch(() => undefined);
+  }
 }

@@ -59,8 +59,8 @@ export function toRawOptions(args: readonly string[]): RawOptions {
     const arg = args[i]!;
     const name = arg === '-H' ? 'header' : arg.replace(/^--/, '');
     const key = name.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
-    if (name === 'allow-http') {
-      options.allowHttp = true;
+    if (name === 'allow-http' || name === 'oauth-device-code' || name === 'oauth-client-credentials') {
+      options[key] = true;
     } else if (VALUE_OPTIONS.has(name)) {
       const value = args[++i];
       if (value === undefined) throw new Error(`${arg} needs a value`);

@@ -125,6 +125,20 @@ export interface OAuthSetupOptions {
   noRefreshTokens?: boolean;
   /** The MCP server refuses every token, even one its authorization server has just issued (401 invalid_token). */
   refuseEveryToken?: boolean;
+  /**
+   * The device grant (RFC 8628), with this `interval` in the device authorization response
+   * (oidc-provider names none, so clients would wait the default 5 s per poll) and this device-code lifetime.
+   */
+  deviceFlow?: { intervalSeconds: number; codeTtlSeconds?: number };
+  /** A confidential machine client for the client credentials grant, authenticating with this method. */
+  machineClient?: { clientId: string; clientSecret: string; authMethod: 'client_secret_basic' | 'client_secret_post' };
+}
+
+/** One device authorization the authorization server answered: what the person is told. */
+export interface DeviceAuthorization {
+  userCode: string;
+  verificationUri: string;
+  verificationUriComplete: string;
 }
 
 export interface OAuthSetup {
@@ -137,6 +151,14 @@ export interface OAuthSetup {
   accepted: string[];
   /** Token requests by grant type, in order. */
   grants: string[];
+  /** The error (or `issued`) of each token request, in order. */
+  tokenOutcomes: string[];
+  /** How each client-credentials token request authenticated the client: `basic` or `post`. */
+  clientAuthentications: string[];
+  /** The device authorizations answered so far, in order. */
+  deviceAuthorizations: DeviceAuthorization[];
+  /** Resolves with the next device authorization (or one already answered and not yet taken). */
+  nextDeviceAuthorization(): Promise<DeviceAuthorization>;
   /** From now on the MCP server treats every access token issued so far as expired (401 invalid_token). */
   expireAccessTokens(): void;
   close(): Promise<void>;
@@ -178,9 +200,28 @@ export async function startOAuthSetup(options: OAuthSetupOptions = {}): Promise<
   const mcpUrl = `http://127.0.0.1:${mcpPort}/mcp`;
   const metadataUrl = `http://127.0.0.1:${mcpPort}/.well-known/oauth-protected-resource/mcp`;
 
+  const tokenOutcomes: string[] = [];
+  const clientAuthentications: string[] = [];
+  const deviceAuthorizations: DeviceAuthorization[] = [];
+  let taken = 0;
+  const deviceWaiters: ((authorization: DeviceAuthorization) => void)[] = [];
+  const machine = options.machineClient;
+  if (machine !== undefined) secrets.add(machine.clientSecret);
   const provider = new Provider(issuer, {
-    clients:
-      options.preRegistered === undefined
+    clients: [
+      ...(machine === undefined
+        ? []
+        : [
+            {
+              client_id: machine.clientId,
+              client_secret: machine.clientSecret,
+              grant_types: ['client_credentials'],
+              redirect_uris: [],
+              response_types: [],
+              token_endpoint_auth_method: machine.authMethod,
+            },
+          ]),
+      ...(options.preRegistered === undefined
         ? []
         : [
             {
@@ -192,7 +233,10 @@ export async function startOAuthSetup(options: OAuthSetupOptions = {}): Promise<
               response_types: ['code'],
               token_endpoint_auth_method: 'client_secret_basic',
             },
-          ],
+          ]),
+    ],
+    // A machine client authenticating by the form body: the metadata lists only that method, as such a server would.
+    ...(machine?.authMethod === 'client_secret_post' ? { clientAuthMethods: ['client_secret_post', 'none'] } : {}),
     cookies: { keys: ['fenbs-mcp-test-cookie-key'] },
     jwks: { keys: [SIGNING_KEY] },
     // A provider's own stores: a restarted authorization server knows nothing of the last one.
@@ -206,6 +250,8 @@ export async function startOAuthSetup(options: OAuthSetupOptions = {}): Promise<
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true },
+      deviceFlow: { enabled: options.deviceFlow !== undefined },
+      clientCredentials: { enabled: machine !== undefined },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => mcpUrl,
@@ -218,14 +264,39 @@ export async function startOAuthSetup(options: OAuthSetupOptions = {}): Promise<
     },
     issueRefreshToken: (_ctx: unknown, client: any) => options.noRefreshTokens !== true && client.grantTypeAllowed('refresh_token'),
     expiresWithSession: () => false,
-    ttl: { AccessToken: ttl, RefreshToken: 24 * 3600, Grant: 24 * 3600, Session: 24 * 3600, Interaction: 600, AuthorizationCode: 60 },
+    ttl: {
+      DeviceCode: options.deviceFlow?.codeTtlSeconds ?? 600,
+      ClientCredentials: ttl,
+      AccessToken: ttl,
+      RefreshToken: 24 * 3600,
+      Grant: 24 * 3600,
+      Session: 24 * 3600,
+      Interaction: 600,
+      AuthorizationCode: 60,
+    },
   });
   // Records what crosses the token endpoint, so tests can look for it where it must never be.
   provider.use(async (ctx: any, next: () => Promise<void>) => {
+    const authorization = String(ctx.headers.authorization ?? '');
     await next();
+    if (ctx.path === '/device/auth' && ctx.method === 'POST' && typeof ctx.body?.device_code === 'string') {
+      secrets.add(ctx.body.device_code);
+      ctx.body.interval = options.deviceFlow?.intervalSeconds;
+      const found = { userCode: ctx.body.user_code, verificationUri: ctx.body.verification_uri, verificationUriComplete: ctx.body.verification_uri_complete };
+      deviceAuthorizations.push(found);
+      const waiter = deviceWaiters.shift();
+      if (waiter !== undefined) {
+        taken++;
+        waiter(found);
+      }
+    }
     if (ctx.path === '/token' && ctx.method === 'POST') {
       const params = ctx.oidc?.params ?? {};
       grants.push(String(params.grant_type));
+      tokenOutcomes.push(typeof ctx.body?.error === 'string' ? ctx.body.error : 'issued');
+      if (params.grant_type === 'client_credentials') clientAuthentications.push(authorization.startsWith('Basic ') ? 'basic' : 'post');
+      if (typeof params.device_code === 'string') secrets.add(params.device_code);
+      if (typeof params.client_secret === 'string') secrets.add(params.client_secret);
       for (const key of ['code', 'code_verifier', 'refresh_token']) if (typeof params[key] === 'string') secrets.add(params[key]);
       const body = ctx.body ?? {};
       for (const key of ['access_token', 'refresh_token', 'id_token']) if (typeof body[key] === 'string') secrets.add(body[key]);
@@ -275,7 +346,10 @@ export async function startOAuthSetup(options: OAuthSetupOptions = {}): Promise<
       const body = await readBody(req);
       const header = req.headers.authorization;
       const token = header?.startsWith('Bearer ') === true ? header.slice(7) : undefined;
-      const found = token === undefined || expired.has(token) || options.refuseEveryToken === true ? undefined : await provider.AccessToken.find(token);
+      const found =
+        token === undefined || expired.has(token) || options.refuseEveryToken === true
+          ? undefined
+          : ((await provider.AccessToken.find(token)) ?? (await provider.ClientCredentials.find(token)));
       if (found === undefined || found.aud !== mcpUrl) {
         // authorization §Error Handling: 401 with the resource metadata URL and the scope needed.
         res
@@ -312,6 +386,11 @@ export async function startOAuthSetup(options: OAuthSetupOptions = {}): Promise<
     secrets,
     accepted,
     grants,
+    tokenOutcomes,
+    clientAuthentications,
+    deviceAuthorizations,
+    nextDeviceAuthorization: () =>
+      taken < deviceAuthorizations.length ? Promise.resolve(deviceAuthorizations[taken++]!) : new Promise((resolve) => deviceWaiters.push(resolve)),
     expireAccessTokens: () => {
       for (const token of seen) expired.add(token);
     },
@@ -339,7 +418,11 @@ export interface ScriptedAuthorization {
  * whose metadata is a minimal valid document (PKCE S256, registration) overridden by `metadata(origin)`:
  * a hostile or misconfigured authorization server in a few lines.
  */
-export async function startScriptedAuthorization(metadata: (origin: string) => Record<string, unknown>): Promise<ScriptedAuthorization> {
+export async function startScriptedAuthorization(
+  metadata: (origin: string) => Record<string, unknown>,
+  /** Answers a request the script handles (a device or token endpoint, say) as `{ status, body }`, or undefined to pass it on. */
+  route?: (method: string, path: string, form: URLSearchParams, origin: string) => { status: number; body: unknown } | undefined,
+): Promise<ScriptedAuthorization> {
   const requests: string[] = [];
   const server = createServer();
   const origin = `http://127.0.0.1:${await listen(server)}`;
@@ -348,9 +431,14 @@ export async function startScriptedAuthorization(metadata: (origin: string) => R
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? '/', origin).pathname;
     requests.push(`${req.method} ${path}`);
-    req.resume();
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (text += chunk));
     req.on('end', () => {
-      if (req.method === 'POST' && path === '/mcp') {
+      const scripted = route?.(req.method ?? 'GET', path, new URLSearchParams(text), origin);
+      if (scripted !== undefined) {
+        json(res, scripted.status, scripted.body);
+      } else if (req.method === 'POST' && path === '/mcp') {
         res
           .writeHead(401, {
             'www-authenticate': `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"`,

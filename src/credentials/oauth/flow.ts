@@ -8,6 +8,8 @@ import { startCallbackServer, type CallbackServer } from './callback-server.js';
 import { reasonOf, type Discovered } from './discovery.js';
 import type { OAuthHttp } from './http.js';
 import type { OAuthSettings } from '../../config/oauth-settings.js';
+import { chooseClientAuthMethod } from './client-auth-method.js';
+import { withBearerDefault } from './token-type.js';
 import { issuedTokenProblem, type StoredClient, type StoredTokens } from './token-store.js';
 
 export const CLIENT_NAME = 'fenbs-mcp';
@@ -26,6 +28,8 @@ export interface FlowDeps {
   registerSecret: (secret: string) => void;
   /** Shows the sign-in URL (stderr), whatever happens to the browser. */
   showUrl: (url: string) => void;
+  /** Shows the device grant's verification URI and user code (stderr, never stdout). */
+  showDeviceCode: (text: string) => void;
   openBrowser: (url: string) => void;
   now: () => number;
 }
@@ -48,7 +52,7 @@ export class TokenRequestError extends Error {
 }
 
 /** Text from the authorization server, as a message may carry it: one line, controls visible, bounded. */
-function serverWords(text: string): string {
+export function serverWords(text: string): string {
   return toTerminalLine(text.length > MAX_SERVER_WORDS_CHARS ? `${text.slice(0, MAX_SERVER_WORDS_CHARS)}…` : text);
 }
 
@@ -61,7 +65,7 @@ const UNSENDABLE_HINT =
  * understand; a DPoP token, RFC 9449, needs a proof signed with a key this client does not hold),
  * or a token no Authorization header can carry (issuedTokenProblem).
  */
-function checkIssued(tokens: oauth.TokenEndpointResponse, what: string): void {
+export function checkIssued(tokens: oauth.TokenEndpointResponse, what: string): void {
   // oauth4webapi lowercases token_type (RFC 6749 §5.1: case-insensitive) and passes bearer and dpop.
   if (tokens.token_type !== 'bearer') throw unsendableType(tokens.token_type, what);
   for (const [name, token] of [
@@ -86,7 +90,7 @@ function unsendableType(type: string, what: string): TokenRequestError {
   );
 }
 
-function classifyTokenError(error: unknown, what: string): TokenRequestError {
+export function classifyTokenError(error: unknown, what: string): TokenRequestError {
   if (error instanceof TokenRequestError) return error;
   if (error instanceof oauth.ResponseBodyError) {
     const kind =
@@ -101,21 +105,31 @@ function classifyTokenError(error: unknown, what: string): TokenRequestError {
       { cause: error },
     );
   }
+  if (error instanceof oauth.WWWAuthenticateChallengeError) {
+    // RFC 6749 §5.2: a client authentication the server refuses may come as 401 with a challenge
+    // (oidc-provider does so for a wrong secret) rather than as a JSON error body.
+    const params = error.cause[0]?.parameters;
+    const code = params?.error ?? `HTTP ${error.status}`;
+    return new TokenRequestError(
+      error.status === 401 || code === 'invalid_client' ? 'invalid-client' : 'other',
+      `${what} refused: ${serverWords(code)}${params?.error_description === undefined ? '' : ` (${serverWords(params.error_description)})`}`,
+      { cause: error },
+    );
+  }
   // oauth4webapi refuses a token_type it does not know (MAC, anything else) before returning it.
   const body = error instanceof oauth.UnsupportedOperationError ? (error.cause as { body?: { token_type?: unknown } } | undefined)?.body : undefined;
   if (typeof body?.token_type === 'string') return unsendableType(body.token_type, what);
   return new TokenRequestError('other', `${what} failed: ${reasonOf(error)}`, { cause: error });
 }
 
-function toClient(stored: StoredClient): oauth.Client {
+export function toClient(stored: StoredClient): oauth.Client {
   return { client_id: stored.clientId };
 }
 
 /** RFC 6749 §2.3.1: client_secret_basic unless the server lists only client_secret_post. */
-function clientAuth(as: oauth.AuthorizationServer, stored: StoredClient): oauth.ClientAuth {
+export function clientAuth(as: oauth.AuthorizationServer, stored: StoredClient): oauth.ClientAuth {
   if (stored.clientSecret === undefined) return oauth.None();
-  const methods = as.token_endpoint_auth_methods_supported;
-  return methods !== undefined && !methods.includes('client_secret_basic') && methods.includes('client_secret_post')
+  return chooseClientAuthMethod(as.token_endpoint_auth_methods_supported) === 'client_secret_post'
     ? oauth.ClientSecretPost(stored.clientSecret)
     : oauth.ClientSecretBasic(stored.clientSecret);
 }
@@ -140,8 +154,9 @@ export async function obtainClient(
   deps: FlowDeps,
   as: oauth.AuthorizationServer,
   stored: StoredClient | undefined,
-  redirectUri: string,
+  redirectUri: string | undefined,
   signal: AbortSignal,
+  grantTypes: readonly string[] = ['authorization_code', 'refresh_token'],
 ): Promise<StoredClient> {
   const { settings } = deps;
   if (settings.clientId !== undefined) return { kind: 'pre-registered', clientId: settings.clientId, clientSecret: settings.clientSecret };
@@ -163,10 +178,10 @@ export async function obtainClient(
         // A native app on a loopback redirect (RFC 8252 §7.3); the MCP spec (2026-07-28) requires
         // application_type from DCR clients.
         application_type: 'native',
-        redirect_uris: [redirectUri],
+        // The device grant (RFC 8628) has no redirect: a client registered for it asks for none.
+        ...(redirectUri === undefined ? { response_types: [] } : { redirect_uris: [redirectUri], response_types: ['code'] }),
         // RFC 7591 §2 defaults to authorization_code alone, and then no refresh token is issued.
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
+        grant_types: [...grantTypes],
         token_endpoint_auth_method: 'none',
       },
       deps.http.options(new URL(as.registration_endpoint), signal),
@@ -293,7 +308,7 @@ export async function signIn(deps: FlowDeps, request: SignInRequest): Promise<Si
         ...deps.http.options(new URL(as.token_endpoint!), request.signal),
         additionalParameters: { resource: resource.href },
       });
-      tokens = await oauth.processAuthorizationCodeResponse(as, toClient(client), response);
+      tokens = await oauth.processAuthorizationCodeResponse(as, toClient(client), await withBearerDefault(response));
       // Before masking: a refused token is never used nor shown, and a huge one would slow every log line.
       checkIssued(tokens, 'the code exchange');
       registerTokens(deps, tokens);
@@ -313,7 +328,7 @@ export async function signIn(deps: FlowDeps, request: SignInRequest): Promise<Si
   }
 }
 
-function registerTokens(deps: FlowDeps, tokens: oauth.TokenEndpointResponse): void {
+export function registerTokens(deps: FlowDeps, tokens: oauth.TokenEndpointResponse): void {
   deps.registerSecret(tokens.access_token);
   if (tokens.refresh_token !== undefined) deps.registerSecret(tokens.refresh_token);
   if (tokens.id_token !== undefined) deps.registerSecret(tokens.id_token);
@@ -361,7 +376,7 @@ export async function refreshTokens(
       ...deps.http.options(new URL(as.token_endpoint!), signal),
       additionalParameters: { resource: resource.href },
     });
-    const tokens = await oauth.processRefreshTokenResponse(as, toClient(client), response);
+    const tokens = await oauth.processRefreshTokenResponse(as, toClient(client), await withBearerDefault(response));
     checkIssued(tokens, 'the token refresh');
     registerTokens(deps, tokens);
     return toStoredTokens(tokens, deps.now(), previous);

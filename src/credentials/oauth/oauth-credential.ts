@@ -20,6 +20,8 @@ import {
   type Discovered,
 } from './discovery.js';
 import { LockTimeoutError, withFileLock } from './file-lock.js';
+import { clientCredentialsToken } from './client-credentials.js';
+import { deviceSignIn } from './device-flow.js';
 import { refreshTokens, SignInError, signIn, TokenRequestError, type FlowDeps, type SignInResult } from './flow.js';
 import { createOAuthHttp } from './http.js';
 import type { OAuthSettings } from '../../config/oauth-settings.js';
@@ -164,6 +166,7 @@ export class OAuthCredential implements Credential {
         options.writeStderr(
           `fenbs-mcp: sign in to ${maskUrl(options.url)} in your browser. If no browser opened, open this URL:\n\n  ${toTerminalLine(url)}\n\n`,
         ),
+      showDeviceCode: (text) => options.writeStderr(text),
       openBrowser:
         options.openBrowser ??
         ((url) =>
@@ -179,7 +182,8 @@ export class OAuthCredential implements Credential {
     const tokens = this.#current?.tokens;
     if (tokens === undefined) return undefined;
     const at = refreshAt(tokens);
-    if (at !== undefined && this.#now() >= at && tokens.refreshToken !== undefined && this.#renewal === undefined && !this.#closing.signal.aborted) {
+    const renewable = tokens.refreshToken !== undefined || this.#options.settings.grant === 'client-credentials';
+    if (at !== undefined && this.#now() >= at && renewable && this.#renewal === undefined && !this.#closing.signal.aborted) {
       // Ahead of expiry, in the background: this request still goes with the current token.
       this.#start(true, () => this.#work('refresh-only', undefined, tokens.accessToken));
     }
@@ -374,6 +378,32 @@ export class OAuthCredential implements Credential {
   }
 
   /**
+   * A new token by the client credentials grant, at start, ahead of expiry and after a 401 alike: no
+   * person is involved, so nothing waits for one. A refused client authentication is recorded as a
+   * failed sign-in, so the quiet period stops every later request from asking again with the same
+   * wrong secret (one error each, no retry loop at the token endpoint).
+   */
+  async #machineToken(discovered: Discovered, issuer: string, resource: string, client: StoredClient | undefined, scope: string | undefined): Promise<boolean> {
+    const { clientId, clientSecret } = this.#options.settings;
+    const machine: StoredClient = client ?? { kind: 'pre-registered', clientId: clientId!, clientSecret };
+    let tokens: StoredTokens;
+    try {
+      tokens = await clientCredentialsToken(this.#flow, discovered, machine, scope ?? discovered.scopesSupported?.join(' '), this.#closing.signal);
+    } catch (error) {
+      if (isBridgeError(error) && error.cause instanceof TokenRequestError && error.cause.kind === 'invalid-client') {
+        this.#recordSignIn(issuer, resource, { at: this.#now(), outcome: 'failed', stepUp: false });
+      }
+      throw error;
+    }
+    this.#lastAction = 'signed-in';
+    const keep: StoredClient = { kind: 'pre-registered', clientId: machine.clientId };
+    this.#save(() => this.store.update(issuer, resource, () => ({ resource, client: keep, tokens })));
+    this.#adopt(issuer, tokens);
+    this.#options.logger.info('OAuth token obtained with the client credentials grant');
+    return true;
+  }
+
+  /**
    * Why no interactive sign-in may start now, or undefined when one may: one ran within
    * SIGN_IN_QUIET_MS. `login` is the user asking at the terminal and is not held; a step-up for
    * wider scopes may follow a completed sign-in once (authorization §Scope Challenge Handling).
@@ -404,7 +434,10 @@ export class OAuthCredential implements Credential {
     const what: Record<Exclude<SignInOutcome, 'signed-in'>, string> = {
       denied: `the sign-in ${when} was denied`,
       timeout: `the sign-in ${when} did not complete within the login timeout`,
-      failed: `the sign-in ${when} failed`,
+      failed:
+        this.#options.settings.grant === 'client-credentials'
+          ? `the authorization server refused this client's authentication ${when} (client credentials grant)`
+          : `the sign-in ${when} failed`,
       started: `a sign-in started ${when} (by this or another fenbs-mcp) and did not finish`,
     };
     return new BridgeError('AUTH_REQUIRED', what[last.outcome], { hint: next });
@@ -444,10 +477,10 @@ export class OAuthCredential implements Credential {
           return true;
         }
         // A sign-in `started` may still be running in the bridge holding the lock: that one is waited for.
-        const refusal =
-          tokens?.refreshToken === undefined && contents.lastSignIn?.outcome !== 'started'
-            ? this.#quietRefusal(mode, contents.lastSignIn, sent, tokens)
-            : undefined;
+        // A machine client asks again at once, unless its own credentials were just refused.
+        const machine = this.#options.settings.grant === 'client-credentials';
+        const held = machine ? this.#latestSignIn(contents.lastSignIn)?.outcome === 'failed' : contents.lastSignIn?.outcome !== 'started';
+        const refusal = tokens?.refreshToken === undefined && held ? this.#quietRefusal(mode, contents.lastSignIn, sent, tokens) : undefined;
         if (refusal !== undefined) throw refusal;
       }
       // A refresh reuses the issuer in the cache; a renewal follows the server's challenge.
@@ -484,6 +517,7 @@ export class OAuthCredential implements Credential {
             );
           }
         }
+        if (this.#options.settings.grant === 'client-credentials') return this.#machineToken(discovered, issuer, resource, client, bearer?.scope);
         if (mode === 'refresh-only') return false;
         const refusal = this.#quietRefusal(mode, contents.lastSignIn, sent, cached);
         if (refusal !== undefined) throw refusal;
@@ -535,6 +569,17 @@ export class OAuthCredential implements Credential {
     const onClient = (obtained: StoredClient) => {
       if (obtained.kind === 'registered') this.#save(() => this.store.update(issuer, resource, (old) => ({ ...old, client: obtained })));
     };
+    if (this.#options.settings.grant === 'device-code') {
+      return deviceSignIn(this.#flow, {
+        discovered,
+        scope,
+        storedClient: client,
+        preferredPort: undefined,
+        signal,
+        onClient,
+        server: maskUrl(this.#options.url),
+      });
+    }
     try {
       return await signIn(this.#flow, { discovered, scope, storedClient: client, preferredPort, signal, onClient });
     } catch (error) {

@@ -152,6 +152,30 @@ describe('a command line a newcomer might type', () => {
       'put it in the environment: FENBS_TOKEN=<token> fenbs-mcp (in a desktop config, the "env" block), or use --token-file <path>',
     ],
     [
+      '--oauth-client-secret with a value',
+      ['--url', 'https://example.com/mcp', '--oauth-client-secret', 'cli-secret-value'],
+      /^fenbs-mcp: --oauth-client-secret is not an option: a client secret on the command line shows up in process lists/m,
+      'put it in the environment: FENBS_MCP_OAUTH_CLIENT_SECRET=<secret> fenbs-mcp',
+    ],
+    [
+      '--oauth-client-secret=value',
+      ['--url', 'https://example.com/mcp', '--oauth-client-secret=cli-secret-value'],
+      /^fenbs-mcp: --oauth-client-secret is not an option/m,
+      'put it in the environment: FENBS_MCP_OAUTH_CLIENT_SECRET=<secret> fenbs-mcp (in a desktop config, the "env" block), or use --oauth-client-secret-file <path>',
+    ],
+    [
+      '--oauth-client-credentials without a client secret',
+      ['--url', 'https://example.com/mcp', '--oauth-client-credentials', '--oauth-client-id', 'ci'],
+      /^fenbs-mcp: --oauth-client-credentials needs a confidential client: --oauth-client-id and its secret in FENBS_MCP_OAUTH_CLIENT_SECRET/m,
+      'FENBS_MCP_OAUTH_CLIENT_SECRET=… fenbs-mcp --oauth-client-credentials --oauth-client-id <id>',
+    ],
+    [
+      'both machine grants at once',
+      ['--url', 'https://example.com/mcp', '--oauth-device-code', '--oauth-client-credentials'],
+      /^fenbs-mcp: --oauth-device-code and --oauth-client-credentials are two ways to get a token: pick one/m,
+      'fenbs-mcp --oauth-device-code (a person approves) or --oauth-client-credentials (no person)',
+    ],
+    [
       'a URL without its scheme',
       ['--url', 'localhost:3000/mcp'],
       /^fenbs-mcp: --url: the URL must start with https:\/\/ or http:\/\//m,

@@ -113,6 +113,24 @@ describe('discovery', () => {
     expect(isResourceFor(new URL('https://b.example/v1/mcp'), server)).toBe(false);
   });
 
+  it('refuses an authorization server whose metadata has no code_challenge_methods_supported at all', async () => {
+    const origin = await serve((req, res, origin) => {
+      const body =
+        req.url === '/.well-known/oauth-protected-resource/mcp'
+          ? { resource: `${origin}/mcp`, authorization_servers: [origin] }
+          : req.url === '/.well-known/oauth-authorization-server'
+            ? { issuer: origin, authorization_endpoint: `${origin}/auth`, token_endpoint: `${origin}/token` }
+            : undefined;
+      if (body === undefined) res.writeHead(404).end();
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    });
+    const http = createOAuthHttp(dispatcher(), false);
+    await expect(discover(http, new URL(`${origin}/mcp`), await parseBearerChallenge('Bearer'), AbortSignal.timeout(5000))).rejects.toMatchObject({
+      code: 'AUTH_REQUIRED',
+      message: expect.stringMatching(/does not advertise PKCE with S256/),
+    });
+  });
+
   it('refuses an authorization server that does not advertise PKCE S256', async () => {
     const origin = await serve((req, res, origin) => {
       const body =
@@ -828,6 +846,7 @@ describe('client id order', () => {
   const deps = (settings: object): FlowDeps => ({
     http: createOAuthHttp(dispatcher(), false),
     settings: {
+      grant: 'authorization-code',
       clientId: undefined,
       clientSecret: undefined,
       issuer: undefined,
@@ -838,6 +857,7 @@ describe('client id order', () => {
     },
     registerSecret: () => undefined,
     showUrl: () => undefined,
+    showDeviceCode: () => undefined,
     openBrowser: () => undefined,
     now: Date.now,
   });
@@ -1118,6 +1138,7 @@ describe('a server whose authorization server changes between calls', () => {
     const deps = (iss: string | undefined): FlowDeps => ({
       http: createOAuthHttp(dispatcher(), false),
       settings: {
+        grant: 'authorization-code',
         clientId: undefined,
         clientSecret: undefined,
         issuer: undefined,
@@ -1127,6 +1148,7 @@ describe('a server whose authorization server changes between calls', () => {
       },
       registerSecret: () => undefined,
       showUrl: () => undefined,
+      showDeviceCode: () => undefined,
       now: Date.now,
       openBrowser: (url) => {
         const auth = new URL(url);
@@ -1367,6 +1389,7 @@ describe('sign-in steps against a scripted authorization server', () => {
       secrets,
       http: createOAuthHttp(dispatcher(), false),
       settings: {
+        grant: 'authorization-code',
         clientId: undefined,
         clientSecret: undefined,
         issuer: undefined,
@@ -1377,6 +1400,7 @@ describe('sign-in steps against a scripted authorization server', () => {
       },
       registerSecret: (s) => secrets.push(s),
       showUrl: () => undefined,
+      showDeviceCode: () => undefined,
       now: () => 0,
       openBrowser: (url) => {
         const auth = new URL(url);
@@ -1489,6 +1513,11 @@ describe('sign-in steps against a scripted authorization server', () => {
       AbortSignal.timeout(5000),
     );
   };
+
+  it('reads a token response without token_type as Bearer, from the code exchange and from a refresh, as openauth sends it (RFC 6749 §5.1 made lenient)', async () => {
+    expect((await signInWith({ token_type: undefined })).tokens.accessToken).toBe('at-value-1234');
+    expect((await refreshWith({ token_type: undefined })).accessToken).toBe('at-value-1234');
+  });
 
   it('refuses a token whose type is not Bearer (compared case-insensitively), from the code exchange and from a refresh, naming the type (RFC 6749 §7.1, RFC 9449)', async () => {
     expect((await signInWith({ token_type: 'BeArEr' })).tokens.accessToken).toBe('at-value-1234');
