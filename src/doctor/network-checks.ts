@@ -39,7 +39,7 @@ export function tryTls(
   config: BridgeConfig,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<{ ok: boolean; detail: string; hint: string }> {
-  const ca = trustedCas({ caFile: config.caFile, env });
+  const ca = trustedCas({ caFile: config.caFile, useSystemCa: config.useSystemCa, env });
   return new Promise((resolve) => {
     const options: ConnectionOptions = { host, port, timeout: config.connectTimeoutMs };
     if (isIP(host) === 0) options.servername = host;

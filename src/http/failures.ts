@@ -11,6 +11,15 @@ export interface FailureContext {
 
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|ERR_OSSL_|HOSTNAME_MISMATCH)/;
 
+/**
+ * Alerts a server sends about the client's certificate (RFC 8446 §6.2; RFC 5246 §7.2.2): the
+ * client reports its own verdicts on the server's certificate with local codes (CERT_*,
+ * UNABLE_TO_*), so a received one of these is about the certificate the bridge sent, or did not.
+ */
+const CLIENT_CERTIFICATE_REQUIRED = /^ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED$/;
+const CLIENT_CERTIFICATE_REFUSED =
+  /^ERR_SSL_(?:TLSV1_ALERT_UNKNOWN_CA|SSLV3_ALERT_BAD_CERTIFICATE|SSLV3_ALERT_UNSUPPORTED_CERTIFICATE|SSLV3_ALERT_CERTIFICATE_REVOKED|SSLV3_ALERT_CERTIFICATE_EXPIRED|SSLV3_ALERT_CERTIFICATE_UNKNOWN|TLSV1_ALERT_ACCESS_DENIED)$/;
+
 function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
@@ -41,6 +50,22 @@ export function toBridgeError(error: unknown, signal: AbortSource | undefined, c
   const proxyNote = context.proxy === undefined ? '' : ` (through the proxy ${redactUserinfo(context.proxy)})`;
   const base = { cause: code ?? detail };
 
+  if (code !== undefined && CLIENT_CERTIFICATE_REQUIRED.test(code)) {
+    return new BridgeError(
+      'REMOTE_TLS',
+      `${where} requires TLS client authentication: it asked for a client certificate and got none (TLS alert certificate_required)`,
+      {
+        ...base,
+        hint: "the server requires a TLS client certificate: pass --client-cert <pem> and --client-key <pem> (an encrypted key's passphrase in FENBS_MCP_CLIENT_KEY_PASSPHRASE)",
+      },
+    );
+  }
+  if (code !== undefined && CLIENT_CERTIFICATE_REFUSED.test(code)) {
+    return new BridgeError('REMOTE_TLS', `${where} refused the TLS client certificate: TLS client authentication failed (${code})`, {
+      ...base,
+      hint: 'the server does not accept the certificate in --client-cert: use one issued by a CA the server trusts, not expired, or ask its operator which it accepts',
+    });
+  }
   if (code !== undefined && TLS_CODES.test(code)) {
     return new BridgeError('REMOTE_TLS', `TLS with ${where} failed: ${detail}`, {
       ...base,
