@@ -7,6 +7,8 @@ import { redactUserinfo } from './dispatcher.js';
 export interface FailureContext {
   url: URL;
   proxy?: string | undefined;
+  /** The --client-cert file the connection presented, if any. */
+  clientCertificate?: string | undefined;
 }
 
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|ERR_OSSL_|HOSTNAME_MISMATCH)/;
@@ -132,7 +134,12 @@ export function toBridgeError(error: unknown, signal: AbortSource | undefined, c
     case 'ERR_STREAM_PREMATURE_CLOSE':
       return new BridgeError('REMOTE_CONNECTION_LOST', `the connection to ${where} broke: ${detail}`, {
         ...base,
-        hint: 'the server or a proxy closed the connection; retry, and check the server logs',
+        // A server that refuses a client certificate may just close the connection, with no TLS
+        // alert to say so (node:https does, with rejectUnauthorized): the likeliest cause is named.
+        hint:
+          context.clientCertificate === undefined
+            ? 'the server or a proxy closed the connection; retry, and check the server logs'
+            : `the server or a proxy closed the connection; if the server checks TLS client certificates, it may have refused the one in --client-cert ${context.clientCertificate} (TLS client authentication): check it is issued by a CA the server trusts`,
       });
     case 'Z_DATA_ERROR':
     case 'Z_BUF_ERROR':
