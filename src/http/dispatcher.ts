@@ -1,4 +1,4 @@
-// The one keep-alive undici dispatcher of a run: direct or through the environment's proxy, with the CAs the run trusts.
+// The one keep-alive undici dispatcher of a run: direct or through the environment's proxy, with the CAs the run trusts and the client certificate.
 
 import { readFileSync } from 'node:fs';
 import type { LookupFunction } from 'node:net';
