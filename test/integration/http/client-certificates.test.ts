@@ -71,3 +71,29 @@ describe('the --client-cert and --client-key checks at start', () => {
     expect(config.clientCertificate!.validTo.getTime()).toBeGreaterThan(0);
   });
 });
+
+describe('doctor with a client certificate', () => {
+  it('passes against a server that demands one, showing its subject and expiry and the CA store', async () => {
+    const { runDoctor } = await import('../../../src/doctor/doctor.js');
+    const { startMcpServer } = await import('../../helpers/hardening-servers.js');
+    const certs = createTestCertificates();
+    const client = createClientCertificates(certs);
+    const server = await startMcpServer({
+      tls: { key: certs.key, cert: certs.cert, ca: readFileSync(certs.caFile, 'utf8'), requestCert: true, rejectUnauthorized: true },
+    });
+    try {
+      const config = createConfig({
+        options: { url: server.url.href, caFile: certs.caFile, clientCert: client.certFile, clientKey: client.keyFile },
+        env: {},
+        readTextFile: (path) => readFileSync(path, 'utf8'),
+      });
+      const report = await runDoctor(config, {});
+      const check = (name: string) => report.checks.find((c) => c.name === name);
+      expect(check('client cert')).toMatchObject({ ok: true, detail: expect.stringMatching(/^CN=fenbs-mcp test client, valid until \d{4}-/) });
+      expect(check('tls')!.detail).toMatch(/; CA store: Node's bundled roots \+ --ca-file$/);
+      expect(report.ok).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+});
