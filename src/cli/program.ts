@@ -88,7 +88,7 @@ function addConnectionOptions(command: Command): Command {
     .option('--max-line-bytes <n>', 'largest stdin line accepted, in bytes (default 67108864 = 64 MiB)')
     .option('--max-message-bytes <n>', 'largest reply message accepted, in bytes (default 67108864 = 64 MiB)')
     .option('--ca-file <pem>', 'also trust the CA certificates in this PEM file (added to the store in use)')
-    .option('--use-system-ca', "also trust the operating system's CA store (Node 22.15+ / 23.8+ / 24+)")
+    .option('--use-system-ca', "also trust the operating system's CA store (Node 22.15+, 23.10+ or 24+)")
     .option('--client-cert <pem>', 'TLS client certificate (a chain is sent whole) for servers that ask for one; needs --client-key')
     .option('--client-key <pem>', 'private key of --client-cert (passphrase of an encrypted key in env FENBS_MCP_CLIENT_KEY_PASSPHRASE)')
     .option('--allow-http', 'allow sending the token over plain http:// to a non-loopback host')

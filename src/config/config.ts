@@ -486,7 +486,7 @@ function refuseUnsendableToken(token: string, source: string): void {
 
 /**
  * Whether this Node can read the operating system's trust store: tls.getCACertificates came with
- * the system store (Node 22.15, 23.8); before it, --use-system-ca would silently do nothing.
+ * the system store API (Node 22.15, 23.10); before it, --use-system-ca would silently do nothing.
  */
 function hasSystemStore(): boolean {
   return typeof (requireBuiltin('node:tls') as typeof Tls & { getCACertificates?: unknown }).getCACertificates === 'function';
@@ -580,7 +580,7 @@ export function createConfig({ options, env, readTextFile, nodeVersion }: Config
   const useSystemCa = options.useSystemCa === true;
   if (useSystemCa && !hasSystemStore()) {
     throw new UsageError(
-      `--use-system-ca needs Node 22.15 or newer (23.8 or newer on the 23 line, or any 24+)${nodeVersion === undefined ? '' : `; this is Node ${nodeVersion}`}`,
+      `--use-system-ca needs Node 22.15 or newer (23.10 or newer on the 23 line, or any 24+)${nodeVersion === undefined ? '' : `; this is Node ${nodeVersion}`}`,
       'upgrade Node, or export the corporate CA to a PEM file and pass --ca-file <pem>',
     );
   }

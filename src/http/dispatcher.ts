@@ -74,7 +74,7 @@ export function proxyFor(url: URL, env: RemoteOptions['env']): string | undefine
   return proxy;
 }
 
-/** tls.getCACertificates (Node 22.15, 23.8): absent from the Node 20 typings this code is checked against. */
+/** tls.getCACertificates (Node 22.15, 23.10): absent from the Node 20 typings this code is checked against. */
 interface NewerTls {
   getCACertificates?: (type: 'default' | 'system' | 'bundled' | 'extra') => string[];
 }

@@ -12,7 +12,7 @@ import { defineClientCertificateSuite } from '../suites/client-certificates.js';
 defineClientCertificateSuite(spawnedMode);
 
 const call = { jsonrpc: '2.0', id: 'q', method: 'tools/call', params: { name: 'q', arguments: {} } };
-// tls.getCACertificates came with the system store (Node 22.15, 23.8): what the bridge checks for.
+// tls.getCACertificates came with the system store API (Node 22.15, 23.10): what the bridge checks for.
 const hasSystemStore = typeof (tls as { getCACertificates?: unknown }).getCACertificates === 'function';
 
 describe('the start-up checks of the built bin', () => {
@@ -67,6 +67,6 @@ describe.runIf(process.platform === 'linux')('--use-system-ca', () => {
   it.runIf(!hasSystemStore)('is refused with exit 2 on a Node without the system store, naming the version it needs', async () => {
     const bridge = spawnedMode.start(['--url', 'https://127.0.0.1:1/mcp', '--use-system-ca']);
     expect(await bridge.exitCode).toBe(2);
-    expect(bridge.stderr()).toContain(`--use-system-ca needs Node 22.15 or newer (23.8 or newer on the 23 line, or any 24+); this is Node ${process.version}`);
+    expect(bridge.stderr()).toContain(`--use-system-ca needs Node 22.15 or newer (23.10 or newer on the 23 line, or any 24+); this is Node ${process.version}`);
   });
 });
