@@ -390,6 +390,10 @@ export interface ClientCertificates {
   /** A client certificate and key issued by the other CA, which the server does not trust. */
   foreignCertFile: string;
   foreignKeyFile: string;
+  /** A leaf issued by an intermediate CA, in a file followed by that intermediate; its key; the leaf alone. */
+  chainCertFile: string;
+  chainKeyFile: string;
+  chainLeafOnlyFile: string;
 }
 
 /** Client certificates (extendedKeyUsage clientAuth) next to `certificates`, made with openssl. */
@@ -421,6 +425,45 @@ export function createClientCertificates(certificates: TestCertificates): Client
       'client.ext',
     );
   }
+  // A chain: the leaf from an intermediate CA, the file holding both (the server trusts only the root).
+  writeFileSync(join(dir, 'intermediate.ext'), 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n');
+  openssl('req', ...ecKey, '-keyout', 'intermediate.key', '-out', 'intermediate.csr', '-subj', '/CN=fenbs-mcp test intermediate');
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    'intermediate.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'intermediate.pem',
+    '-days',
+    '2',
+    '-extfile',
+    'intermediate.ext',
+  );
+  openssl('req', ...ecKey, '-keyout', 'chained.key', '-out', 'chained.csr', '-subj', '/CN=fenbs-mcp test chained');
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    'chained.csr',
+    '-CA',
+    'intermediate.pem',
+    '-CAkey',
+    'intermediate.key',
+    '-CAcreateserial',
+    '-out',
+    'chained-leaf.pem',
+    '-days',
+    '2',
+    '-extfile',
+    'client.ext',
+  );
+  writeFileSync(join(dir, 'chained.pem'), readFileSync(join(dir, 'chained-leaf.pem'), 'utf8') + readFileSync(join(dir, 'intermediate.pem'), 'utf8'));
   const passphrase = 'correct horse battery staple';
   openssl('pkcs8', '-topk8', '-in', 'client.key', '-out', 'client-encrypted.key', '-v2', 'aes-256-cbc', '-passout', `pass:${passphrase}`);
   openssl('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-out', 'other.key');
@@ -432,6 +475,9 @@ export function createClientCertificates(certificates: TestCertificates): Client
     otherKeyFile: join(dir, 'other.key'),
     foreignCertFile: join(dir, 'foreign.pem'),
     foreignKeyFile: join(dir, 'foreign.key'),
+    chainCertFile: join(dir, 'chained.pem'),
+    chainKeyFile: join(dir, 'chained.key'),
+    chainLeafOnlyFile: join(dir, 'chained-leaf.pem'),
   };
 }
 

@@ -46,6 +46,13 @@ export function defineClientCertificateSuite(mode: BridgeMode): void {
       expect(reply.result).toEqual({ content: [{ type: 'text', text: 'ok q' }] });
     });
 
+    it('sends the whole chain of --client-cert: a leaf from an intermediate CA is accepted with the intermediate in the file, not without it', async () => {
+      const { reply } = await ask(['--client-cert', client.chainCertFile, '--client-key', client.chainKeyFile]);
+      expect(reply.result).toEqual({ content: [{ type: 'text', text: 'ok q' }] });
+      const leafOnly = await ask(['--client-cert', client.chainLeafOnlyFile, '--client-key', client.chainKeyFile]);
+      expect(leafOnly.reply.error).toBeDefined();
+    });
+
     it('answers through it with an encrypted key and its passphrase in FENBS_MCP_CLIENT_KEY_PASSPHRASE, which appears in no output at trace', async () => {
       const { reply, running } = await ask(['--client-cert', client.certFile, '--client-key', client.encryptedKeyFile, '--log-level', 'trace'], {
         FENBS_MCP_CLIENT_KEY_PASSPHRASE: client.passphrase,
