@@ -72,7 +72,15 @@ export type BridgeExit = 'input-ended' | 'signal' | 'output-closed' | 'input-fai
 export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   const { config, logger } = options;
   const warn = options.warn ?? ((message: string) => logger.warn(message));
-  const dispatcher = options.dispatcher ?? createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env: options.env });
+  const dispatcher =
+    options.dispatcher ??
+    createDispatcher({
+      connectTimeoutMs: config.connectTimeoutMs,
+      caFile: config.caFile,
+      useSystemCa: config.useSystemCa,
+      clientCertificate: config.clientCertificate,
+      env: options.env,
+    });
   // Before the first line is read: a token command runs once here, so requests go with its token.
   const credential =
     options.credential ??

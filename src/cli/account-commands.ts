@@ -32,7 +32,13 @@ const UNREACHABLE_CODES: ReadonlySet<string> = new Set(['REMOTE_UNREACHABLE', 'R
 export async function runAccountCommand(command: 'login' | 'logout', options: AccountCommandOptions): Promise<AccountOutcome> {
   const { config, writeStderr } = options;
   const server = maskUrl(config.url);
-  const dispatcher = createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env: options.env });
+  const dispatcher = createDispatcher({
+    connectTimeoutMs: config.connectTimeoutMs,
+    caFile: config.caFile,
+    useSystemCa: config.useSystemCa,
+    clientCertificate: config.clientCertificate,
+    env: options.env,
+  });
   const credential = new OAuthCredential({
     url: config.url,
     allowHttp: config.allowHttp,

@@ -72,6 +72,9 @@ function redactorFor(config: BridgeConfig, env: Readonly<Record<string, string |
     ...PROXY_VARIABLES.map((name) => proxyPassword(env[name])),
     ...named,
     ...config.headerSecrets.map((secret) => secret.value),
+    // The key's PEM text too: an OpenSSL error could quote it, and it must never reach a log.
+    config.clientCertificate?.passphrase,
+    config.clientCertificate?.key,
   ]);
 }
 
@@ -103,7 +106,7 @@ async function prepare(options: CliOptions, report: (message: string, fix?: stri
   const env = process.env;
   if (options.demo !== true) {
     try {
-      return { config: createConfig({ options, env, readTextFile: readBoundedTextFile }), env, demo: undefined };
+      return { config: createConfig({ options, env, readTextFile: readBoundedTextFile, nodeVersion: process.version }), env, demo: undefined };
     } catch (error) {
       if (error instanceof UsageError) return report(error.message, error.fix);
       throw error;

@@ -61,6 +61,7 @@ Environment:
   FENBS_MCP_LOG_LEVEL    log level when --log-level is not given
   HTTPS_PROXY, HTTP_PROXY, NO_PROXY   proxy settings (either case), honoured by default
   NODE_EXTRA_CA_CERTS    extra trusted CAs (PEM file); see also --ca-file
+  FENBS_MCP_CLIENT_KEY_PASSPHRASE  passphrase of an encrypted --client-key
 `;
 
 /** Gathers a repeatable option's values in order. */
@@ -87,7 +88,10 @@ function addConnectionOptions(command: Command): Command {
     )
     .option('--max-line-bytes <n>', 'largest stdin line accepted, in bytes (default 67108864 = 64 MiB)')
     .option('--max-message-bytes <n>', 'largest reply message accepted, in bytes (default 67108864 = 64 MiB)')
-    .option('--ca-file <pem>', 'also trust the CA certificates in this PEM file')
+    .option('--ca-file <pem>', 'also trust the CA certificates in this PEM file (added to the store in use)')
+    .option('--use-system-ca', "also trust the operating system's CA store (Node 22.15+, 23.10+ or 24+)")
+    .option('--client-cert <pem>', 'TLS client certificate (a chain is sent whole) for servers that ask for one; needs --client-key')
+    .option('--client-key <pem>', 'private key of --client-cert (passphrase of an encrypted key in env FENBS_MCP_CLIENT_KEY_PASSPHRASE)')
     .option('--allow-http', 'allow sending the token over plain http:// to a non-loopback host')
     .option('--oauth-client-id <id>', 'OAuth: a client id registered with the authorization server (secret in env FENBS_MCP_OAUTH_CLIENT_SECRET)')
     .option('--oauth-client-secret-file <path>', 'OAuth: read the client secret from this file')

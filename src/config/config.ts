@@ -10,6 +10,8 @@ import { UsageError } from '../core/errors.js';
 import { parseOAuthSettings, type OAuthRawOptions, type OAuthSettings } from './oauth-settings.js';
 import type { LevelWithSilent } from 'pino';
 import { parseToolPatterns, type ToolFilterOption } from './tool-patterns.js';
+import { checkClientCertificate, CLIENT_KEY_PASSPHRASE_ENV, type ClientCertificate } from './client-certificate.js';
+import type * as Tls from 'node:tls';
 
 export const DEFAULT_URL = 'https://fenbs.ai/api/mcp';
 export const DEFAULT_TOKEN_ENV = 'FENBS_TOKEN';
@@ -29,6 +31,8 @@ export const MAX_TIMEOUT_MS = 2_147_483_647;
 export const MAX_TOKEN_FILE_BYTES = 64 * 1024;
 /** Room for a full CA bundle (Mozilla's is about 250 KB) and more; a larger file is the wrong one. */
 export const MAX_CA_FILE_BYTES = 16 * 1024 * 1024;
+/** A client certificate chain or key file: a few kB each; a larger file is not one. */
+export const MAX_CLIENT_PEM_BYTES = 1024 * 1024;
 /** How long shutdown work (session DELETE) may take before the process goes anyway. */
 export const SHUTDOWN_GRACE_MS = 800;
 /** --keep-alive default: off. A ping is a request the server must handle, so it is sent only when asked for. */
@@ -101,6 +105,10 @@ export interface BridgeConfig {
   /** 2025 sessions: ping a session idle this long, in ms; 0 = never (see legacy-session.ts). */
   readonly keepAliveMs: number;
   readonly caFile: string | undefined;
+  /** --use-system-ca: trust the operating system's store too (Node's tls.getCACertificates('system')). */
+  readonly useSystemCa: boolean;
+  /** --client-cert / --client-key, checked; sent to the endpoint's origin only, never to a proxy. */
+  readonly clientCertificate: ClientCertificate | undefined;
   readonly allowHttp: boolean;
   readonly logLevel: LevelWithSilent;
   /** How stderr shows the logs; undefined = readable lines on a terminal, JSON otherwise. */
@@ -131,6 +139,9 @@ export interface RawOptions extends OAuthRawOptions {
   maxMessageBytes?: string | undefined;
   keepAlive?: string | undefined;
   caFile?: string | undefined;
+  useSystemCa?: boolean | undefined;
+  clientCert?: string | undefined;
+  clientKey?: string | undefined;
   allowHttp?: boolean | undefined;
   logLevel?: string | undefined;
   logFormat?: string | undefined;
@@ -412,6 +423,8 @@ export interface ConfigInputs {
    * than read more than `maxBytes`.
    */
   readTextFile: (path: string, maxBytes: number) => string;
+  /** The running Node's version (`v20.19.0`), for the message refusing --use-system-ca; absent in tests. */
+  nodeVersion?: string | undefined;
 }
 
 function readOptionFile(readTextFile: ConfigInputs['readTextFile'], option: string, path: string, maxBytes: number, fix?: string): string {
@@ -471,7 +484,33 @@ function refuseUnsendableToken(token: string, source: string): void {
     throw new UsageError(`the token from ${source} contains ${problem}, so it cannot be sent in an Authorization header`, bearerPrefixFix(token));
 }
 
-export function createConfig({ options, env, readTextFile }: ConfigInputs): BridgeConfig {
+/**
+ * Whether this Node can read the operating system's trust store: tls.getCACertificates came with
+ * the system store API (Node 22.15, 23.10); before it, --use-system-ca would silently do nothing.
+ */
+function hasSystemStore(): boolean {
+  return typeof (requireBuiltin('node:tls') as typeof Tls & { getCACertificates?: unknown }).getCACertificates === 'function';
+}
+
+/** --client-cert and --client-key: both or neither, read and checked as a pair. */
+function parseClientCertificate(options: RawOptions, env: ConfigInputs['env'], readTextFile: ConfigInputs['readTextFile']): ClientCertificate | undefined {
+  const { clientCert, clientKey } = options;
+  if (clientCert === undefined && clientKey === undefined) return undefined;
+  const fix = 'fenbs-mcp --client-cert client.pem --client-key client-key.pem';
+  if (clientCert === undefined || clientKey === undefined) {
+    throw new UsageError(
+      `${clientCert === undefined ? '--client-key' : '--client-cert'} needs ${clientCert === undefined ? '--client-cert' : '--client-key'} too: a client certificate is sent with its private key`,
+      fix,
+    );
+  }
+  const certPem = readOptionFile(readTextFile, '--client-cert', clientCert, MAX_CLIENT_PEM_BYTES, fix);
+  const keyPem = readOptionFile(readTextFile, '--client-key', clientKey, MAX_CLIENT_PEM_BYTES, fix);
+  // An empty variable is unset, as everywhere: a desktop config may pass a blank optional value.
+  const passphrase = env[CLIENT_KEY_PASSPHRASE_ENV] === '' ? undefined : env[CLIENT_KEY_PASSPHRASE_ENV];
+  return checkClientCertificate(clientCert, certPem, clientKey, keyPem, passphrase);
+}
+
+export function createConfig({ options, env, readTextFile, nodeVersion }: ConfigInputs): BridgeConfig {
   const tokenEnv = options.tokenEnv ?? DEFAULT_TOKEN_ENV;
   if (!TOKEN_CHARS.test(tokenEnv)) throw new UsageError(`--token-env expects a variable name, got "${tokenEnv}"`);
   const envToken = env[tokenEnv]?.trim() || undefined;
@@ -537,6 +576,15 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     }
   }
 
+  const clientCertificate = parseClientCertificate(options, env, readTextFile);
+  const useSystemCa = options.useSystemCa === true;
+  if (useSystemCa && !hasSystemStore()) {
+    throw new UsageError(
+      `--use-system-ca needs Node 22.15 or newer (23.10 or newer on the 23 line, or any 24+)${nodeVersion === undefined ? '' : `; this is Node ${nodeVersion}`}`,
+      'upgrade Node, or export the corporate CA to a PEM file and pass --ca-file <pem>',
+    );
+  }
+
   const allowHttp = options.allowHttp === true;
   // A proxy URL undici cannot use would fail the start with "Invalid URL": refused here, naming
   // the variable.
@@ -598,6 +646,8 @@ export function createConfig({ options, env, readTextFile }: ConfigInputs): Brid
     shutdownGraceMs: SHUTDOWN_GRACE_MS,
     keepAliveMs: parseKeepAlive(options.keepAlive),
     caFile: options.caFile,
+    useSystemCa,
+    clientCertificate,
     allowHttp,
     logLevel: logLevel as LevelWithSilent,
     logFormat: logFormat as LogFormat | undefined,

@@ -28,6 +28,7 @@ import { createDispatcher, proxyFor, redactUserinfo } from '../http/dispatcher.j
 import { type HttpExchange } from '../http/send.js';
 import { headerValue } from '../http/header-values.js';
 import { tryTcp, tryTls } from './network-checks.js';
+import { caStoreNote, clientCertificateCheck } from './tls-checks.js';
 import { checkSseTransport } from './sse-check.js';
 import { mayFallBack } from '../legacy-sse/transport-choice.js';
 import { legacySseHint, looksLikeSseUrl } from '../http/status-errors.js';
@@ -109,6 +110,9 @@ export async function runDoctor(
   add(credentialCheck(credential, unusedCredentialWarnings(config.credential)));
   const oauth = oauthCacheCheck(config, env);
   if (oauth !== undefined) add(oauth);
+  // Its own line only with a client certificate; the CA store is named on the tls line.
+  const client = clientCertificateCheck(config, Date.now());
+  if (client !== undefined) add(client);
   if (config.credential.kind === 'none' && config.oauth.grant !== 'authorization-code')
     begin('oauth grant', 'checking the OAuth grant with the authorization server');
   const grant = await oauthGrantCheck(config, env, (secret) => void redact.add(secret));
@@ -138,7 +142,11 @@ async function checkConnection(
   const port = Number(config.url.port || (config.url.protocol === 'https:' ? 443 : 80));
 
   if (proxy !== undefined) {
-    add({ name: 'network', ok: true, detail: `through the proxy ${redactUserinfo(proxy)} (DNS, TCP and TLS are checked by the request below)` });
+    add({
+      name: 'network',
+      ok: true,
+      detail: `through the proxy ${redactUserinfo(proxy)} (DNS, TCP and TLS are checked by the request below)${config.url.protocol === 'https:' ? caStoreNote(config, env) : ''}`,
+    });
   } else {
     if (isIP(host) === 0) {
       begin('dns', `resolving ${host}`);
@@ -155,11 +163,17 @@ async function checkConnection(
     if (config.url.protocol === 'https:') {
       begin('tls', `TLS handshake with ${host}:${port}`);
       const tls = await tryTls(host, port, config, env);
-      if (!add({ name: 'tls', ok: tls.ok, detail: tls.detail, ...(tls.ok ? {} : { hint: tls.hint }) })) return;
+      if (!add({ name: 'tls', ok: tls.ok, detail: `${tls.detail}${caStoreNote(config, env)}`, ...(tls.ok ? {} : { hint: tls.hint }) })) return;
     }
   }
 
-  const dispatcher = createDispatcher({ connectTimeoutMs: config.connectTimeoutMs, caFile: config.caFile, env });
+  const dispatcher = createDispatcher({
+    connectTimeoutMs: config.connectTimeoutMs,
+    caFile: config.caFile,
+    useSystemCa: config.useSystemCa,
+    clientCertificate: config.clientCertificate,
+    env,
+  });
   const endpoint = new Endpoint(config, dispatcher, env, credential);
   try {
     await probe(endpoint, config, report, add, begin, redact);

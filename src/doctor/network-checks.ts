@@ -39,11 +39,14 @@ export function tryTls(
   config: BridgeConfig,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<{ ok: boolean; detail: string; hint: string }> {
-  const ca = trustedCas({ caFile: config.caFile, env });
+  const ca = trustedCas({ caFile: config.caFile, useSystemCa: config.useSystemCa, env });
   return new Promise((resolve) => {
     const options: ConnectionOptions = { host, port, timeout: config.connectTimeoutMs };
     if (isIP(host) === 0) options.servername = host;
     if (ca !== undefined) options.ca = ca;
+    // The handshake the bridge makes: with the client certificate, so a TLS 1.2 server that demands one passes here too.
+    const client = config.clientCertificate;
+    if (client !== undefined) Object.assign(options, { cert: client.cert, key: client.key, passphrase: client.passphrase });
     const socket = connectTls(options);
     socket.once('secureConnect', () => {
       const cert = socket.getPeerCertificate();

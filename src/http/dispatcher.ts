@@ -1,10 +1,11 @@
-// The one keep-alive undici dispatcher of a run: direct or through the environment's proxy, with the CAs the run trusts.
+// The one keep-alive undici dispatcher of a run: direct or through the environment's proxy, with the CAs the run trusts and the client certificate.
 
 import { readFileSync } from 'node:fs';
 import type { LookupFunction } from 'node:net';
 import { createRequire } from 'node:module';
 import type * as Tls from 'node:tls';
 import { Agent, EnvHttpProxyAgent, type Dispatcher } from './undici-parts.js';
+import { alertKeepingConnector } from './alert-connector.js';
 
 /**
  * Connections to the endpoint at once; further requests wait in undici's queue. Kept well under
@@ -12,13 +13,17 @@ import { Agent, EnvHttpProxyAgent, type Dispatcher } from './undici-parts.js';
  */
 export const MAX_CONNECTIONS = 128;
 
-// node:tls costs start-up time and is needed here only with --ca-file;
+// node:tls costs start-up time and is needed here only with --ca-file or --use-system-ca;
 // undici loads it itself for the first https:// connection.
 const requireBuiltin = createRequire(import.meta.url);
 
 export interface RemoteOptions {
   connectTimeoutMs: number;
   caFile?: string | undefined;
+  /** --use-system-ca: the operating system's store joins the list (checked available by the config). */
+  useSystemCa?: boolean | undefined;
+  /** --client-cert / --client-key: presented to the endpoint's origin, never to a proxy. */
+  clientCertificate?: { cert: string; key: string; passphrase: string | undefined } | undefined;
   env: Readonly<Record<string, string | undefined>>;
   /** How a direct connection resolves a host name; dns.lookup when absent (tests send every name to loopback). */
   lookup?: LookupFunction | undefined;
@@ -69,22 +74,49 @@ export function proxyFor(url: URL, env: RemoteOptions['env']): string | undefine
   return proxy;
 }
 
-/** The CA list to pass as `ca`, or undefined for Node's own store. */
-export function trustedCas(options: Pick<RemoteOptions, 'caFile' | 'env'>): string[] | undefined {
-  if (options.caFile === undefined) return undefined; // Node's defaults, NODE_EXTRA_CA_CERTS included
-  // An explicit `ca` replaces Node's store, so rebuild it: bundled roots, the extra file Node
-  // would have added, and the user's file.
-  const { rootCertificates } = requireBuiltin('node:tls') as typeof Tls;
-  const cas = [...rootCertificates];
+/** tls.getCACertificates (Node 22.15, 23.10): absent from the Node 20 typings this code is checked against. */
+interface NewerTls {
+  getCACertificates?: (type: 'default' | 'system' | 'bundled' | 'extra') => string[];
+}
+
+type CaOptions = Pick<RemoteOptions, 'caFile' | 'useSystemCa' | 'env'>;
+
+/** The stores of a CA list, as doctor names them: "Node's bundled roots + NODE_EXTRA_CA_CERTS + system store + --ca-file". */
+export function caStoreName(options: CaOptions): string {
+  const parts = ["Node's bundled roots"];
+  const extra = options.env.NODE_EXTRA_CA_CERTS;
+  if (extra !== undefined && extra !== '') parts.push('NODE_EXTRA_CA_CERTS');
+  if (options.useSystemCa === true) parts.push('system store');
+  if (options.caFile !== undefined) parts.push('--ca-file');
+  return parts.join(' + ');
+}
+
+/**
+ * The CA list to pass as `ca`, or undefined for Node's own store. An explicit `ca` replaces
+ * Node's store, so with --ca-file or --use-system-ca it is rebuilt: every store in use is kept
+ * and the user's ones are added (the bundled roots, NODE_EXTRA_CA_CERTS, the system store when
+ * asked, then --ca-file).
+ */
+export function trustedCas(options: CaOptions): string[] | undefined {
+  if (options.caFile === undefined && options.useSystemCa !== true) return undefined; // Node's defaults, NODE_EXTRA_CA_CERTS included
+  const tls = requireBuiltin('node:tls') as typeof Tls & NewerTls;
+  const cas = [...tls.rootCertificates];
   const extra = options.env.NODE_EXTRA_CA_CERTS;
   if (extra !== undefined && extra !== '') {
-    try {
-      cas.push(readFileSync(extra, 'utf8'));
-    } catch {
-      // Node itself only warns about an unreadable NODE_EXTRA_CA_CERTS; do the same by ignoring it.
+    if (typeof tls.getCACertificates === 'function') {
+      // Node read that file at start (from its own environment); ask it rather than read again.
+      cas.push(...tls.getCACertificates('extra'));
+    } else {
+      try {
+        cas.push(readFileSync(extra, 'utf8'));
+      } catch {
+        // Node itself only warns about an unreadable NODE_EXTRA_CA_CERTS; do the same by ignoring it.
+      }
     }
   }
-  cas.push(readFileSync(options.caFile, 'utf8'));
+  // The config refused --use-system-ca on a Node without the system store.
+  if (options.useSystemCa === true) cas.push(...(tls.getCACertificates?.('system') ?? []));
+  if (options.caFile !== undefined) cas.push(readFileSync(options.caFile, 'utf8'));
   return cas;
 }
 
@@ -99,8 +131,14 @@ export function trustedCas(options: Pick<RemoteOptions, 'caFile' | 'env'>): stri
 export function createDispatcher(options: RemoteOptions): Dispatcher {
   const ca = trustedCas(options);
   const tls = ca === undefined ? {} : { ca };
+  const client = options.clientCertificate;
+  // Only the origin's handshake carries the client certificate: a proxy's TLS is its own (proxyTls below).
+  const clientTls =
+    client === undefined ? {} : { cert: client.cert, key: client.key, ...(client.passphrase === undefined ? {} : { passphrase: client.passphrase }) };
+  const connect = { timeout: options.connectTimeoutMs, ...tls, ...clientTls, ...(options.lookup === undefined ? {} : { lookup: options.lookup }) };
   const agentOptions = {
-    connect: { timeout: options.connectTimeoutMs, ...tls, ...(options.lookup === undefined ? {} : { lookup: options.lookup }) },
+    // A server that demands or refuses a client certificate says so in an alert after the handshake: keep it (alert-connector.ts).
+    connect: alertKeepingConnector(connect),
     headersTimeout: 0,
     bodyTimeout: 0,
     keepAliveTimeout: 30_000,
@@ -115,7 +153,7 @@ export function createDispatcher(options: RemoteOptions): Dispatcher {
   if (httpProxy === '' && httpsProxy === '') return new Agent(agentOptions);
   return new EnvHttpProxyAgent({
     ...agentOptions,
-    requestTls: { timeout: options.connectTimeoutMs, ...tls },
+    requestTls: { timeout: options.connectTimeoutMs, ...tls, ...clientTls },
     proxyTls: { timeout: options.connectTimeoutMs, ...tls },
     httpProxy,
     httpsProxy,

@@ -36,6 +36,7 @@ export class Endpoint {
   readonly #dispatcher: Dispatcher;
   readonly #baseHeaders: Record<string, string>;
   readonly #proxy: string | undefined;
+  readonly #clientCertificate: string | undefined;
 
   /** `credential` is what every request carries: createCredential makes it from the config. */
   constructor(
@@ -56,6 +57,7 @@ export class Endpoint {
     });
     this.#dispatcher = dispatcher;
     this.#proxy = proxyFor(config.url, env);
+    this.#clientCertificate = config.clientCertificate?.certFile;
     const headers: Record<string, string> = {};
     for (const [name, value] of config.extraHeaders) headers[name.toLowerCase()] = value;
     this.#baseHeaders = headers;
@@ -151,7 +153,7 @@ export class Endpoint {
 
   /** Classifies a failure seen while reading a reply, with the proxy named where one is used. */
   failure(error: unknown, signal: AbortSource | undefined): BridgeError {
-    return toBridgeError(error, signal, { url: this.url, proxy: this.#proxy });
+    return toBridgeError(error, signal, { url: this.url, proxy: this.#proxy, clientCertificate: this.#clientCertificate });
   }
 
   #send(

@@ -7,9 +7,20 @@ import { redactUserinfo } from './dispatcher.js';
 export interface FailureContext {
   url: URL;
   proxy?: string | undefined;
+  /** The --client-cert file the connection presented, if any. */
+  clientCertificate?: string | undefined;
 }
 
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|ERR_OSSL_|HOSTNAME_MISMATCH)/;
+
+/**
+ * Alerts a server sends about the client's certificate (RFC 8446 §6.2; RFC 5246 §7.2.2): the
+ * client reports its own verdicts on the server's certificate with local codes (CERT_*,
+ * UNABLE_TO_*), so a received one of these is about the certificate the bridge sent, or did not.
+ */
+const CLIENT_CERTIFICATE_REQUIRED = /^ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED$/;
+const CLIENT_CERTIFICATE_REFUSED =
+  /^ERR_SSL_(?:TLSV1_ALERT_UNKNOWN_CA|SSLV3_ALERT_BAD_CERTIFICATE|SSLV3_ALERT_UNSUPPORTED_CERTIFICATE|SSLV3_ALERT_CERTIFICATE_REVOKED|SSLV3_ALERT_CERTIFICATE_EXPIRED|SSLV3_ALERT_CERTIFICATE_UNKNOWN|TLSV1_ALERT_ACCESS_DENIED)$/;
 
 function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
@@ -41,6 +52,22 @@ export function toBridgeError(error: unknown, signal: AbortSource | undefined, c
   const proxyNote = context.proxy === undefined ? '' : ` (through the proxy ${redactUserinfo(context.proxy)})`;
   const base = { cause: code ?? detail };
 
+  if (code !== undefined && CLIENT_CERTIFICATE_REQUIRED.test(code)) {
+    return new BridgeError(
+      'REMOTE_TLS',
+      `${where} requires TLS client authentication: it asked for a client certificate and got none (TLS alert certificate_required)`,
+      {
+        ...base,
+        hint: "the server requires a TLS client certificate: pass --client-cert <pem> and --client-key <pem> (an encrypted key's passphrase in FENBS_MCP_CLIENT_KEY_PASSPHRASE)",
+      },
+    );
+  }
+  if (code !== undefined && CLIENT_CERTIFICATE_REFUSED.test(code)) {
+    return new BridgeError('REMOTE_TLS', `${where} refused the TLS client certificate: TLS client authentication failed (${code})`, {
+      ...base,
+      hint: 'the server does not accept the certificate in --client-cert: use one issued by a CA the server trusts, not expired, or ask its operator which it accepts',
+    });
+  }
   if (code !== undefined && TLS_CODES.test(code)) {
     return new BridgeError('REMOTE_TLS', `TLS with ${where} failed: ${detail}`, {
       ...base,
@@ -107,7 +134,12 @@ export function toBridgeError(error: unknown, signal: AbortSource | undefined, c
     case 'ERR_STREAM_PREMATURE_CLOSE':
       return new BridgeError('REMOTE_CONNECTION_LOST', `the connection to ${where} broke: ${detail}`, {
         ...base,
-        hint: 'the server or a proxy closed the connection; retry, and check the server logs',
+        // A server that refuses a client certificate may just close the connection, with no TLS
+        // alert to say so (node:https does, with rejectUnauthorized): the likeliest cause is named.
+        hint:
+          context.clientCertificate === undefined
+            ? 'the server or a proxy closed the connection; retry, and check the server logs'
+            : `the server or a proxy closed the connection; if the server checks TLS client certificates, it may have refused the one in --client-cert ${context.clientCertificate} (TLS client authentication): check it is issued by a CA the server trusts`,
       });
     case 'Z_DATA_ERROR':
     case 'Z_BUF_ERROR':

@@ -22,3 +22,9 @@ declare module 'undici/lib/api/index.js' {
   const api: Record<string, unknown>;
   export default api;
 }
+
+declare module 'undici/lib/core/connect.js' {
+  import type { buildConnector } from 'undici';
+  const build: typeof buildConnector;
+  export default build;
+}

@@ -5,6 +5,7 @@ import Dispatcher from 'undici/lib/dispatcher/dispatcher.js';
 import api from 'undici/lib/api/index.js';
 import Agent from 'undici/lib/dispatcher/agent.js';
 import EnvHttpProxyAgent from 'undici/lib/dispatcher/env-http-proxy-agent.js';
+import buildConnector from 'undici/lib/core/connect.js';
 
 // undici's index also loads fetch, WebSocket, caches and mocks, which cost start-up time and about
 // 7 MB in every process. Its one side effect the bridge needs is this: connect() (the proxy
@@ -25,5 +26,5 @@ import EnvHttpProxyAgent from 'undici/lib/dispatcher/env-http-proxy-agent.js';
 // - Run the whole `npm test` (the proxy, TLS and fault suites) and compare the bundle size.
 Object.assign(Dispatcher.prototype, api);
 
-export { Agent, EnvHttpProxyAgent };
+export { Agent, EnvHttpProxyAgent, buildConnector };
 export type { DispatcherType as Dispatcher };

@@ -42,7 +42,8 @@ export interface McpServerOptions {
   sessions?: boolean;
   /** false: every response carries `Connection: close`, so each request opens a new connection. */
   keepAlive?: boolean;
-  tls?: { key: string; cert: string };
+  /** node:https server options; `requestCert` with `ca` makes it demand a client certificate. */
+  tls?: { key: string; cert: string; ca?: string; requestCert?: boolean; rejectUnauthorized?: boolean };
   /** Listen on this port (a server coming back where it was). */
   port?: number;
 }
@@ -375,6 +376,108 @@ export function createTestCertificates(): TestCertificates {
     otherCaFile: join(dir, 'other-ca.pem'),
     key: readFileSync(join(dir, 'leaf.key'), 'utf8'),
     cert: readFileSync(join(dir, 'leaf.pem'), 'utf8'),
+  };
+}
+
+export interface ClientCertificates {
+  /** A client certificate issued by the test CA, its plain key, and the same key encrypted with `passphrase`. */
+  certFile: string;
+  keyFile: string;
+  encryptedKeyFile: string;
+  passphrase: string;
+  /** A key that belongs to no certificate here. */
+  otherKeyFile: string;
+  /** A client certificate and key issued by the other CA, which the server does not trust. */
+  foreignCertFile: string;
+  foreignKeyFile: string;
+  /** A leaf issued by an intermediate CA, in a file followed by that intermediate; its key; the leaf alone. */
+  chainCertFile: string;
+  chainKeyFile: string;
+  chainLeafOnlyFile: string;
+}
+
+/** Client certificates (extendedKeyUsage clientAuth) next to `certificates`, made with openssl. */
+export function createClientCertificates(certificates: TestCertificates): ClientCertificates {
+  const dir = certificates.dir;
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  const ecKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  writeFileSync(join(dir, 'client.ext'), 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n');
+  for (const [name, ca] of [
+    ['client', 'ca'],
+    ['foreign', 'other-ca'],
+  ] as const) {
+    openssl('req', ...ecKey, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=fenbs-mcp test ${name}`);
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      `${ca}.pem`,
+      '-CAkey',
+      `${ca}.key`,
+      '-CAcreateserial',
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '2',
+      '-extfile',
+      'client.ext',
+    );
+  }
+  // A chain: the leaf from an intermediate CA, the file holding both (the server trusts only the root).
+  writeFileSync(join(dir, 'intermediate.ext'), 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n');
+  openssl('req', ...ecKey, '-keyout', 'intermediate.key', '-out', 'intermediate.csr', '-subj', '/CN=fenbs-mcp test intermediate');
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    'intermediate.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'intermediate.pem',
+    '-days',
+    '2',
+    '-extfile',
+    'intermediate.ext',
+  );
+  openssl('req', ...ecKey, '-keyout', 'chained.key', '-out', 'chained.csr', '-subj', '/CN=fenbs-mcp test chained');
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    'chained.csr',
+    '-CA',
+    'intermediate.pem',
+    '-CAkey',
+    'intermediate.key',
+    '-CAcreateserial',
+    '-out',
+    'chained-leaf.pem',
+    '-days',
+    '2',
+    '-extfile',
+    'client.ext',
+  );
+  writeFileSync(join(dir, 'chained.pem'), readFileSync(join(dir, 'chained-leaf.pem'), 'utf8') + readFileSync(join(dir, 'intermediate.pem'), 'utf8'));
+  const passphrase = 'correct horse battery staple';
+  openssl('pkcs8', '-topk8', '-in', 'client.key', '-out', 'client-encrypted.key', '-v2', 'aes-256-cbc', '-passout', `pass:${passphrase}`);
+  openssl('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-out', 'other.key');
+  return {
+    certFile: join(dir, 'client.pem'),
+    keyFile: join(dir, 'client.key'),
+    encryptedKeyFile: join(dir, 'client-encrypted.key'),
+    passphrase,
+    otherKeyFile: join(dir, 'other.key'),
+    foreignCertFile: join(dir, 'foreign.pem'),
+    foreignKeyFile: join(dir, 'foreign.key'),
+    chainCertFile: join(dir, 'chained.pem'),
+    chainKeyFile: join(dir, 'chained.key'),
+    chainLeafOnlyFile: join(dir, 'chained-leaf.pem'),
   };
 }
 

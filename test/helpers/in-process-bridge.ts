@@ -38,6 +38,8 @@ const VALUE_OPTIONS = new Set([
   'max-message-bytes',
   'keep-alive',
   'ca-file',
+  'client-cert',
+  'client-key',
   'log-level',
   'log-file',
   'protocol',
@@ -59,7 +61,7 @@ export function toRawOptions(args: readonly string[]): RawOptions {
     const arg = args[i]!;
     const name = arg === '-H' ? 'header' : arg.replace(/^--/, '');
     const key = name.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
-    if (name === 'allow-http' || name === 'oauth-device-code' || name === 'oauth-client-credentials') {
+    if (name === 'allow-http' || name === 'oauth-device-code' || name === 'oauth-client-credentials' || name === 'use-system-ca') {
       options[key] = true;
     } else if (VALUE_OPTIONS.has(name)) {
       const value = args[++i];
@@ -85,7 +87,12 @@ export function startInProcessBridge(
 ): InProcessBridge {
   const fullEnv = { FENBS_MCP_LOG_LEVEL: 'warn', ...env };
   const config = { ...createConfig({ options: toRawOptions(args), env: fullEnv, readTextFile: (path) => readFileSync(path, 'utf8') }), ...overrides };
-  const redact = createRedactor([config.token, ...config.headerSecrets.map((secret) => secret.value)]);
+  const redact = createRedactor([
+    config.token,
+    ...config.headerSecrets.map((secret) => secret.value),
+    config.clientCertificate?.passphrase,
+    config.clientCertificate?.key,
+  ]);
   let log = '';
   const logStream = new PassThrough();
   logStream.setEncoding('utf8');
