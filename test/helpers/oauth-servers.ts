@@ -250,7 +250,14 @@ export async function startOAuthSetup(options: OAuthSetupOptions = {}): Promise<
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true },
-      deviceFlow: { enabled: options.deviceFlow !== undefined },
+      // Its own pages, as a deployment has: oidc-provider's built-in ones print a notice each time.
+      deviceFlow: {
+        enabled: options.deviceFlow !== undefined,
+        userCodeInputSource: (ctx: { body: string }, form: string) => void (ctx.body = `<!DOCTYPE html><title>Enter the code</title>${form}`),
+        userCodeConfirmSource: (ctx: { body: string }, form: string, _client: unknown, _info: unknown, userCode: string) =>
+          void (ctx.body = `<!DOCTYPE html><title>Confirm</title><code>${userCode}</code>${form}`),
+        successSource: (ctx: { body: string }) => void (ctx.body = '<!DOCTYPE html><title>Signed in</title>'),
+      },
       clientCredentials: { enabled: machine !== undefined },
       resourceIndicators: {
         enabled: true,
