@@ -1,29 +1,13 @@
 // The 2024-11-05 HTTP+SSE transport: one GET event stream carries every server message, each client message is POSTed to the endpoint it names.
 
-import type { BridgeConfig } from '../config/config.js';
 import type { CredentialChallenge } from '../core/credential.js';
-import type { Endpoint } from '../http/endpoint.js';
-import type { InFlight, PendingRequest } from '../pipeline/in-flight.js';
-import type { Router } from '../pipeline/router.js';
-import type { ToolFilter } from '../pipeline/tool-filter.js';
-import type { Logger } from '../logging/logger.js';
-import type { Redactor } from '../logging/redactor.js';
+import type { PendingRequest } from '../pipeline/in-flight.js';
 import { BridgeError, isBridgeError } from '../core/errors.js';
 import { Aborts, CANCELLED, untilAborted, type AbortSource } from '../core/abort.js';
-import {
-  classifyServerMessage,
-  errorReply,
-  idKey,
-  isJsonObject,
-  isSingleLine,
-  toLoggedId,
-  type IncomingMessage,
-  type JsonObject,
-  type RequestBody,
-} from '../core/json-rpc.js';
+import { classifyServerMessage, errorReply, idKey, isJsonObject, isSingleLine, toLoggedId, type IncomingMessage, type RequestBody } from '../core/json-rpc.js';
 import { readErrorBody, readReply, type Reply, type StreamItem } from '../http/reply-reader.js';
 import { headerValue, mediaTypeOf } from '../http/header-values.js';
-import { NOTIFICATION_TIMEOUT_MS, refusesCredential } from '../pipeline/forwarder.js';
+import { NOTIFICATION_TIMEOUT_MS, refusesCredential, type ForwarderDeps } from '../pipeline/forwarder.js';
 import { excerptOf } from '../http/body-text.js';
 import { statusError } from '../http/status-errors.js';
 import type { HttpExchange } from '../http/send.js';
@@ -36,19 +20,8 @@ const STREAM_LOST_HINT =
 type RequestMessage = Extract<IncomingMessage, { kind: 'request' }>;
 type OtherMessage = Exclude<IncomingMessage, { kind: 'request' }>;
 
-export interface SseTransportDeps {
-  config: BridgeConfig;
-  endpoint: Endpoint;
-  inFlight: InFlight;
-  router: Router;
-  write: (message: JsonObject, serialised?: string | Buffer) => Promise<boolean>;
-  /** Back-pressure from stdout: the event stream is not read further while this returns a promise. */
-  room: () => Promise<void> | undefined;
-  logger: Logger;
-  redact: Redactor;
-  /** --allow-tools / --deny-tools: a call to a hidden tool is answered here, never posted. */
-  toolFilter?: ToolFilter | undefined;
-}
+/** What the HTTP+SSE transport shares with the forwarder: the same in-flight table, router, writer and back-pressure. */
+export type SseTransportDeps = Pick<ForwarderDeps, 'config' | 'endpoint' | 'inFlight' | 'router' | 'write' | 'room' | 'logger' | 'redact' | 'toolFilter'>;
 
 /** A request posted here, waiting for its response on the stream. */
 interface Waiting {
