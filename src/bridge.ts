@@ -21,7 +21,7 @@ import type { Redactor } from './logging/redactor.js';
 import { createMessageWriter } from './stdio/stdout-writer.js';
 import { ToolFilter } from './pipeline/tool-filter.js';
 import { ToolHeaderRegistry } from './eras/tool-headers.js';
-import { createDispatcher } from './http/dispatcher.js';
+import { createDispatcher, remoteOptionsOf } from './http/dispatcher.js';
 import { SseTransport } from './legacy-sse/sse-transport.js';
 import { TransportChoice, type MessageTransport } from './legacy-sse/transport-choice.js';
 import { MAX_JOINED_LINES, PasteJoiner, type Joined } from './stdio/paste-joiner.js';
@@ -72,15 +72,7 @@ export type BridgeExit = 'input-ended' | 'signal' | 'output-closed' | 'input-fai
 export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   const { config, logger } = options;
   const warn = options.warn ?? ((message: string) => logger.warn(message));
-  const dispatcher =
-    options.dispatcher ??
-    createDispatcher({
-      connectTimeoutMs: config.connectTimeoutMs,
-      caFile: config.caFile,
-      useSystemCa: config.useSystemCa,
-      clientCertificate: config.clientCertificate,
-      env: options.env,
-    });
+  const dispatcher = options.dispatcher ?? createDispatcher(remoteOptionsOf(config, options.env));
   // Before the first line is read: a token command runs once here, so requests go with its token.
   const credential =
     options.credential ??

@@ -7,7 +7,7 @@ import { maskUrl } from '../logging/redactor.js';
 import { toTerminalLine } from '../core/terminal-text.js';
 import { OAuthCredential } from '../credentials/oauth/oauth-credential.js';
 import { reasonOf } from '../credentials/oauth/discovery.js';
-import { createDispatcher } from '../http/dispatcher.js';
+import { createDispatcher, remoteOptionsOf } from '../http/dispatcher.js';
 
 export interface AccountCommandOptions {
   config: BridgeConfig;
@@ -32,13 +32,7 @@ const UNREACHABLE_CODES: ReadonlySet<string> = new Set(['REMOTE_UNREACHABLE', 'R
 export async function runAccountCommand(command: 'login' | 'logout', options: AccountCommandOptions): Promise<AccountOutcome> {
   const { config, writeStderr } = options;
   const server = maskUrl(config.url);
-  const dispatcher = createDispatcher({
-    connectTimeoutMs: config.connectTimeoutMs,
-    caFile: config.caFile,
-    useSystemCa: config.useSystemCa,
-    clientCertificate: config.clientCertificate,
-    env: options.env,
-  });
+  const dispatcher = createDispatcher(remoteOptionsOf(config, options.env));
   const credential = new OAuthCredential({
     url: config.url,
     allowHttp: config.allowHttp,

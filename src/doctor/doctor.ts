@@ -24,7 +24,7 @@ import {
   SERVER_INFO_META_KEY,
   SESSION_VERSION,
 } from '../core/protocol.js';
-import { createDispatcher, proxyFor, redactUserinfo } from '../http/dispatcher.js';
+import { createDispatcher, proxyFor, redactUserinfo, remoteOptionsOf } from '../http/dispatcher.js';
 import { type HttpExchange } from '../http/send.js';
 import { headerValue } from '../http/header-values.js';
 import { tryTcp, tryTls } from './network-checks.js';
@@ -167,13 +167,7 @@ async function checkConnection(
     }
   }
 
-  const dispatcher = createDispatcher({
-    connectTimeoutMs: config.connectTimeoutMs,
-    caFile: config.caFile,
-    useSystemCa: config.useSystemCa,
-    clientCertificate: config.clientCertificate,
-    env,
-  });
+  const dispatcher = createDispatcher(remoteOptionsOf(config, env));
   const endpoint = new Endpoint(config, dispatcher, env, credential);
   try {
     await probe(endpoint, config, report, add, begin, redact);

@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import type * as Tls from 'node:tls';
 import { Agent, EnvHttpProxyAgent, type Dispatcher } from './undici-parts.js';
 import { alertKeepingConnector } from './alert-connector.js';
+import type { BridgeConfig } from '../config/config.js';
 
 /**
  * Connections to the endpoint at once; further requests wait in undici's queue. Kept well under
@@ -27,6 +28,24 @@ export interface RemoteOptions {
   env: Readonly<Record<string, string | undefined>>;
   /** How a direct connection resolves a host name; dns.lookup when absent (tests send every name to loopback). */
   lookup?: LookupFunction | undefined;
+}
+
+/**
+ * The dispatcher settings a run's config names. Every dispatcher that reaches the endpoint or its
+ * authorization server (the bridge, doctor, login) is made from these, so none of them trusts
+ * another store or presents another certificate than the bridge does.
+ */
+export function remoteOptionsOf(
+  config: Pick<BridgeConfig, 'connectTimeoutMs' | 'caFile' | 'useSystemCa' | 'clientCertificate'>,
+  env: RemoteOptions['env'],
+): RemoteOptions {
+  return {
+    connectTimeoutMs: config.connectTimeoutMs,
+    caFile: config.caFile,
+    useSystemCa: config.useSystemCa,
+    clientCertificate: config.clientCertificate,
+    env,
+  };
 }
 
 /**
