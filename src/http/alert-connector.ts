@@ -19,13 +19,11 @@ export function alertKeepingConnector(options: BuildConnector.BuildOptions): Bui
         callback(error ?? new Error('no socket'), null);
         return;
       }
-      {
-        let alert: Error | undefined;
-        socket.on('error', (socketError: Error & { code?: unknown; cause?: unknown }) => {
-          if (typeof socketError.code === 'string' && TLS_ALERT.test(socketError.code)) alert ??= socketError;
-          else if (alert !== undefined && socketError.cause === undefined) socketError.cause = alert;
-        });
-      }
+      let alert: Error | undefined;
+      socket.on('error', (socketError: Error & { code?: unknown; cause?: unknown }) => {
+        if (typeof socketError.code === 'string' && TLS_ALERT.test(socketError.code)) alert ??= socketError;
+        else if (alert !== undefined && socketError.cause === undefined) socketError.cause = alert;
+      });
       callback(null, socket);
     });
 }
