@@ -453,8 +453,9 @@ async function checkSessionRevision(probe: Probe, report: DoctorReport, settleTo
         mayFallBack(status, typeof excerpt === 'string' ? tryParseJson(excerpt) : undefined) &&
         (await probe.fallBack())
       ) {
-        // The token went on the stream's GET and on the initialize posted to its endpoint.
-        settleToken?.('initialize over HTTP+SSE');
+        // The token went on the stream's GET and on the initialize posted to its endpoint: it is
+        // verified only if that initialize was answered (the SSE check then named the revision).
+        settleToken?.(report.revision === undefined ? undefined : 'initialize over HTTP+SSE');
         return;
       }
       settleToken?.(undefined);
