@@ -47,8 +47,8 @@ export interface SdkV1ServerOptions {
   whoami?: boolean;
 }
 
-function createMcpServer(options: { whoami?: boolean | undefined } = {}): McpServer {
-  const server = new McpServer({ name: 'fenbs-mcp-test-v1', version: '1.0.0' });
+/** The two tools every SDK v1 test server has: `echo`, and `slow`, which reports progress as it waits. */
+export function registerEchoAndSlow(server: McpServer): void {
   server.registerTool('echo', { description: 'Returns its text', inputSchema: { text: z.string() } }, ({ text }) => ({
     content: [{ type: 'text', text }],
   }));
@@ -69,6 +69,11 @@ function createMcpServer(options: { whoami?: boolean | undefined } = {}): McpSer
       return { content: [{ type: 'text', text: `waited ${ms} ms` }] };
     },
   );
+}
+
+function createMcpServer(options: { whoami?: boolean | undefined } = {}): McpServer {
+  const server = new McpServer({ name: 'fenbs-mcp-test-v1', version: '1.0.0' });
+  registerEchoAndSlow(server);
   if (options.whoami === true) {
     server.registerTool('whoami', { description: 'Names the session that answers' }, (extra) => ({
       content: [{ type: 'text', text: extra.sessionId ?? '(no session)' }],

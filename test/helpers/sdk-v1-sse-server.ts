@@ -5,7 +5,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
-import * as z from 'zod/v4';
+import { registerEchoAndSlow } from './sdk-v1-server.js';
 
 export interface RecordedSseRequest {
   method: string;
@@ -39,23 +39,7 @@ export interface SdkV1SseServerOptions {
 
 function createMcpServer(): McpServer {
   const server = new McpServer({ name: 'fenbs-mcp-test-v1-sse', version: '1.0.0' }, { capabilities: { logging: {} } });
-  server.registerTool('echo', { description: 'Returns its text', inputSchema: { text: z.string() } }, ({ text }) => ({
-    content: [{ type: 'text', text }],
-  }));
-  server.registerTool(
-    'slow',
-    { description: 'Waits ms milliseconds, reporting progress', inputSchema: { ms: z.number().int().min(0), steps: z.number().int().min(1).default(3) } },
-    async ({ ms, steps }, extra) => {
-      const progressToken = extra._meta?.progressToken;
-      for (let step = 1; step <= steps; step++) {
-        if (progressToken !== undefined) {
-          await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: step, total: steps } });
-        }
-        await new Promise((resolve) => setTimeout(resolve, ms / steps));
-      }
-      return { content: [{ type: 'text', text: `waited ${ms} ms` }] };
-    },
-  );
+  registerEchoAndSlow(server);
   // A server→client request answered by the client through the message endpoint.
   server.registerTool('roots', { description: "Lists the client's roots" }, async () => {
     const { roots } = await server.server.listRoots();
