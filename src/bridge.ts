@@ -22,8 +22,8 @@ import { createMessageWriter } from './stdio/stdout-writer.js';
 import { ToolFilter } from './pipeline/tool-filter.js';
 import { ToolHeaderRegistry } from './eras/tool-headers.js';
 import { createDispatcher, remoteOptionsOf } from './http/dispatcher.js';
-import { SseTransport } from './legacy-sse/sse-transport.js';
-import { TransportChoice, type MessageTransport } from './legacy-sse/transport-choice.js';
+import { SseTransport } from './transports/http-sse.js';
+import { TransportChoice, type MessageTransport } from './transports/automatic.js';
 import { MAX_JOINED_LINES, PasteJoiner, type Joined } from './stdio/paste-joiner.js';
 
 /** Messages posted and not yet finished before the bridge stops reading stdin for a while. */

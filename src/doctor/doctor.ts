@@ -30,7 +30,7 @@ import { headerValue } from '../http/header-values.js';
 import { tryTcp, tryTls } from './network-checks.js';
 import { caStoreNote, clientCertificateCheck } from './tls-checks.js';
 import { checkSseTransport } from './sse-check.js';
-import { mayFallBack } from '../legacy-sse/transport-choice.js';
+import { mayFallBack } from '../transports/automatic.js';
 import { legacySseHint, looksLikeSseUrl } from '../http/status-errors.js';
 import { tryParseJson } from '../http/body-text.js';
 

@@ -8,7 +8,7 @@ import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
 import { maskUrl, type Redactor } from '../logging/redactor.js';
 import { InFlight } from '../pipeline/in-flight.js';
 import { Router } from '../pipeline/router.js';
-import { SseTransport } from '../legacy-sse/sse-transport.js';
+import { SseTransport } from '../transports/http-sse.js';
 
 /** The revision the 2024-11-05 transport's clients offer in initialize. */
 const SSE_VERSION = '2024-11-05';

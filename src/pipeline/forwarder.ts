@@ -6,7 +6,7 @@ import type { BridgeConfig } from '../config/config.js';
 import type { Endpoint } from '../http/endpoint.js';
 import type { EraProtocol } from '../eras/era.js';
 import { BridgeError, isBridgeError } from '../core/errors.js';
-import { followRequestStream, withStatus } from './stream-follower.js';
+import { followRequestStream, withStatus } from '../transports/stream-follower.js';
 import { type InFlight, type PendingRequest } from './in-flight.js';
 import { DeadlineList } from '../core/deadlines.js';
 import {

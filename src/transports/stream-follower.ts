@@ -5,7 +5,7 @@ import { Backoff } from '../http/reconnect-backoff.js';
 import { resumableEventId } from '../http/sse-reader.js';
 import { BridgeError } from '../core/errors.js';
 import { toLoggedId } from '../core/json-rpc.js';
-import type { PendingRequest } from './in-flight.js';
+import type { PendingRequest } from '../pipeline/in-flight.js';
 import type { Logger } from '../logging/logger.js';
 import { readReply, type ReadOptions, type StreamItem } from '../http/reply-reader.js';
 import { type AbortSource } from '../core/abort.js';

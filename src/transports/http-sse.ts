@@ -11,7 +11,7 @@ import { NOTIFICATION_TIMEOUT_MS, refusesCredential, type ForwarderDeps } from '
 import { excerptOf } from '../http/body-text.js';
 import { statusError } from '../http/status-errors.js';
 import type { HttpExchange } from '../http/send.js';
-import { MAX_ENDPOINT_EVENT_BYTES, messageEndpointOf } from './endpoint-url.js';
+import { MAX_ENDPOINT_EVENT_BYTES, messageEndpointOf } from './http-sse-endpoint.js';
 
 /** What a user can do once the stream is gone: the session it carried went with it. */
 const STREAM_LOST_HINT =

@@ -8,7 +8,7 @@ import type { Credential } from '../../../src/core/credential.js';
 import type { JsonObject } from '../../../src/core/json-rpc.js';
 import { createDispatcher } from '../../../src/http/dispatcher.js';
 import { Endpoint } from '../../../src/http/endpoint.js';
-import { SseTransport } from '../../../src/legacy-sse/sse-transport.js';
+import { SseTransport } from '../../../src/transports/http-sse.js';
 import { createRedactor } from '../../../src/logging/redactor.js';
 import { InFlight } from '../../../src/pipeline/in-flight.js';
 import { Router } from '../../../src/pipeline/router.js';

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { followRequestStream } from '../../../src/pipeline/stream-follower.js';
+import { followRequestStream } from '../../../src/transports/stream-follower.js';
 import { InFlight } from '../../../src/pipeline/in-flight.js';
 import type { StreamItem } from '../../../src/http/reply-reader.js';
 import { useRouteServer, type Handler } from '../../helpers/route-server.js';

@@ -1,7 +1,7 @@
 // The endpoint an HTTP+SSE server names: resolved against the stream URL, and refused unless it is on the stream's own origin.
 
 import { describe, expect, it } from 'vitest';
-import { MAX_ENDPOINT_EVENT_BYTES, messageEndpointOf } from '../../../src/legacy-sse/endpoint-url.js';
+import { MAX_ENDPOINT_EVENT_BYTES, messageEndpointOf } from '../../../src/transports/http-sse-endpoint.js';
 
 const stream = new URL('https://mcp.example.com:8443/v1/sse?tenant=a');
 

@@ -5,8 +5,8 @@ import { isBridgeError } from '../core/errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { PendingRequest } from '../pipeline/in-flight.js';
 import type { Reply } from '../http/reply-reader.js';
-import { ENDPOINT_ORIGIN_HINT } from './endpoint-url.js';
-import type { SseTransport } from './sse-transport.js';
+import { ENDPOINT_ORIGIN_HINT } from './http-sse-endpoint.js';
+import type { SseTransport } from './http-sse.js';
 
 type RequestMessage = Extract<IncomingMessage, { kind: 'request' }>;
 type OtherMessage = Exclude<IncomingMessage, { kind: 'request' }>;
