@@ -4,8 +4,11 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 // Each folder of src/ and what it may import besides itself, lowest first. The data path reads
-// upwards: core is the vocabulary everyone shares; http knows one exchange; eras and pipeline build
-// on it; only bridge.ts, doctor/, shell/ and cli/ assemble the stations into something that runs.
+// upwards: core is the vocabulary everyone shares; http knows one exchange; eras know what differs
+// between protocol revisions; transports move messages over http below the pipeline, which owns
+// each request's lifecycle (and assembles itself over an endpoint: pipeline/connect.ts);
+// connection.ts makes the dispatcher, credential and endpoint every command reaches the server
+// with. Only the entry points (bridge.ts, doctor/, shell/ through bridge.ts, cli/) import pipeline/.
 // ARCHITECTURE.md explains each row; a change here is a change of the plan and belongs there too.
 export const LAYERS = {
   core: [],
@@ -16,12 +19,13 @@ export const LAYERS = {
   http: ['core', 'logging', 'config'],
   credentials: ['core', 'logging', 'config', 'http'],
   eras: ['core', 'logging', 'config', 'http'],
-  transports: ['core', 'logging', 'config', 'http', 'eras', 'pipeline'],
+  transports: ['core', 'logging', 'config', 'http', 'eras'],
   pipeline: ['core', 'logging', 'config', 'http', 'eras', 'transports'],
-  'bridge.ts': ['core', 'logging', 'config', 'stdio', 'http', 'credentials', 'eras', 'pipeline', 'transports'],
-  doctor: ['core', 'logging', 'config', 'http', 'credentials', 'eras', 'pipeline', 'transports'],
+  'connection.ts': ['core', 'logging', 'config', 'http', 'credentials'],
+  'bridge.ts': ['core', 'logging', 'config', 'stdio', 'http', 'eras', 'pipeline', 'connection.ts'],
+  doctor: ['core', 'logging', 'config', 'http', 'credentials', 'eras', 'transports', 'pipeline', 'connection.ts'],
   shell: ['core', 'logging', 'config', 'bridge.ts'],
-  cli: ['core', 'logging', 'config', 'stdio', 'http', 'credentials', 'eras', 'pipeline', 'bridge.ts', 'doctor', 'shell', 'demo'],
+  cli: ['core', 'logging', 'config', 'stdio', 'http', 'credentials', 'eras', 'connection.ts', 'bridge.ts', 'doctor', 'shell', 'demo'],
 };
 
 const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm;

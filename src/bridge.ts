@@ -4,27 +4,16 @@ import type { Readable, Writable } from 'node:stream';
 import type { Dispatcher } from './http/undici-parts.js';
 import type { BridgeConfig } from './config/config.js';
 import type { Credential } from './core/credential.js';
-import { createCredential } from './credentials/create-credential.js';
-import { Endpoint } from './http/endpoint.js';
 import { EraTranslator } from './eras/era-translator.js';
 import { BridgeError } from './core/errors.js';
-import { Forwarder } from './pipeline/forwarder.js';
-import { InFlight } from './pipeline/in-flight.js';
-import { checkLine, errorReply, progressTokenOf, toLoggedId, type JsonObject } from './core/json-rpc.js';
-import { checkLargeLine, wholeMessage } from './stdio/large-line.js';
-import { LegacySession } from './eras/legacy-session.js';
-import { ModernEra } from './eras/modern-era.js';
-import { Router } from './pipeline/router.js';
-import { pumpLines, takePieces, type LineEvent } from './stdio/line-reader.js';
+import { progressTokenOf, toLoggedId, type IncomingMessage, type JsonObject } from './core/json-rpc.js';
 import type { Logger } from './logging/logger.js';
 import type { Redactor } from './logging/redactor.js';
-import { createMessageWriter } from './stdio/stdout-writer.js';
+import { createMessageWriter, type MessageWriter } from './stdio/stdout-writer.js';
+import { readMessages } from './stdio/message-intake.js';
 import { ToolFilter } from './pipeline/tool-filter.js';
-import { ToolHeaderRegistry } from './eras/tool-headers.js';
-import { createDispatcher, remoteOptionsOf } from './http/dispatcher.js';
-import { SseTransport } from './transports/http-sse.js';
-import { TransportChoice, type MessageTransport } from './transports/automatic.js';
-import { MAX_JOINED_LINES, PasteJoiner, type Joined } from './stdio/paste-joiner.js';
+import { reachServer } from './connection.js';
+import { connectPipeline, type Connection } from './pipeline/connect.js';
 
 /** Messages posted and not yet finished before the bridge stops reading stdin for a while. */
 export const MAX_MESSAGES_IN_FLIGHT = 4096;
@@ -72,20 +61,10 @@ export type BridgeExit = 'input-ended' | 'signal' | 'output-closed' | 'input-fai
 export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   const { config, logger } = options;
   const warn = options.warn ?? ((message: string) => logger.warn(message));
-  const dispatcher = options.dispatcher ?? createDispatcher(remoteOptionsOf(config, options.env));
   // Before the first line is read: a token command runs once here, so requests go with its token.
-  const credential =
-    options.credential ??
-    (await createCredential(config, {
-      env: options.env,
-      logger,
-      redact: options.redact,
-      dispatcher,
-      warn,
-      ...(options.writeStderr === undefined ? {} : { writeStderr: options.writeStderr }),
-    }));
+  const reach = await reachServer(config, { ...options, warn });
   let outputClosed: () => void = () => undefined;
-  const outputGone = new Promise<void>((resolve) => (outputClosed = resolve));
+  const outputGone = new Promise<'output-closed'>((resolve) => (outputClosed = () => resolve('output-closed')));
   const writer = createMessageWriter(
     options.output,
     (error) => {
@@ -94,18 +73,17 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
     },
     options.redact,
   );
-  const endpoint = new Endpoint(config, dispatcher, options.env, credential, { logger, redact: options.redact });
   const toStdout = (message: JsonObject, serialised?: string | Buffer) => writer.write(message, serialised);
   // --protocol auto: a 2025-era client meeting a 2026-07-28-only server is translated; the
-  // translator sits between stdin and the forwarder and on the way to stdout.
+  // translator sits between stdin and the forwarder and on the way to stdout. Its own requests go
+  // through the same lifecycle, and never wait behind a client message.
   const translator: EraTranslator | undefined =
     config.protocol === 'auto'
       ? new EraTranslator({
           write: toStdout,
-          // Not held behind the first request: the translator's own requests may follow from its answer.
-          send: (request): Promise<void> => (choice?.current() ?? transport).forwardRequest(request),
-          cancel: (id): void => void inFlight.cancel(id),
-          track: (task) => track(task),
+          send: (request) => connection.forwarder.forwardRequest(request, true),
+          cancel: (id): void => void connection.inFlight.cancel(id),
+          track: (task) => tasks.track(task),
           logger,
           requestTimeoutMs: config.requestTimeoutMs,
         })
@@ -113,202 +91,108 @@ export async function runBridge(options: BridgeOptions): Promise<BridgeExit> {
   const write = translator?.write ?? toStdout;
   // While stdout is full, replies are not read further: TCP flow control then holds the server back.
   const room = () => (writer.full ? writer.room() : undefined);
-  const inFlight = new InFlight({ write, requestTimeoutMs: config.requestTimeoutMs });
-  const toolFilter = ToolFilter.from(config);
-  const router = new Router({ inFlight, write, logger, toolFilter, warn });
-  const legacy = new LegacySession({
-    endpoint,
-    logger,
-    maxMessageBytes: config.maxMessageBytes,
-    onServerMessage: (message, serialised) => router.route(message, serialised),
-    room,
-    keepAliveMs: config.keepAliveMs,
-  });
-  const modern = new ModernEra({ endpoint, tools: new ToolHeaderRegistry(toolFilter), logger, maxMessageBytes: config.maxMessageBytes });
-  // The 2024-11-05 HTTP+SSE transport, made only where --transport lets the run use it.
-  const sse =
-    config.transport === 'streamable-http'
-      ? undefined
-      : new SseTransport({ config, endpoint, inFlight, router, write, room, logger, redact: options.redact, toolFilter });
-  const forwarder: Forwarder = new Forwarder({
-    config,
-    endpoint,
-    legacy,
-    modern,
-    inFlight,
-    router,
-    write,
-    room,
-    logger,
-    redact: options.redact,
-    toolFilter,
-    // Asked only about a refused POST, never on the way of one that works.
-    fallback: config.transport === 'auto' ? (pending, body, reply): Promise<boolean> | undefined => choice?.fallback(pending, body, reply) : undefined,
-  });
-  // --transport auto: the first request chooses (transport-choice.ts); `transport` is then the
-  // forwarder or the HTTP+SSE transport itself, so every later message costs what it did before.
-  const choice: TransportChoice | undefined =
-    config.transport === 'auto' && sse !== undefined
-      ? new TransportChoice({
-          streamable: forwarder,
-          sse,
-          logger,
-          onChosen: (chosen, name) => {
-            transport = chosen;
-            logger.debug({ transport: name }, 'transport chosen');
-          },
-        })
-      : undefined;
-  let transport: MessageTransport = choice ?? sse ?? forwarder;
+  const connection: Connection = connectPipeline(reach.endpoint, { config, logger, redact: options.redact, write, room, warn });
+  const tasks = new TaskSet(logger);
 
   const debug = logger.isLevelEnabled('debug');
-  const tasks = new Set<Promise<unknown>>();
-  // Woken when a task ends while the reader waits for a free slot (one waiter, not one per task).
-  let slotFreed: (() => void) | undefined;
-  const track = (task: Promise<unknown>) => {
-    // Tasks answer their own failures; one that still rejects is a bug, logged instead of
-    // becoming an unhandled rejection that would end the process.
-    const settled = task.then(
-      () => undefined,
-      (error: unknown) => logger.error({ err: error instanceof Error ? error.stack : String(error) }, 'internal error'),
-    );
-    tasks.add(settled);
-    void settled.finally(() => {
-      tasks.delete(settled);
-      slotFreed?.();
-    });
-  };
-  const waitForSlot = () =>
-    new Promise<void>((resolve) => {
-      slotFreed = () => {
-        slotFreed = undefined;
-        resolve();
-      };
-    });
-
-  const writeAll = async (replies: JsonObject[]): Promise<void> => {
-    for (const reply of replies) await writer.write(reply);
-  };
-  /** Checks one line and hands it on; returns the writing of its error replies, if any. */
-  const dispatchLine = (event: LineEvent): Promise<void> | undefined => {
-    if (event.kind === 'oversized') {
-      logger.warn({ bytes: event.bytes, limit: config.maxLineBytes }, 'line over the limit; skipped');
-      return writeAll([
-        errorReply(null, -32600, `Invalid Request: the line is longer than ${config.maxLineBytes} bytes`, {
-          bridgeCode: 'LINE_TOO_LONG',
-          limit: config.maxLineBytes,
-          hint: 'raise --max-line-bytes',
-        }),
-      ]);
-    }
-    // A large line is checked from its bytes, which are then posted as they came (large-line.ts).
-    const line = event.kind === 'large-line' ? checkLargeLine(takePieces(event), event.bytes) : event;
-    if (line.kind === 'blank') return undefined;
-    if (line.kind === 'not-utf8') {
-      logger.warn({ bytes: line.bytes }, 'line is not valid UTF-8; skipped');
-      return writeAll([
-        errorReply(line.id, -32700, 'Parse error: the line is not valid UTF-8; the stdio transport carries UTF-8 text', {
-          bridgeCode: 'PARSE_ERROR',
-          hint: 'encode messages as UTF-8',
-        }),
-      ]);
-    }
-    let checked = line.kind === 'line' ? checkLine(line.text) : line;
-    // The translator rewrites or reads whole what it takes: it gets the whole tree.
-    if (checked.kind !== 'rejected' && checked.abridged === true && translator?.readsWhole(checked) === true) checked = wholeMessage(checked);
-    if (checked.kind === 'rejected') {
-      logger.warn({ reason: checked.reason }, 'line rejected');
-      return writeAll(checked.replies);
-    }
-    if (checked.kind === 'request') {
+  const take = (message: IncomingMessage): void => {
+    if (message.kind === 'request') {
       // Guarded: the argument object would be built for every message even with debug off.
-      if (debug) logger.debug({ method: checked.method, id: toLoggedId(checked.id) }, 'request');
-      const progressToken = progressTokenOf(checked.message);
-      if (progressToken !== undefined) writer.expectProgress(checked.id, progressToken);
-      track(translator?.request(checked) ?? transport.forwardRequest(checked));
+      if (debug) logger.debug({ method: message.method, id: toLoggedId(message.id) }, 'request');
+      const progressToken = progressTokenOf(message.message);
+      if (progressToken !== undefined) writer.expectProgress(message.id, progressToken);
+      tasks.track(translator?.request(message) ?? connection.forwarder.forwardRequest(message));
     } else {
-      track(translator?.other(checked) ?? transport.forwardOther(checked));
+      tasks.track(translator?.other(message) ?? connection.forwarder.forwardOther(message));
     }
-    return undefined;
   };
-
-  const joiner = options.terminalInput === true ? new PasteJoiner(config.maxLineBytes) : undefined;
-  const dispatchJoined = (joined: Joined): Promise<void> | undefined => {
-    if (joined.kind === 'line') return dispatchLine(joined);
-    logger.warn({ lines: joined.lines, bytes: joined.bytes }, 'multi-line message over the limit; skipped');
-    return writeAll([
-      errorReply(
-        null,
-        -32600,
-        `Invalid Request: the message typed over several lines is longer than ${config.maxLineBytes} bytes or ${MAX_JOINED_LINES} lines`,
-        {
-          bridgeCode: 'LINE_TOO_LONG',
-          limit: config.maxLineBytes,
-          hint: 'close every { and [ the message opens, or send it on one line (raise --max-line-bytes for a larger one)',
-        },
-      ),
-    ]);
-  };
-  /** A terminal's lines through the joiner: several may come out of one, or none while a value is open. */
-  const dispatchTyped = (event: LineEvent): Promise<void> | undefined => {
-    const out: (Joined | LineEvent)[] = event.kind === 'line' ? joiner!.push(event.text) : [...joiner!.flush(), event];
-    const writings = out.map((item) => (item.kind === 'too-long' ? dispatchJoined(item) : dispatchLine(item)));
-    const pending = writings.filter((writing) => writing !== undefined);
-    return pending.length === 0 ? undefined : Promise.all(pending).then(() => undefined);
-  };
-
-  const reading = (async (): Promise<'input-ended' | 'input-failed'> => {
-    try {
-      await pumpLines(options.input, config.maxLineBytes, (event) => {
-        if (options.signal.aborted || writer.closed) return 'stop';
-        const writing = joiner === undefined ? dispatchLine(event) : dispatchTyped(event);
-        // Stdin back-pressure: past this many messages in flight, or while stdout holds more than
-        // its bound unread, stop reading until there is room, so a flood of lines or a client that
-        // stopped reading costs a bounded amount of memory.
-        if (writing === undefined && tasks.size < MAX_MESSAGES_IN_FLIGHT && !writer.full) return undefined;
-        return (async () => {
-          if (writing !== undefined) await writing;
-          while (tasks.size >= MAX_MESSAGES_IN_FLIGHT) await waitForSlot();
-          while (writer.full && !writer.closed) await writer.room();
-        })();
-      });
-      // Ctrl-D in the middle of a value: what was typed goes on, to be answered as it stands.
-      for (const held of joiner?.flush() ?? []) await dispatchJoined(held);
-      return 'input-ended';
-    } catch (error) {
-      logger.error({ err: (error as Error).message }, 'reading stdin failed');
-      return 'input-failed';
-    }
-  })();
-
+  const reading = readMessages({
+    input: options.input,
+    maxLineBytes: config.maxLineBytes,
+    logger,
+    take,
+    readsWhole: (message) => translator?.readsWhole(message) === true,
+    reply: (message) => writer.write(message),
+    // Stdin back-pressure: past this many messages in flight, or while stdout holds more than its
+    // bound unread, stop reading until there is room, so a flood of lines or a client that stopped
+    // reading costs a bounded amount of memory.
+    room: () => tasks.room() ?? (writer.full && !writer.closed ? writer.room() : undefined),
+    stopped: () => options.signal.aborted || writer.closed,
+    terminalInput: options.terminalInput === true,
+  });
   const aborted = new Promise<'signal'>((resolve) => {
     if (options.signal.aborted) resolve('signal');
     options.signal.addEventListener('abort', () => resolve('signal'), { once: true });
   });
 
-  let exit: BridgeExit = await Promise.race([reading, aborted, outputGone.then(() => 'output-closed' as const)]);
+  let exit: BridgeExit = await Promise.race([reading, aborted, outputGone]);
   // Shutdown has begun, whatever ended the run: the session is kept alive no longer.
-  legacy.stopKeepAlive();
+  connection.beginShutdown();
   if (exit === 'input-ended') {
     // A pipeline (`printf … | fenbs-mcp`) closes stdin right after writing: finish what is in
-    // flight first, each bounded by its deadline: exiting at EOF would lose the answers the pipeline waits for. Listen subscriptions never end
-    // on their own, so they are answered as closed.
-    inFlight.failListens(new BridgeError('SHUTTING_DOWN', 'stdin closed: the subscription ends with the bridge'));
+    // flight first, each bounded by its deadline: exiting at EOF would lose the answers the
+    // pipeline waits for. Listen subscriptions never end on their own, so they are answered as closed.
+    connection.inFlight.failListens(new BridgeError('SHUTTING_DOWN', 'stdin closed: the subscription ends with the bridge'));
     translator?.inputEnded(new BridgeError('SHUTTING_DOWN', 'stdin closed: the client can no longer answer the input the server asked for'));
-    const drained = Promise.all([...tasks]).then(() => 'drained' as const);
-    const stopped = await Promise.race([drained, aborted, outputGone.then(() => 'output-closed' as const)]);
+    const stopped = await Promise.race([tasks.drained(), aborted, outputGone]);
     if (stopped !== 'drained') exit = stopped;
   }
-  // Whatever ended the run, no request leaves without its one answer: what is still outstanding
-  // (nothing, after a clean drain) is answered here, and its exchange stopped.
-  const abandoned = new BridgeError('SHUTTING_DOWN', 'the bridge is shutting down; the request was abandoned');
-  await translator?.close(abandoned);
-  await inFlight.failAll(abandoned);
-  // A response held back a few milliseconds behind its progress is already answered: write it.
-  await writer.flushed();
-  await legacy.close(config.shutdownGraceMs);
-  await sse?.close();
-  if (options.credential === undefined) await credential.close?.();
-  void dispatcher.destroy().catch(() => undefined);
+  await shutDown({ connection, translator, writer, config });
+  await reach.close();
   return exit;
+}
+
+/**
+ * Whatever ended the run, no request leaves without its one answer: what is still outstanding
+ * (nothing, after a clean drain) is answered here and its exchange stopped; held-back responses are
+ * written; the session ends within its grace.
+ */
+async function shutDown(run: { connection: Connection; translator: EraTranslator | undefined; writer: MessageWriter; config: BridgeConfig }): Promise<void> {
+  const abandoned = new BridgeError('SHUTTING_DOWN', 'the bridge is shutting down; the request was abandoned');
+  await run.translator?.close(abandoned);
+  await run.connection.inFlight.failAll(abandoned);
+  // A response held back a few milliseconds behind its progress is already answered: write it.
+  await run.writer.flushed();
+  await run.connection.close(run.config.shutdownGraceMs);
+}
+
+/** The run's message tasks: each one's stray failure logged, their count bounding stdin, and the drain at EOF. */
+class TaskSet {
+  readonly #tasks = new Set<Promise<unknown>>();
+  readonly #logger: Logger;
+  /** Woken when a task ends while the reader waits for a free slot (one waiter, not one per task). */
+  #slotFreed: (() => void) | undefined;
+
+  constructor(logger: Logger) {
+    this.#logger = logger;
+  }
+
+  track(task: Promise<unknown>): void {
+    // Tasks answer their own failures; one that still rejects is a bug, logged instead of
+    // becoming an unhandled rejection that would end the process.
+    const settled = task.then(
+      () => undefined,
+      (error: unknown) => this.#logger.error({ err: error instanceof Error ? error.stack : String(error) }, 'internal error'),
+    );
+    this.#tasks.add(settled);
+    void settled.finally(() => {
+      this.#tasks.delete(settled);
+      this.#slotFreed?.();
+    });
+  }
+
+  /** Undefined while fewer than MAX_MESSAGES_IN_FLIGHT run; otherwise resolves when one ends. */
+  room(): Promise<void> | undefined {
+    if (this.#tasks.size < MAX_MESSAGES_IN_FLIGHT) return undefined;
+    return new Promise<void>((resolve) => {
+      this.#slotFreed = () => {
+        this.#slotFreed = undefined;
+        resolve();
+      };
+    });
+  }
+
+  drained(): Promise<'drained'> {
+    return Promise.all([...this.#tasks]).then(() => 'drained' as const);
+  }
 }

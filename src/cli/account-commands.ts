@@ -5,15 +5,17 @@ import { isBridgeError } from '../core/errors.js';
 import type { Logger } from '../logging/logger.js';
 import { maskUrl } from '../logging/redactor.js';
 import { toTerminalLine } from '../core/terminal-text.js';
-import { OAuthCredential } from '../credentials/oauth/oauth-credential.js';
+import type { OAuthCredential } from '../credentials/oauth/oauth-credential.js';
 import { reasonOf } from '../credentials/oauth/discovery.js';
-import { createDispatcher, remoteOptionsOf } from '../http/dispatcher.js';
+import type { Redactor } from '../logging/redactor.js';
+import { reachServer } from '../connection.js';
 
 export interface AccountCommandOptions {
   config: BridgeConfig;
   env: Readonly<Record<string, string | undefined>>;
   logger: Logger;
-  registerSecret: (secret: string) => void;
+  /** The run's redactor: every token the sign-in learns is registered with it before first use. */
+  redact: Redactor;
   /** The person at the terminal: the sign-in URL and the one-line outcome. */
   writeStderr: (text: string) => void;
   signal: AbortSignal;
@@ -32,17 +34,9 @@ const UNREACHABLE_CODES: ReadonlySet<string> = new Set(['REMOTE_UNREACHABLE', 'R
 export async function runAccountCommand(command: 'login' | 'logout', options: AccountCommandOptions): Promise<AccountOutcome> {
   const { config, writeStderr } = options;
   const server = maskUrl(config.url);
-  const dispatcher = createDispatcher(remoteOptionsOf(config, options.env));
-  const credential = new OAuthCredential({
-    url: config.url,
-    allowHttp: config.allowHttp,
-    settings: config.oauth,
-    logger: options.logger,
-    env: options.env,
-    registerSecret: options.registerSecret,
-    dispatcher,
-    writeStderr,
-  });
+  // The way every command reaches the server, with this server's OAuth credential whatever else is set.
+  const reach = await reachServer(config, { env: options.env, logger: options.logger, redact: options.redact, writeStderr, oauth: true });
+  const credential = reach.credential as OAuthCredential;
   try {
     if (command === 'logout') {
       const removed = await credential.logout(options.signal);
@@ -64,7 +58,6 @@ export async function runAccountCommand(command: 'login' | 'logout', options: Ac
     writeStderr(`fenbs-mcp: ${command} failed: ${toTerminalLine(reason)}${hint === undefined ? '' : `\n  hint: ${toTerminalLine(hint)}`}\n`);
     return isBridgeError(error) && UNREACHABLE_CODES.has(error.code) ? 'unreachable' : 'failed';
   } finally {
-    await credential.close();
-    await dispatcher.close().catch(() => undefined);
+    await reach.close();
   }
 }

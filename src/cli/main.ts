@@ -205,7 +205,7 @@ async function accountCommand(command: 'login' | 'logout', options: CliOptions):
       config: prepared.config,
       env: prepared.env,
       logger: log.logger,
-      registerSecret: (secret) => void redact.add(secret),
+      redact,
       writeStderr: (text) => process.stderr.write(toTerminalText(redact(text))),
       signal: controller.signal,
     });

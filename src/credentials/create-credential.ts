@@ -5,6 +5,7 @@ import type { Credential } from '../core/credential.js';
 import type { Logger } from '../logging/logger.js';
 import { registerSecret, type Redactor } from '../logging/redactor.js';
 import type { Dispatcher } from '../http/undici-parts.js';
+import type { OAuthCredential } from './oauth/oauth-credential.js';
 
 export interface CredentialDeps {
   env: Readonly<Record<string, string | undefined>>;
@@ -83,24 +84,30 @@ export async function createCredential(config: BridgeConfig, deps: CredentialDep
         ...(deps.tokenCommandTimeoutMs === undefined ? {} : { timeoutMs: deps.tokenCommandTimeoutMs }),
       });
     }
-    case 'none': {
+    case 'none':
       // OAuth sign-in: when no credential is set, the server's 401 with `WWW-Authenticate: Bearer`
       // starts it (authorization §Error Handling, §Protected Resource Metadata Discovery); a cached
-      // token is sent from the start. Every token it learns is registered with deps.redact.add.
-      if (deps.dispatcher === undefined) return noCredential();
-      // Loaded here, not at the top: a run with a token never needs the OAuth client, and its code
-      // (oauth4webapi, the callback server) would otherwise be read and compiled at every start.
-      const { OAuthCredential } = await import('./oauth/oauth-credential.js');
-      return new OAuthCredential({
-        url: config.url,
-        allowHttp: config.allowHttp,
-        settings: config.oauth,
-        logger: deps.logger,
-        env: deps.env,
-        registerSecret: (secret) => void deps.redact.add(secret),
-        dispatcher: deps.dispatcher,
-        writeStderr: deps.writeStderr ?? (() => undefined),
-      });
-    }
+      // token is sent from the start. Without a dispatcher there is no OAuth.
+      return deps.dispatcher === undefined ? noCredential() : createOAuthCredential(config, { ...deps, dispatcher: deps.dispatcher });
   }
+}
+
+/**
+ * The OAuth credential of the configured server: what a run without a credential sends, and what
+ * `login` and `logout` act on. Every token it learns is registered with deps.redact.add.
+ */
+export async function createOAuthCredential(config: BridgeConfig, deps: CredentialDeps & { dispatcher: Dispatcher }): Promise<OAuthCredential> {
+  // Loaded here, not at the top: a run with a token never needs the OAuth client, and its code
+  // (oauth4webapi, the callback server) would otherwise be read and compiled at every start.
+  const { OAuthCredential } = await import('./oauth/oauth-credential.js');
+  return new OAuthCredential({
+    url: config.url,
+    allowHttp: config.allowHttp,
+    settings: config.oauth,
+    logger: deps.logger,
+    env: deps.env,
+    registerSecret: (secret) => void deps.redact.add(secret),
+    dispatcher: deps.dispatcher,
+    writeStderr: deps.writeStderr ?? (() => undefined),
+  });
 }

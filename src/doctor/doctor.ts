@@ -6,7 +6,8 @@ import { pino } from 'pino';
 import { unusedCredentialWarnings, type BridgeConfig } from '../config/config.js';
 import type { Credential } from '../core/credential.js';
 import { createCredential } from '../credentials/create-credential.js';
-import { Endpoint } from '../http/endpoint.js';
+import type { Endpoint } from '../http/endpoint.js';
+import { reachServer, type Reach } from '../connection.js';
 import { REQUEST_TIMEOUT_MS } from '../config/config.js';
 import { BridgeError, isBridgeError } from '../core/errors.js';
 import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
@@ -24,7 +25,7 @@ import {
   SERVER_INFO_META_KEY,
   SESSION_VERSION,
 } from '../core/protocol.js';
-import { createDispatcher, proxyFor, redactUserinfo, remoteOptionsOf } from '../http/dispatcher.js';
+import { proxyFor, redactUserinfo } from '../http/dispatcher.js';
 import { type HttpExchange } from '../http/send.js';
 import { headerValue } from '../http/header-values.js';
 import { tryTcp, tryTls } from './network-checks.js';
@@ -102,7 +103,7 @@ export async function runDoctor(
     cachedOAuthCredential(config, env, (secret) => void redact.add(secret)) ??
     (await createCredential(config, {
       env,
-      logger: options.logger ?? pino({ level: 'silent' }, { write: () => undefined }),
+      logger: options.logger ?? silentLogger(),
       redact,
       // The credential check below says it, once.
       warn: () => undefined,
@@ -167,12 +168,11 @@ async function checkConnection(
     }
   }
 
-  const dispatcher = createDispatcher(remoteOptionsOf(config, env));
-  const endpoint = new Endpoint(config, dispatcher, env, credential);
+  const reach = await reachServer(config, { env, logger: silentLogger(), redact, credential });
   try {
-    await probe(endpoint, config, report, add, begin, redact);
+    await probe(reach, config, report, add, begin, redact);
   } finally {
-    await dispatcher.close().catch(() => undefined);
+    await reach.close();
   }
 }
 
@@ -284,12 +284,13 @@ function failureOf(endpoint: Endpoint, error: unknown): { detail: string; hint?:
   return { detail: failure.message, ...(failure.context.hint === undefined ? {} : { hint: failure.context.hint }) };
 }
 
-async function probe(endpoint: Endpoint, config: BridgeConfig, report: DoctorReport, add: Add, begin: Begin, redact: Redactor): Promise<void> {
+async function probe(reach: Reach, config: BridgeConfig, report: DoctorReport, add: Add, begin: Begin, redact: Redactor): Promise<void> {
+  const { endpoint } = reach;
   const signal = deadlineFor(doctorRequestTimeoutMs(config));
   const overSse = () =>
     checkSseTransport({
       config,
-      endpoint,
+      reach,
       redact,
       timeoutMs: doctorRequestTimeoutMs(config),
       add,
@@ -559,4 +560,9 @@ async function countToolsAndTime(
 function describeServer(info: JsonObject): string {
   const name = typeof info.name === 'string' ? info.name : 'unnamed';
   return typeof info.version === 'string' ? `${name} ${info.version}` : name;
+}
+
+/** Doctor says everything in its report; the bridge's own log lines would only repeat it. */
+function silentLogger(): Logger {
+  return pino({ level: 'silent' }, { write: () => undefined });
 }

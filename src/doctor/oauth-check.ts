@@ -9,7 +9,7 @@ import { toTerminalLine } from '../core/terminal-text.js';
 import { discover, NO_CHALLENGE, reasonOf } from '../credentials/oauth/discovery.js';
 import { createOAuthHttp } from '../credentials/oauth/http.js';
 import { cachedState, createTokenStore, OAuthCredential } from '../credentials/oauth/oauth-credential.js';
-import { createDispatcher, remoteOptionsOf } from '../http/dispatcher.js';
+import { createRunDispatcher } from '../connection.js';
 
 /** How long doctor's grant check may take (discovery and one token request). */
 export const DOCTOR_GRANT_TIMEOUT_MS = 15_000;
@@ -74,7 +74,7 @@ export async function oauthGrantCheck(
 ): Promise<{ name: string; ok: boolean; detail: string; hint?: string } | undefined> {
   const grant = config.oauth.grant;
   if (config.credential.kind !== 'none' || grant === 'authorization-code') return undefined;
-  const dispatcher = createDispatcher(remoteOptionsOf(config, env));
+  const dispatcher = createRunDispatcher(config, env);
   const signal = AbortSignal.timeout(DOCTOR_GRANT_TIMEOUT_MS);
   try {
     if (grant === 'device-code') {

@@ -2,13 +2,11 @@
 
 import { pino } from 'pino';
 import type { BridgeConfig } from '../config/config.js';
-import type { Endpoint } from '../http/endpoint.js';
-import { BridgeError, isBridgeError } from '../core/errors.js';
+import { BridgeError } from '../core/errors.js';
 import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
 import { maskUrl, type Redactor } from '../logging/redactor.js';
-import { InFlight } from '../pipeline/in-flight.js';
-import { Router } from '../pipeline/router.js';
-import { SseTransport } from '../transports/http-sse.js';
+import type { Reach } from '../connection.js';
+import { connectPipeline } from '../pipeline/connect.js';
 
 /** The revision the 2024-11-05 transport's clients offer in initialize. */
 const SSE_VERSION = '2024-11-05';
@@ -24,7 +22,8 @@ interface CheckLine {
 
 export interface SseCheckOptions {
   config: BridgeConfig;
-  endpoint: Endpoint;
+  /** The run's dispatcher, credential and endpoint, as every command reaches the server. */
+  reach: Reach;
   redact: Redactor;
   /** Each exchange's deadline, as for the other doctor requests. */
   timeoutMs: number;
@@ -35,27 +34,33 @@ export interface SseCheckOptions {
 }
 
 /**
- * Opens the stream and talks to the server exactly as the bridge would (SseTransport, with its
- * endpoint rule), collecting the replies instead of writing them to stdout. Adds the `transport`
+ * Opens the stream and talks to the server exactly as the bridge would: the bridge's own pipeline
+ * over its HTTP+SSE transport (with its endpoint rule), collecting the replies instead of writing
+ * them to stdout. Adds the `transport`
  * check (and, once it is open, `protocol` and `tools`); false when the URL offers no such stream,
  * with the reason, so the caller can say so.
  */
 export async function checkSseTransport(options: SseCheckOptions): Promise<{ ok: boolean; error?: BridgeError }> {
-  const { config, endpoint, add, begin } = options;
+  const { config, reach, add, begin } = options;
   const replies = new Map<string, JsonObject>();
   const write = (message: JsonObject): Promise<boolean> => {
     if (typeof message.id === 'string') replies.set(message.id, message);
     return Promise.resolve(true);
   };
   const logger = pino({ level: 'silent' }, { write: () => undefined });
-  const inFlight = new InFlight({ write, requestTimeoutMs: options.timeoutMs });
-  const router = new Router({ inFlight, write, logger });
-  const sse = new SseTransport({ config, endpoint, inFlight, router, write, room: () => undefined, logger, redact: options.redact });
+  const connection = connectPipeline(reach.endpoint, {
+    config: { ...config, transport: 'sse', requestTimeoutMs: options.timeoutMs },
+    logger,
+    redact: options.redact,
+    write,
+    room: () => undefined,
+  });
+  const sse = connection.sse!;
   let ids = 0;
   const ask = async (method: string, params: JsonObject): Promise<JsonObject> => {
     const id = `fenbs-mcp-doctor-sse-${++ids}`;
     const message = { jsonrpc: '2.0', id, method, params };
-    await sse.forwardRequest({ kind: 'request', id, method, message, body: JSON.stringify(message) });
+    await connection.forwarder.forwardRequest({ kind: 'request', id, method, message, body: JSON.stringify(message) });
     return replies.get(id) ?? {};
   };
   begin('transport', `GET ${maskUrl(config.url)} (Accept: text/event-stream), waiting for its endpoint event`);
@@ -64,8 +69,7 @@ export async function checkSseTransport(options: SseCheckOptions): Promise<{ ok:
     try {
       messages = await sse.connect();
     } catch (error) {
-      const failure = isBridgeError(error) ? error : endpoint.failure(error, undefined);
-      return { ok: false, error: failure };
+      return { ok: false, error: reach.endpoint.failure(error, undefined) };
     }
     add({ name: 'transport', ok: true, detail: `HTTP+SSE (2024-11-05): event stream at ${maskUrl(config.url)}, messages posted to ${maskUrl(messages)}` });
     begin('protocol', `initialize (${SSE_VERSION}) over HTTP+SSE`);
@@ -82,7 +86,12 @@ export async function checkSseTransport(options: SseCheckOptions): Promise<{ ok:
       detail: `${init.result.protocolVersion} (initialize handshake over HTTP+SSE); server ${typeof info.name === 'string' ? info.name : 'unnamed'}; capabilities ${Object.keys(isJsonObject(init.result.capabilities) ? init.result.capabilities : {}).join(', ') || 'none'}`,
     });
     const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
-    await sse.forwardOther({ kind: 'notification', method: 'notifications/initialized', message: initialized, body: JSON.stringify(initialized) });
+    await connection.forwarder.forwardOther({
+      kind: 'notification',
+      method: 'notifications/initialized',
+      message: initialized,
+      body: JSON.stringify(initialized),
+    });
     begin('tools', 'tools/list over HTTP+SSE');
     const list = await ask('tools/list', {});
     if (isJsonObject(list.result) && Array.isArray(list.result.tools)) {
@@ -92,8 +101,8 @@ export async function checkSseTransport(options: SseCheckOptions): Promise<{ ok:
     }
     return { ok: true };
   } finally {
-    await inFlight.failAll(new BridgeError('SHUTTING_DOWN', 'doctor is done'));
-    await sse.close();
+    await connection.inFlight.failAll(new BridgeError('SHUTTING_DOWN', 'doctor is done'));
+    await connection.close(0);
   }
 }
 

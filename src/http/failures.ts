@@ -1,7 +1,7 @@
 // Classifies a failed exchange by err.code (never by class) into the BridgeError the request is answered with.
 
 import { BridgeError, isBridgeError } from '../core/errors.js';
-import { type AbortSource } from '../core/abort.js';
+import { CANCELLED, type AbortSource } from '../core/abort.js';
 import { redactUserinfo } from './dispatcher.js';
 
 export interface FailureContext {
@@ -43,7 +43,11 @@ function innermost(error: unknown): unknown {
  * the deadline, a cancel or shutdown already said why.
  */
 export function toBridgeError(error: unknown, signal: AbortSource | undefined, context: FailureContext): BridgeError {
+  // A request the client cancelled gets no answer at all; this one only ends its own task quietly.
+  if (signal?.aborted === true && signal.reason === CANCELLED) return new BridgeError('INTERNAL', 'cancelled');
   if (isBridgeError(error)) return error;
+  // A wrapper whose cause is already classified (a refused POST, an abort carrying the reason).
+  if (error instanceof Error && isBridgeError(error.cause)) return error.cause;
   if (signal?.aborted === true && isBridgeError(signal.reason)) return signal.reason;
   const inner = innermost(error);
   const code = codeOf(inner) ?? codeOf(error);

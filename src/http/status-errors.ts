@@ -129,3 +129,12 @@ export function hintForStatus(status: number, hadSession: boolean): string {
       return status >= 500 ? 'the server failed; retry later or check its logs' : 'see bodyExcerpt for what the server said';
   }
 }
+
+/**
+ * A refusal a new credential may cure: 401, or 403 with `error="insufficient_scope"` (step-up,
+ * authorization §Scope Challenge Handling; RFC 6750 §3.1).
+ */
+export function refusesCredential(reply: { status: number; wwwAuthenticate?: string | undefined }): boolean {
+  if (reply.status === 401) return true;
+  return reply.status === 403 && reply.wwwAuthenticate !== undefined && /\berror\s*=\s*"?insufficient_scope"?/i.test(reply.wwwAuthenticate);
+}

@@ -3,22 +3,13 @@
 import { type Deadline, DeadlineList } from '../core/deadlines.js';
 import { BridgeError } from '../core/errors.js';
 import { bridgeErrorReply, idKey, type JsonObject, type JsonRpcId } from '../core/json-rpc.js';
-import { Aborts, CANCELLED, type AbortSource } from '../core/abort.js';
+import { Aborts, CANCELLED } from '../core/abort.js';
 import type { Era } from '../core/protocol.js';
+import type { RegisteredRequest } from '../transports/transport.js';
 
-export interface PendingRequest {
-  readonly id: JsonRpcId;
-  readonly method: string;
-  readonly era: Era;
-  /** Aborted by the deadline, a cancel or shutdown; its reason is a BridgeError (or a cancel marker). */
-  readonly aborts: AbortSource;
-  /** The same as a real AbortSignal (made on first use), for APIs that need one (timers/promises, a GET). */
-  readonly signal: AbortSignal;
-  /** True once the request has its reply, was cancelled, or the bridge is stopping. */
-  readonly done: boolean;
+/** A registered request as the pipeline holds it: what a transport sees, and the one way to answer it. */
+export interface PendingRequest extends RegisteredRequest {
   readonly cancelled: boolean;
-  /** When the deadline passes (performance.now() time), undefined when the request has none. */
-  readonly deadlineAt: number | undefined;
   /** Writes this request's one reply; false (and nothing written) if it already has one or was cancelled. */
   settle(reply: JsonObject, serialised?: string | Buffer): Promise<boolean>;
   /** Writes a bridge error as the one reply, with this request's id. */
@@ -59,11 +50,11 @@ export class InFlight {
    * still outstanding: ids must be unique among outstanding requests (2026-07-28 basic §Requests),
    * and two of them could not be told apart in the replies.
    */
-  begin(id: JsonRpcId, method: string, era: Era, options: { deadline: boolean }): PendingRequest | undefined {
+  begin(id: JsonRpcId, method: string, era: Era, options: { deadline: boolean; own?: boolean }): PendingRequest | undefined {
     const key = idKey(id);
     if (this.#entries.has(key)) return undefined;
     const timeoutMs = options.deadline ? this.#options.requestTimeoutMs : 0;
-    const entry = new PendingEntry(id, method, era, this.#options.write, () => this.#remove(key, entry));
+    const entry = new PendingEntry(id, method, era, options.own === true, this.#options.write, () => this.#remove(key, entry));
     if (timeoutMs > 0) entry.startDeadline(this.#deadlines, timeoutMs);
     this.#entries.set(key, entry);
     return entry;
@@ -121,11 +112,13 @@ class PendingEntry implements PendingRequest {
   deadlineAt: number | undefined;
   #done = false;
   #cancelled = false;
+  #finished: { promise: Promise<void>; resolve: () => void } | undefined;
 
   constructor(
     readonly id: JsonRpcId,
     readonly method: string,
     readonly era: Era,
+    readonly own: boolean,
     private readonly write: (message: JsonObject, serialised?: string | Buffer) => Promise<boolean>,
     private readonly release: () => void,
   ) {}
@@ -156,6 +149,15 @@ class PendingEntry implements PendingRequest {
 
   get cancelled(): boolean {
     return this.#cancelled;
+  }
+
+  get finished(): Promise<void> {
+    if (this.#finished === undefined) {
+      let resolve!: () => void;
+      const promise = this.#done ? Promise.resolve() : new Promise<void>((done) => (resolve = done));
+      this.#finished = { promise, resolve: resolve ?? (() => undefined) };
+    }
+    return this.#finished.promise;
   }
 
   async settle(reply: JsonObject, serialised?: string | Buffer): Promise<boolean> {
@@ -197,5 +199,6 @@ class PendingEntry implements PendingRequest {
   #release(): void {
     if (this.#deadline !== undefined) this.#deadline.list.remove(this.#deadline.node);
     this.release();
+    this.#finished?.resolve();
   }
 }

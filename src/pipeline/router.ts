@@ -1,12 +1,10 @@
 // Routes what the server sends: a response settles its pending request, anything else goes to stdout.
 
-import type { EraProtocol } from '../eras/era.js';
-import { BridgeError } from '../core/errors.js';
-import type { InFlight, PendingRequest } from './in-flight.js';
+import type { InFlight } from './in-flight.js';
 import { classifyServerMessage, toLoggedId, type JsonObject } from '../core/json-rpc.js';
 import type { Logger } from '../logging/logger.js';
 import type { ToolFilter } from './tool-filter.js';
-import { type HttpExchange } from '../http/send.js';
+import { malformedResponse, type RegisteredRequest, type ServerMessageSink } from '../transports/transport.js';
 
 export interface RouterOptions {
   inFlight: InFlight;
@@ -18,7 +16,8 @@ export interface RouterOptions {
   warn?: (message: string) => void;
 }
 
-export class Router {
+/** The sink every transport hands server messages to: the one place a response is matched to its request. */
+export class Router implements ServerMessageSink {
   readonly #options: RouterOptions;
 
   constructor(options: RouterOptions) {
@@ -30,15 +29,14 @@ export class Router {
    * session, a 2026 tools/list's header schemas). `serialised` is the server's own single-line
    * text, used as is unless the bookkeeping changed the message.
    */
-  async deliver(
-    pending: PendingRequest,
-    message: JsonObject,
-    era: EraProtocol,
-    exchange: HttpExchange | undefined,
-    serialised?: string | Buffer,
-  ): Promise<void> {
-    // Filtered first, so the era's bookkeeping (x-mcp-header schemas) never holds a hidden tool.
-    const reply = era.onResponse(pending.method, this.#shown(pending, message), exchange);
+  async answer(request: RegisteredRequest, message: JsonObject, serialised?: string | Buffer, finish?: (shown: JsonObject) => JsonObject): Promise<void> {
+    // Only the very request registered under this id, while it waits: a late answer to a request
+    // already answered, cancelled or timed out is written nowhere.
+    const pending = this.#options.inFlight.get(request.id);
+    if (pending !== request) return;
+    // Filtered first, so the transport's bookkeeping (x-mcp-header schemas) never holds a hidden tool.
+    const shown = this.#shown(pending, message);
+    const reply = finish === undefined ? shown : finish(shown);
     await pending.settle(reply, reply === message ? serialised : undefined);
   }
 
@@ -47,7 +45,7 @@ export class Router {
    * notification (written as it arrives), or a response to another outstanding request (a
    * resumed stream, the listen stream). `owner` is the request whose stream carried it.
    */
-  async route(value: unknown, serialised: string | Buffer | undefined, owner?: PendingRequest): Promise<void> {
+  async route(value: unknown, serialised: string | Buffer | undefined, owner?: RegisteredRequest): Promise<void> {
     const routed = classifyServerMessage(value);
     if (routed === undefined) {
       this.#options.logger.warn('the server sent something that is not a JSON-RPC message; skipped');
@@ -73,7 +71,7 @@ export class Router {
   }
 
   /** The response as the client may see it: a tools/list without the tools the filters hide. */
-  #shown(pending: PendingRequest, message: JsonObject): JsonObject {
+  #shown(pending: RegisteredRequest, message: JsonObject): JsonObject {
     const filter = this.#options.toolFilter;
     if (filter === undefined || pending.method !== 'tools/list') return message;
     // Once per tools/list result: a pattern that matches nothing is most often a typo (task_* for tasks_*).
@@ -81,11 +79,4 @@ export class Router {
     for (const warning of filter.listWarnings(message)) warn(warning);
     return filter.filterListResponse(message);
   }
-}
-
-/** The error a request gets when its response carries both `result` and `error` (JSON-RPC 2.0 §5). */
-export function malformedResponse(): BridgeError {
-  return new BridgeError('REMOTE_BAD_REPLY', 'the server answered with both a result and an error; JSON-RPC allows exactly one', {
-    hint: 'the server is not following JSON-RPC 2.0; report it to its maintainers',
-  });
 }

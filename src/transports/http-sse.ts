@@ -1,32 +1,34 @@
 // The 2024-11-05 HTTP+SSE transport: one GET event stream carries every server message, each client message is POSTed to the endpoint it names.
 
+import type { BridgeConfig } from '../config/config.js';
 import type { CredentialChallenge } from '../core/credential.js';
-import type { PendingRequest } from '../pipeline/in-flight.js';
 import { BridgeError, isBridgeError } from '../core/errors.js';
-import { Aborts, CANCELLED, untilAborted, type AbortSource } from '../core/abort.js';
-import { classifyServerMessage, errorReply, idKey, isJsonObject, isSingleLine, toLoggedId, type IncomingMessage, type RequestBody } from '../core/json-rpc.js';
+import { Aborts, untilAborted, type AbortSource } from '../core/abort.js';
+import { isSingleLine, type RequestBody } from '../core/json-rpc.js';
+import type { Endpoint } from '../http/endpoint.js';
 import { readErrorBody, readReply, type Reply, type StreamItem } from '../http/reply-reader.js';
 import { headerValue, mediaTypeOf } from '../http/header-values.js';
-import { NOTIFICATION_TIMEOUT_MS, refusesCredential, type ForwarderDeps } from '../pipeline/forwarder.js';
 import { excerptOf } from '../http/body-text.js';
-import { statusError } from '../http/status-errors.js';
+import { refusesCredential, statusError } from '../http/status-errors.js';
 import type { HttpExchange } from '../http/send.js';
+import type { Logger } from '../logging/logger.js';
+import type { Redactor } from '../logging/redactor.js';
+import type { OtherMessage, RegisteredRequest, RequestMessage, ServerMessageSink, Transport } from './transport.js';
 import { MAX_ENDPOINT_EVENT_BYTES, messageEndpointOf } from './http-sse-endpoint.js';
 
 /** What a user can do once the stream is gone: the session it carried went with it. */
 const STREAM_LOST_HINT =
   'the 2024-11-05 transport cannot resume a stream, and a new one is a new session the client never initialized: restart this MCP server in the client';
 
-type RequestMessage = Extract<IncomingMessage, { kind: 'request' }>;
-type OtherMessage = Exclude<IncomingMessage, { kind: 'request' }>;
-
-/** What the HTTP+SSE transport shares with the forwarder: the same in-flight table, router, writer and back-pressure. */
-export type SseTransportDeps = Pick<ForwarderDeps, 'config' | 'endpoint' | 'inFlight' | 'router' | 'write' | 'room' | 'logger' | 'redact' | 'toolFilter'>;
-
-/** A request posted here, waiting for its response on the stream. */
-interface Waiting {
-  pending: PendingRequest;
-  answered: () => void;
+export interface HttpSseDeps {
+  config: BridgeConfig;
+  endpoint: Endpoint;
+  /** Every message of the stream goes there: the router matches responses to their requests. */
+  sink: ServerMessageSink;
+  /** Back-pressure from stdout: the stream is not read further while this returns a promise. */
+  room: () => Promise<void> | undefined;
+  logger: Logger;
+  redact: Redactor;
 }
 
 /**
@@ -41,18 +43,19 @@ interface Waiting {
  * stream answers each request waiting on it once with REMOTE_STREAM_ENDED, and every later one at
  * once, which tells the client (and the person behind it) that the server must be restarted.
  */
-export class SseTransport {
-  readonly #deps: SseTransportDeps;
+export class HttpSseTransport implements Transport {
+  readonly #deps: HttpSseDeps;
   #opening: Promise<URL> | undefined;
   /** Aborting it ends the event stream (shutdown, the endpoint wait's bound, a refused endpoint). */
   #stream = new Aborts();
-  readonly #waiting = new Map<string, Waiting>();
+  /** The requests whose responses are awaited on the stream, to be told once if it is lost. */
+  readonly #waiting = new Set<(lost: BridgeError) => void>();
   #lost: BridgeError | undefined;
   #closed = false;
   /** The reading of the stream, for close() to wait on. */
   #reading: Promise<void> | undefined;
 
-  constructor(deps: SseTransportDeps) {
+  constructor(deps: HttpSseDeps) {
     this.#deps = deps;
   }
 
@@ -79,93 +82,43 @@ export class SseTransport {
     return this.#opening;
   }
 
-  /** Sends a request read from stdin; its one reply is written whatever happens. */
-  async forwardRequest(incoming: RequestMessage): Promise<void> {
-    const { inFlight, logger } = this.#deps;
-    const { id, method, message } = incoming;
-    // The 2024-11-05 transport knows no 2026-07-28 subscriptions; a request that stays open by
-    // design gets no deadline all the same, as on the other transport.
-    const pending = inFlight.begin(id, method, 'legacy', { deadline: method !== 'subscriptions/listen' });
-    if (pending === undefined) {
-      await this.#deps.write(
-        errorReply(id, -32600, 'Invalid Request: this id is already used by a request that is still outstanding', { bridgeCode: 'INVALID_REQUEST' }),
-      );
-      return;
-    }
+  /**
+   * Posts the request and resolves once its response came on the stream (the router wrote it);
+   * rejects with why it could not be sent, or with the loss of the stream it waited on.
+   */
+  async request(request: RegisteredRequest, incoming: RequestMessage): Promise<void> {
+    let lose!: (lost: BridgeError) => void;
+    const lost = new Promise<never>((_, reject) => (lose = reject));
+    // Lost before the race below began (while connecting or posting): the race still sees it.
+    lost.catch(() => undefined);
+    // Watched before the POST: the response may come on the stream before the POST's 202.
+    this.#waiting.add(lose);
     try {
-      const hidden = this.#deps.toolFilter?.refusal(method, message);
-      if (hidden !== undefined) {
-        logger.info({ id: toLoggedId(id), tool: hidden.context.tool, filter: hidden.context.filter }, 'tools/call to a filtered tool answered by the bridge');
-        await pending.fail(hidden);
-        return;
-      }
-      await this.send(pending, incoming.body);
-    } catch (error) {
-      if (!pending.done) {
-        const failure = this.#failureOf(error, pending.aborts);
-        logger.warn({ method, id: toLoggedId(id), code: failure.code, status: failure.context.status, hint: failure.context.hint }, failure.message);
-        await pending.fail(failure);
-      }
+      const url = await untilAborted(this.connect(), request.aborts);
+      if (this.#lost !== undefined) throw this.#lost;
+      await untilAborted(this.#post(url, incoming.body, request.method, request.aborts, request.signal), request.aborts);
+      await Promise.race([request.finished, lost]);
     } finally {
-      // Exactly one answer, even if some path above forgot it.
-      if (!pending.done) await pending.fail(new BridgeError('INTERNAL', `the bridge finished ${method} without an answer`));
+      this.#waiting.delete(lose);
     }
   }
 
   /**
-   * Posts a request that is already registered, and resolves once its response came on the stream
-   * (the router wrote it); rejects with why it could not be sent. The request's deadline, cancel
-   * and shutdown stop the wait. Also the way a request the other transport could not deliver is
-   * taken over (transport-choice.ts).
+   * Posts a notification or a response (answer to a server request). Cancellation is a
+   * notification the server gets (2024-11-05 utilities/cancellation), so it is always posted.
    */
-  async send(pending: PendingRequest, body: RequestBody): Promise<void> {
-    const key = idKey(pending.id);
-    let answered!: () => void;
-    const response = new Promise<void>((resolve) => (answered = resolve));
-    // Registered before the POST: the response may come on the stream before the POST's 202.
-    this.#waiting.set(key, { pending, answered });
-    try {
-      const url = await untilAborted(this.connect(), pending.aborts);
-      if (this.#lost !== undefined) throw this.#lost;
-      await untilAborted(this.#post(url, body, pending.method, pending.aborts, pending.signal), pending.aborts);
-      await untilAborted(response, pending.aborts);
-    } finally {
-      if (this.#waiting.get(key)?.pending === pending) this.#waiting.delete(key);
-    }
+  async post(incoming: OtherMessage, aborts: Aborts): Promise<void> {
+    const label = incoming.kind === 'notification' ? incoming.method : '(response)';
+    const url = await untilAborted(this.connect(), aborts);
+    if (this.#lost !== undefined) throw this.#lost;
+    await untilAborted(this.#post(url, incoming.body, label, aborts, aborts.signal), aborts);
+    if (this.#deps.logger.isLevelEnabled('debug')) this.#deps.logger.debug({ method: label }, 'message accepted');
   }
 
-  /** Posts a notification or a response (answer to a server request); failures are only logged. */
-  async forwardOther(incoming: OtherMessage): Promise<void> {
-    const { inFlight, logger } = this.#deps;
-    const method = incoming.kind === 'notification' ? incoming.method : undefined;
-    if (method === 'notifications/cancelled') {
-      // Cancellation is a notification the server gets (2024-11-05 utilities/cancellation); the
-      // request is answered no more, whatever the server does with it.
-      const params = incoming.message.params;
-      const requestId = isJsonObject(params) ? params.requestId : undefined;
-      if (typeof requestId === 'string' || typeof requestId === 'number') inFlight.cancel(requestId);
-    }
-    const label = method ?? '(response)';
-    const aborts = new Aborts();
-    const timeoutMs = this.#deps.config.requestTimeoutMs || NOTIFICATION_TIMEOUT_MS;
-    const timer = setTimeout(
-      () => aborts.abort(new BridgeError('REQUEST_TIMEOUT', `the server did not take ${label} within ${timeoutMs} ms`, { timeoutMs })),
-      timeoutMs,
-    );
-    try {
-      const url = await untilAborted(this.connect(), aborts);
-      if (this.#lost !== undefined) throw this.#lost;
-      await untilAborted(this.#post(url, incoming.body, label, aborts, aborts.signal), aborts);
-      if (logger.isLevelEnabled('debug')) logger.debug({ method: label }, 'message accepted');
-    } catch (error) {
-      const failure = this.#failureOf(error, aborts);
-      logger.warn({ method: label, code: failure.code, status: failure.context.status, hint: failure.context.hint }, failure.message);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
+  /** The 2024-11-05 transport keeps nothing alive of its own: the stream stays open until close(). */
+  beginShutdown(): void {}
 
-  /** Ends the event stream (shutdown); what is still waiting was answered by the caller. */
+  /** Ends the event stream (shutdown); what is still waiting was answered by the pipeline. */
   async close(): Promise<void> {
     this.#closed = true;
     this.#stream.abort(new BridgeError('SHUTTING_DOWN', 'the bridge is shutting down'));
@@ -231,7 +184,7 @@ export class SseTransport {
       return url;
     } catch (error) {
       stream.abort(error);
-      throw this.#failureOf(error, stream);
+      throw this.#deps.endpoint.failure(error, stream);
     } finally {
       clearTimeout(timer);
     }
@@ -239,7 +192,7 @@ export class SseTransport {
 
   /** Reads the stream to its end: the endpoint first, then every server message, to the router. */
   async #read(exchange: HttpExchange, stream: Aborts, streamUrl: URL, named: (url: URL) => void, refused: (error: BridgeError) => void): Promise<void> {
-    const { config, logger, router } = this.#deps;
+    const { config, logger, sink } = this.#deps;
     let failure: unknown;
     try {
       await readReply(exchange, {
@@ -284,9 +237,7 @@ export class SseTransport {
               return 'continue';
             }
             const serialised = item.data !== undefined && isSingleLine(item.data) ? item.data : undefined;
-            await router.route(item.message, serialised);
-            const routed = classifyServerMessage(item.message);
-            if (routed !== undefined && routed.kind !== 'other') this.#waiting.get(idKey(routed.id))?.answered();
+            await sink.route(item.message, serialised);
             return 'continue';
           },
         },
@@ -310,16 +261,13 @@ export class SseTransport {
   /** The stream is gone: each request waiting on it is answered once, every later one at once. */
   #lose(cause: unknown): void {
     if (this.#closed || this.#lost !== undefined) return;
-    const why = cause === undefined ? 'ended' : `broke (${this.#failureOf(cause, undefined).message})`;
+    const why = cause === undefined ? 'ended' : `broke (${this.#deps.endpoint.failure(cause, undefined).message})`;
     this.#lost = new BridgeError('REMOTE_STREAM_ENDED', `the server's HTTP+SSE event stream ${why}: the session it carried is gone`, {
       hint: STREAM_LOST_HINT,
     });
     this.#deps.logger.error({ waiting: this.#waiting.size, hint: STREAM_LOST_HINT }, this.#lost.message);
-    const waiting = [...this.#waiting.values()];
+    for (const lose of this.#waiting) lose(this.#lost);
     this.#waiting.clear();
-    for (const { pending, answered } of waiting) {
-      void pending.fail(this.#lost).finally(answered);
-    }
   }
 
   /**
@@ -367,12 +315,5 @@ export class SseTransport {
       tokenSet: exchange.sentAuthorization !== undefined,
       hadSession: true,
     });
-  }
-
-  #failureOf(error: unknown, signal: AbortSource | undefined): BridgeError {
-    if (signal?.aborted === true && signal.reason === CANCELLED) return new BridgeError('INTERNAL', 'cancelled');
-    if (isBridgeError(error)) return error;
-    if (error instanceof Error && isBridgeError(error.cause)) return error.cause;
-    return this.#deps.endpoint.failure(error, signal);
   }
 }

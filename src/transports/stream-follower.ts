@@ -5,7 +5,7 @@ import { Backoff } from '../http/reconnect-backoff.js';
 import { resumableEventId } from '../http/sse-reader.js';
 import { BridgeError } from '../core/errors.js';
 import { toLoggedId } from '../core/json-rpc.js';
-import type { PendingRequest } from '../pipeline/in-flight.js';
+import type { RegisteredRequest } from './transport.js';
 import type { Logger } from '../logging/logger.js';
 import { readReply, type ReadOptions, type StreamItem } from '../http/reply-reader.js';
 import { type AbortSource } from '../core/abort.js';
@@ -18,7 +18,7 @@ export const MAX_IDLE_RESUMES = 3;
 export const STREAM_LINGER_MS = 2_000;
 
 export interface FollowOptions {
-  pending: PendingRequest;
+  pending: RegisteredRequest;
   /** The POST's own reply, an event stream. */
   first: HttpExchange;
   read: Pick<ReadOptions, 'maxMessageBytes' | 'room' | 'scanLarge'>;

@@ -3,7 +3,7 @@
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_HEALS_WITHOUT_PROGRESS } from '../../../src/eras/legacy-session.js';
-import { RATE_LIMIT_RETRIES } from '../../../src/pipeline/forwarder.js';
+import { RATE_LIMIT_RETRIES } from '../../../src/transports/streamable-http.js';
 import { result, sendJson, startMcpServer } from '../../helpers/hardening-servers.js';
 import { openSession, startInProcessBridge, type InProcessBridge } from '../../helpers/in-process-bridge.js';
 

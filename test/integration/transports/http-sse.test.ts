@@ -1,4 +1,4 @@
-// SseTransport on its own against a loopback server: the event stream is not read further while stdout has no room.
+// HttpSseTransport on its own against a loopback server: the event stream is not read further while stdout has no room.
 
 import type { ServerResponse } from 'node:http';
 import { pino } from 'pino';
@@ -8,7 +8,7 @@ import type { Credential } from '../../../src/core/credential.js';
 import type { JsonObject } from '../../../src/core/json-rpc.js';
 import { createDispatcher } from '../../../src/http/dispatcher.js';
 import { Endpoint } from '../../../src/http/endpoint.js';
-import { SseTransport } from '../../../src/transports/http-sse.js';
+import { HttpSseTransport } from '../../../src/transports/http-sse.js';
 import { createRedactor } from '../../../src/logging/redactor.js';
 import { InFlight } from '../../../src/pipeline/in-flight.js';
 import { Router } from '../../../src/pipeline/router.js';
@@ -28,7 +28,7 @@ function until(done: () => boolean): Promise<void> {
   });
 }
 
-describe('SseTransport', () => {
+describe('HttpSseTransport', () => {
   it('reads no further event while stdout has no room, and delivers every event in order once it has', async () => {
     let stream: ServerResponse | undefined;
     const server = await startMcpServer({
@@ -56,12 +56,10 @@ describe('SseTransport', () => {
       waiting++;
       return new Promise<void>((resolve) => (makeRoom = resolve));
     };
-    const sse = new SseTransport({
+    const sse = new HttpSseTransport({
       config,
       endpoint: new Endpoint(config, dispatcher, {}, none),
-      inFlight,
-      router: new Router({ inFlight, write, logger }),
-      write,
+      sink: new Router({ inFlight, write, logger }),
       room,
       logger,
       redact: createRedactor([]),

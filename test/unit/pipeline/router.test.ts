@@ -106,7 +106,7 @@ describe('Router.deliver', () => {
     const { written, inFlight, router } = setUp();
     const pending = inFlight.begin(1, 'tools/list', 'modern', { deadline: false })!;
     const message = { jsonrpc: '2.0', id: 1, result: { tools: [] } };
-    await router.deliver(pending, message, era(false), undefined, JSON.stringify(message));
+    await router.answer(pending, message, JSON.stringify(message), (shown) => era(false).onResponse('tools/list', shown, undefined));
     expect(written[0]!.serialised).toBe(JSON.stringify(message));
   });
 
@@ -114,7 +114,7 @@ describe('Router.deliver', () => {
     const { written, inFlight, router } = setUp();
     const pending = inFlight.begin(1, 'tools/list', 'modern', { deadline: false })!;
     const message = { jsonrpc: '2.0', id: 1, result: { tools: [] } };
-    await router.deliver(pending, message, era(true), undefined, JSON.stringify(message));
+    await router.answer(pending, message, JSON.stringify(message), (shown) => era(true).onResponse('tools/list', shown, undefined));
     expect(written[0]).toEqual({ message: { ...message, changed: true }, serialised: undefined });
   });
 });

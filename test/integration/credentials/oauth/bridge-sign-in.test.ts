@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
+import { createRedactor } from '../../../../src/logging/redactor.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createConfig } from '../../../../src/config/config.js';
 import { runAccountCommand } from '../../../../src/cli/account-commands.js';
@@ -308,7 +309,7 @@ describe('sign-in pages the bridge opens (in-process)', () => {
         config,
         env,
         logger: pino({ level: 'silent' }),
-        registerSecret: () => undefined,
+        redact: createRedactor([]),
         writeStderr: (text) => said.push(text),
         signal: AbortSignal.timeout(20_000),
       }),
@@ -384,7 +385,7 @@ describe('one interactive sign-in per quiet period (in-process)', () => {
         config,
         env,
         logger: pino({ level: 'silent' }),
-        registerSecret: () => undefined,
+        redact: createRedactor([]),
         writeStderr: (text) => said.push(text),
         signal: AbortSignal.timeout(20_000),
       }),
@@ -505,7 +506,7 @@ describe('pre-registered clients, login/logout and doctor (in-process)', () => {
         config,
         env,
         logger: pino({ level: 'silent' }),
-        registerSecret: () => undefined,
+        redact: createRedactor([]),
         writeStderr: (text) => said.push(text),
         signal: AbortSignal.timeout(20_000),
       });
@@ -536,7 +537,7 @@ describe('pre-registered clients, login/logout and doctor (in-process)', () => {
       config: createConfig({ options: { url: w.setup.mcpUrl }, env, readTextFile: () => '' }),
       env,
       logger: pino({ level: 'silent' }),
-      registerSecret: () => undefined,
+      redact: createRedactor([]),
       writeStderr: (text) => said.push(text),
       signal: AbortSignal.timeout(20_000),
     });
