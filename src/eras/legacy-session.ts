@@ -6,7 +6,7 @@ import { mirroredHeaders, type EraProtocol } from './era.js';
 import { BridgeError, isBridgeError } from '../core/errors.js';
 import { bridgeErrorReply, isJsonObject, isSingleLine, isUsableId, type JsonObject } from '../core/json-rpc.js';
 import type { Logger } from '../logging/logger.js';
-import { readPrivateResponse, readReply, type Reply } from '../http/reply-reader.js';
+import { readPrivateResponse, readReply, type Reply, type StreamItem } from '../http/reply-reader.js';
 import { Backoff } from '../http/reconnect-backoff.js';
 import { resumableEventId } from '../http/sse-reader.js';
 import { type HttpExchange } from '../http/send.js';
@@ -51,9 +51,12 @@ export interface LegacySessionOptions {
   endpoint: Endpoint;
   logger: Logger;
   maxMessageBytes: number;
-  /** Where messages that arrive on the listen stream go (server requests, notifications, resumed responses). */
+  /**
+   * Where messages that arrive on the session's own streams go (server requests, notifications,
+   * resumed responses): the listen stream, and a keep-alive ping's stream but for its response.
+   */
   onServerMessage: (message: JsonObject, serialised: string | undefined) => Promise<void>;
-  /** Back-pressure from stdout, for the listen stream's body. */
+  /** Back-pressure from stdout, for the bodies of those streams. */
   room?: () => Promise<void> | undefined;
   /** The heal backoff's clock (monotonic milliseconds) and wait; seams for tests, the real ones otherwise. */
   clock?: { now: () => number; sleep: (ms: number) => Promise<unknown> };
@@ -332,9 +335,11 @@ export class LegacySession implements EraProtocol {
 
   /**
    * One keep-alive `ping` (2025-06-18 basic/utilities/ping: the receiver MUST answer promptly with
-   * an empty result) on the current session, under an id of the bridge's own. Its reply is read
-   * here and never reaches stdout; a failure is logged, and the session is left for the next
-   * request to heal as any expired session is.
+   * an empty result) on the current session, under an id of the bridge's own. Its response is read
+   * here and never reaches stdout; the requests and notifications the server may send before it on
+   * the same stream (transports §Sending Messages to the Server 6) go to the client as on any other
+   * stream, and the client's answers go back as any response does. A failure is logged, and the
+   * session is left for the next request to heal as any expired session is.
    */
   async #ping(signal: AbortSignal): Promise<PingOutcome> {
     const { endpoint, logger, maxMessageBytes } = this.#options;
@@ -343,23 +348,29 @@ export class LegacySession implements EraProtocol {
     const id = `${this.#pingIdPrefix}-${++this.#pings}`;
     const headers = { ...this.headers(), 'mcp-method': 'ping' };
     const deadline = AbortSignal.any([signal, AbortSignal.timeout(KEEP_ALIVE_PING_TIMEOUT_MS)]);
+    // The ping's response, in a JSON body or on the event stream; nothing else is.
+    const isAnswer = (value: unknown): value is JsonObject => isJsonObject(value) && value.id === id && !('method' in value);
     let answer: JsonObject | undefined;
     try {
       const exchange = await endpoint.post(JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' }), headers, deadline);
       const reply = await readReply(exchange, {
         maxMessageBytes,
         signal: deadline,
+        room: this.#options.room,
         stream: {
           lingerMs: 0,
           idleTimeoutMs: 0,
-          onItem: (item) => {
-            if (!isJsonObject(item.message) || item.message.id !== id || 'method' in item.message) return Promise.resolve('continue');
-            answer = item.message;
-            return Promise.resolve('answered');
+          onItem: async (item) => {
+            if (isAnswer(item.message)) {
+              answer = item.message;
+              return 'answered';
+            }
+            await this.#handOn(item, 'keep-alive ping stream');
+            return 'continue';
           },
         },
       });
-      if (reply.kind === 'json' && isJsonObject(reply.value) && reply.value.id === id) answer = reply.value;
+      if (reply.kind === 'json' && isAnswer(reply.value)) answer = reply.value;
       if (signal.aborted) return 'stopped';
       if (this.isExpired(reply, headers)) {
         logger.warn({ session }, 'keep-alive ping: the server has ended the session; the next request starts a new one');
@@ -385,6 +396,18 @@ export class LegacySession implements EraProtocol {
       const failure = isBridgeError(error) ? error : endpoint.failure(error, deadline);
       logger.warn({ session, code: failure.code }, `keep-alive ping failed: ${failure.message}; the next ping waits longer`);
       return 'failed';
+    }
+  }
+
+  /**
+   * An event on one of the session's own streams that the session does not read for itself: a
+   * message goes where every server message goes (onServerMessage), data that is not JSON is skipped.
+   */
+  async #handOn(item: StreamItem, stream: string): Promise<void> {
+    if (isJsonObject(item.message)) {
+      await this.#options.onServerMessage(item.message, item.data !== undefined && isSingleLine(item.data) ? item.data : undefined);
+    } else if (item.unparsed === true) {
+      this.#options.logger.warn({ data: excerptOf(item.data ?? '') }, `${stream} event is not JSON; skipped`);
     }
   }
 
@@ -420,13 +443,9 @@ export class LegacySession implements EraProtocol {
             onRetry: (ms) => (retryMs = ms),
             onItem: async (item) => {
               if (item.eventId !== undefined) lastEventId = resumableEventId(item.eventId);
-              if (isJsonObject(item.message)) {
-                // Only a message is progress: priming events and comments are not.
-                backoff.progressed();
-                await this.#options.onServerMessage(item.message, item.data !== undefined && isSingleLine(item.data) ? item.data : undefined);
-              } else if (item.unparsed === true) {
-                logger.warn({ data: excerptOf(item.data ?? '') }, 'listen stream event is not JSON; skipped');
-              }
+              // Only a message is progress: priming events and comments are not.
+              if (isJsonObject(item.message)) backoff.progressed();
+              await this.#handOn(item, 'listen stream');
               return 'continue';
             },
           },

@@ -3,6 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSdkV1Server, type SdkV1Server } from '../helpers/sdk-v1-server.js';
+import { PING_STREAM_SESSION, startPingStreamServer } from '../helpers/ping-stream-server.js';
 import { initializedNotification, initializeRequest, spawnBridge, type BridgeProcess } from '../helpers/spawn-bridge.js';
 import { MIN_KEEP_ALIVE_MS } from '../../src/config/config.js';
 
@@ -51,6 +52,31 @@ describe('--keep-alive, end to end', () => {
     const healed = (await bridge.reply(3)).result.content[0].text as string;
     expect(healed).not.toBe(session);
     expect(server.requests.some((r) => r.body?.method === 'ping')).toBe(false);
+    bridge.end();
+    expect((await bridge.exited).code).toBe(0);
+  });
+
+  it('hands a server request on a ping’s event stream to the client, posts its answer back, and keeps the ping’s response off stdout', async () => {
+    // transports §Sending Messages to the Server 6: requests and notifications MAY come before the response.
+    const request = { jsonrpc: '2.0', id: 'srv-1', method: 'sampling/createMessage', params: { messages: [], maxTokens: 1 } };
+    const notification = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'on the ping stream' } };
+    const server = await startPingStreamServer({ beforeResponse: [notification, request], awaitAnswerTo: 'srv-1' });
+    cleanups.push(() => server.close());
+    const bridge = spawnBridge(['--url', server.url, '--keep-alive', String(MIN_KEEP_ALIVE_MS)], { FENBS_TOKEN: TOKEN, FENBS_MCP_LOG_LEVEL: 'warn' });
+    cleanups.push(() => bridge.kill());
+    bridge.send(initializeRequest(1));
+    await bridge.reply(1);
+    bridge.send(initializedNotification);
+    expect(await bridge.waitFor((m) => m.id === 'srv-1' && m.method === 'sampling/createMessage')).toEqual(request);
+    const answer = { jsonrpc: '2.0', id: 'srv-1', result: { role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' } };
+    bridge.send(answer);
+    expect(await server.waitForMessage((m) => m.id === 'srv-1' && !('method' in m))).toEqual(answer);
+    expect(server.received.find((r) => r.message.id === 'srv-1')?.headers['mcp-session-id']).toBe(PING_STREAM_SESSION);
+    // The next ping goes only once the first one's stream was read to its response.
+    const pings = () => server.received.filter((r) => r.message.method === 'ping');
+    await server.waitForMessage((m) => m.method === 'ping' && m.id !== pings()[0]!.message.id);
+    expect(bridge.lines.map((line) => JSON.parse(line))).toEqual([expect.objectContaining({ id: 1 }), notification, request]);
+    expect(bridge.stderr()).not.toMatch(/keep-alive ping/);
     bridge.end();
     expect((await bridge.exited).code).toBe(0);
   });

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSdkV1Server, type SdkV1Server, type SdkV1ServerOptions } from '../../helpers/sdk-v1-server.js';
 import { startSdkV2Server } from '../../helpers/sdk-v2-server.js';
+import { PING_STREAM_SESSION, startPingStreamServer, type PingStreamServer, type PingStreamServerOptions } from '../../helpers/ping-stream-server.js';
 import { startInProcessBridge, waitForLog, type InProcessBridge } from '../../helpers/in-process-bridge.js';
 import { initializedNotification } from '../../helpers/spawn-bridge.js';
 import { MODERN_VERSION, MODERN_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY } from '../../../src/core/protocol.js';
@@ -161,5 +162,55 @@ describe('--keep-alive against the SDK v1 server that reaps idle sessions', () =
     await sleep(5 * KEEP_ALIVE_MS);
     expect(server.requests.filter((r) => r.body?.method === 'ping')).toEqual([]);
     expect(server.requests).toHaveLength(1);
+  });
+});
+
+// transports §Sending Messages to the Server 6: the server MAY send JSON-RPC requests and
+// notifications before the response on a POST's event stream, and a ping's POST is no exception.
+describe('--keep-alive when the server sends its own messages on a ping’s event stream', () => {
+  const isPing = (m: any) => m.method === 'ping';
+
+  async function pingStreamServer(options: PingStreamServerOptions): Promise<PingStreamServer> {
+    const server = await startPingStreamServer(options);
+    cleanups.push(() => server.close());
+    return server;
+  }
+
+  async function initialized(bridge: InProcessBridge): Promise<void> {
+    bridge.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: CLIENT_PARAMS });
+    expect((await bridge.reply('init')).result).toBeDefined();
+    bridge.send(initializedNotification);
+  }
+
+  it('a server request that arrives on a keep-alive ping’s stream reaches the client and its answer reaches the server', async () => {
+    const request = { jsonrpc: '2.0', id: 'srv-1', method: 'roots/list' };
+    const server = await pingStreamServer({ beforeResponse: [request], awaitAnswerTo: 'srv-1' });
+    const bridge = bridgeTo(server.url, KEEP_ALIVE_MS);
+    await initialized(bridge);
+    const first = await server.waitForMessage(isPing);
+    expect(await bridge.waitFor((m) => m.id === 'srv-1' && m.method === 'roots/list')).toEqual(request);
+    const answer = { jsonrpc: '2.0', id: 'srv-1', result: { roots: [{ uri: 'file:///work', name: 'work' }] } };
+    bridge.send(answer);
+    expect(await server.waitForMessage((m) => m.id === 'srv-1' && !('method' in m))).toEqual(answer);
+    // The answer went on the session like any response the client writes.
+    expect(server.received.find((r) => r.message.id === 'srv-1')?.headers['mcp-session-id']).toBe(PING_STREAM_SESSION);
+    // The ping was answered once the server had its answer: the next ping is a new one, after it.
+    await server.waitForMessage((m) => isPing(m) && m.id !== first.id);
+    expect(bridge.stderr()).not.toMatch(/keep-alive ping/);
+    expect(bridge.lines.map((line) => JSON.parse(line))).toEqual([expect.objectContaining({ id: 'init' }), request]);
+  });
+
+  it('a notification on a keep-alive ping’s stream reaches stdout, and the ping’s own response never does', async () => {
+    const notification = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'from the ping stream' } };
+    const server = await pingStreamServer({ beforeResponse: [notification] });
+    const bridge = bridgeTo(server.url, KEEP_ALIVE_MS);
+    await initialized(bridge);
+    const first = await server.waitForMessage(isPing);
+    expect(await bridge.waitFor((m) => m.method === 'notifications/message')).toEqual(notification);
+    // A second ping goes only after the first one's stream was read to its response.
+    await server.waitForMessage((m) => isPing(m) && m.id !== first.id);
+    expect(bridge.stderr()).not.toMatch(/keep-alive ping/);
+    expect(bridge.lines.map((line) => JSON.parse(line))).toEqual([expect.objectContaining({ id: 'init' }), notification]);
+    expect(bridge.lines.join('\n')).not.toContain('fenbs-mcp-keep-alive-');
   });
 });
