@@ -2,11 +2,12 @@
 
 import type * as Crypto from 'node:crypto';
 import { createRequire } from 'node:module';
-import { isIP } from 'node:net';
 import { bearerTokenOf, expandHeaderValue, isAuthorizationFromReference } from './header-references.js';
 import { LOG_LEVELS } from '../logging/logger.js';
 import { maskUrl } from '../logging/redactor.js';
 import { UsageError } from '../core/errors.js';
+import { bearerPrefixFix, fieldValueProblem, TOKEN_CHARS, tokenProblem, UNSENDABLE_HEADERS } from '../core/http-field-grammar.js';
+import { isLoopbackHost, withLikelyScheme } from '../core/hosts.js';
 import { parseOAuthSettings, type OAuthRawOptions, type OAuthSettings } from './oauth-settings.js';
 import type { LevelWithSilent } from 'pino';
 import { parseToolPatterns, type ToolFilterOption } from './tool-patterns.js';
@@ -189,56 +190,7 @@ const OWNED_HEADERS = new Set([
   'connection',
 ]);
 
-/**
- * Request headers undici, the bridge's HTTP client, refuses to send (its lib/core/request.js), and
- * why: given with -H, every request would fail, so they are refused at start. Content-Length is
- * refused by undici unless it is digits that equal the body's length; the bridge's bodies vary,
- * so no fixed value can be right. test/config.test.ts sends each of undici's well-known header
- * names through undici and checks that the ones it refuses are exactly these.
- */
-export const UNSENDABLE_HEADERS: ReadonlyMap<string, string> = new Map([
-  ['content-length', 'undici sends the length of each body itself, and refuses any other'],
-  ['expect', 'undici does not support Expect (100-continue)'],
-  ['keep-alive', 'undici manages the connection itself'],
-  ['transfer-encoding', 'undici frames each body itself'],
-  ['upgrade', 'undici refuses a protocol upgrade on an ordinary request'],
-]);
-
 const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
-const TOKEN_CHARS = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-
-/**
- * What an HTTP field value may hold (RFC 9110 §5.5: VCHAR, obs-text, SP, HTAB), as one character
- * per byte: undici (like Node's http) refuses anything else, so such a value would fail every
- * request. Characters above U+00FF have no single byte; control characters are never allowed.
- */
-const FIELD_VALUE_CHAR = /^[\t\x20-\x7E\x80-\xFF]$/;
-
-/** Why `value` cannot be sent as a header value, or undefined when it can; never repeats the value. */
-export function fieldValueProblem(value: string): string | undefined {
-  for (const char of value) {
-    if (FIELD_VALUE_CHAR.test(char)) continue;
-    const code = char.codePointAt(0)!;
-    if (code === 0x0a || code === 0x0d) return 'a line break';
-    if (code < 0x20 || code === 0x7f) return 'a control character';
-    return 'a character outside Latin-1 (HTTP header values are bytes; send such text encoded)';
-  }
-  return undefined;
-}
-
-/**
- * Why `token` cannot be sent as `Authorization: Bearer <token>`, or undefined when it can; never
- * repeats the token. Empty, surrounded by whitespace or holding a space, it would change the
- * header's meaning (RFC 6750 §2.1's b64token holds no space); otherwise the field-value rule.
- * Every token is checked here the moment it is learnt (environment, file, command, token
- * endpoint), so a token that no header can carry is refused, never cached and sent.
- */
-export function tokenProblem(token: string): string | undefined {
-  if (token === '') return 'nothing (it is empty)';
-  if (/[ \t]/.test(token)) return 'a space or a tab';
-  return fieldValueProblem(token);
-}
-
 /** A value one -H option took from the environment, with where it came from for messages that never show it. */
 export interface HeaderSecret {
   /** The -H header name, as written. */
@@ -345,42 +297,6 @@ function parseKeepAlive(raw: string | undefined): number {
   return value;
 }
 
-/** Whether the user's own `--url` names this machine (their choice: `*.localhost` counts, RFC 6761 §6.3). */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  return host === '::1';
-}
-
-/**
- * Whether a host a server chose (a sign-in page, an OAuth endpoint) surely names this machine, so
- * plain http to it stays here: an IPv4 literal in 127.0.0.0/8, `[::1]`, or the name `localhost`
- * itself. RFC 8252 §8.3 prefers literals; `*.localhost` is refused because the system resolver
- * undici asks need not map it to loopback (RFC 6761 §6.3 says only SHOULD), and then the request
- * would leave the machine in clear text. Takes a WHATWG URL hostname (lowercase, IPv4 in dotted
- * decimal, IPv6 bracketed and compressed).
- */
-export function isServerLoopbackHost(hostname: string): boolean {
-  if (hostname === 'localhost' || hostname === '[::1]') return true;
-  return isIP(hostname) === 4 && hostname.startsWith('127.');
-}
-
-/**
- * A URL typed without its scheme (`localhost:3000/mcp`, `127.0.0.1:3000`) as the user most likely
- * meant it: http:// for a loopback host (local servers rarely have TLS), https:// otherwise.
- */
-export function withLikelyScheme(raw: string): string | undefined {
-  const text = raw.trim();
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text) || text === '') return undefined;
-  const candidate = `http://${text}`;
-  if (!URL.canParse(candidate)) return undefined;
-  const url = new URL(candidate);
-  // Only what looks like a host: a name with a dot, an address, a port, or localhost.
-  if (!/[.:]/.test(url.host) && url.hostname !== 'localhost') return undefined;
-  return isLoopbackHost(url.hostname) ? candidate : `https://${text}`;
-}
-
 /**
  * `source` names where the URL came from (`--url`, `FENBS_MCP_URL`), so the message points at it;
  * `secret` names what plain http:// would expose, when there is something.
@@ -463,14 +379,6 @@ function parseToolOption(values: readonly string[] | undefined, option: ToolFilt
   const parsed = parseToolPatterns(values, option);
   if (typeof parsed === 'string') throw new UsageError(parsed, `fenbs-mcp ${option} 'tasks_*,search'`);
   return Object.freeze(parsed);
-}
-
-/**
- * What to do about a token given with its scheme in front (`Bearer abc`), which tokenProblem
- * refuses for its space; undefined for any other token.
- */
-export function bearerPrefixFix(token: string): string | undefined {
-  return /^bearer[ \t]/i.test(token) ? 'give the token alone, without "Bearer " in front: the bridge sends "Authorization: Bearer <token>" itself' : undefined;
 }
 
 /**
