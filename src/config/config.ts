@@ -126,8 +126,16 @@ export interface BridgeConfig {
   readonly oauth: OAuthSettings;
 }
 
+/** The TLS options as commander hands them over. */
+export interface TlsRawOptions {
+  caFile?: string | undefined;
+  useSystemCa?: boolean | undefined;
+  clientCert?: string | undefined;
+  clientKey?: string | undefined;
+}
+
 /** What commander hands over: every value still a string or a flag. */
-export interface RawOptions extends OAuthRawOptions {
+export interface RawOptions extends OAuthRawOptions, TlsRawOptions {
   url?: string | undefined;
   tokenEnv?: string | undefined;
   tokenFile?: string | undefined;
@@ -139,10 +147,6 @@ export interface RawOptions extends OAuthRawOptions {
   maxLineBytes?: string | undefined;
   maxMessageBytes?: string | undefined;
   keepAlive?: string | undefined;
-  caFile?: string | undefined;
-  useSystemCa?: boolean | undefined;
-  clientCert?: string | undefined;
-  clientKey?: string | undefined;
   allowHttp?: boolean | undefined;
   logLevel?: string | undefined;
   logFormat?: string | undefined;
@@ -164,6 +168,12 @@ export class FileTooLargeError extends Error {
     super(`${path} is larger than ${maxBytes} bytes`);
   }
 }
+
+/**
+ * Reads a text file (injected so config/ stays pure); throws `FileTooLargeError` rather than read
+ * more than `maxBytes`.
+ */
+export type ReadTextFile = (path: string, maxBytes: number) => string;
 
 /**
  * Headers the bridge sets itself from the message and its state. A user value would contradict
@@ -210,7 +220,7 @@ interface ParsedHeader {
   variables: readonly string[];
 }
 
-function parseHeader(raw: string, tokenEnv: string, env: ConfigInputs['env']): ParsedHeader {
+function parseHeader(raw: string, tokenEnv: string, env: Readonly<Record<string, string | undefined>>): ParsedHeader {
   const colon = raw.indexOf(':');
   const name = colon === -1 ? '' : raw.slice(0, colon).trim();
   const written = colon === -1 ? '' : raw.slice(colon + 1).trim();
@@ -334,16 +344,12 @@ function parseUrl(raw: string, source: string, allowHttp: boolean, secret: strin
 export interface ConfigInputs {
   options: RawOptions;
   env: Readonly<Record<string, string | undefined>>;
-  /**
-   * Reads a text file (injected so this module stays pure); throws `FileTooLargeError` rather
-   * than read more than `maxBytes`.
-   */
-  readTextFile: (path: string, maxBytes: number) => string;
+  readTextFile: ReadTextFile;
   /** The running Node's version (`v20.19.0`), for the message refusing --use-system-ca; absent in tests. */
   nodeVersion?: string | undefined;
 }
 
-function readOptionFile(readTextFile: ConfigInputs['readTextFile'], option: string, path: string, maxBytes: number, fix?: string): string {
+function readOptionFile(readTextFile: ReadTextFile, option: string, path: string, maxBytes: number, fix?: string): string {
   try {
     return readTextFile(path, maxBytes);
   } catch (error) {
@@ -401,7 +407,11 @@ function hasSystemStore(): boolean {
 }
 
 /** --client-cert and --client-key: both or neither, read and checked as a pair. */
-function parseClientCertificate(options: RawOptions, env: ConfigInputs['env'], readTextFile: ConfigInputs['readTextFile']): ClientCertificate | undefined {
+function parseClientCertificate(
+  options: TlsRawOptions,
+  env: Readonly<Record<string, string | undefined>>,
+  readTextFile: ReadTextFile,
+): ClientCertificate | undefined {
   const { clientCert, clientKey } = options;
   if (clientCert === undefined && clientKey === undefined) return undefined;
   const fix = 'fenbs-mcp --client-cert client.pem --client-key client-key.pem';
