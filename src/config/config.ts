@@ -1,18 +1,18 @@
 // Options and environment → one validated, frozen BridgeConfig; pure, throws UsageError.
 
-import type * as Crypto from 'node:crypto';
-import { createRequire } from 'node:module';
-import { bearerTokenOf, expandHeaderValue, isAuthorizationFromReference } from './header-references.js';
+import { bearerTokenOf } from './header-references.js';
 import { LOG_LEVELS } from '../logging/logger.js';
-import { maskUrl } from '../logging/redactor.js';
 import { UsageError } from '../core/errors.js';
-import { bearerPrefixFix, fieldValueProblem, TOKEN_CHARS, tokenProblem, UNSENDABLE_HEADERS } from '../core/http-field-grammar.js';
-import { isLoopbackHost, withLikelyScheme } from '../core/hosts.js';
+import { TOKEN_CHARS } from '../core/http-field-grammar.js';
 import { parseOAuthSettings, type OAuthRawOptions, type OAuthSettings } from './oauth-settings.js';
 import type { LevelWithSilent } from 'pino';
 import { parseToolPatterns, type ToolFilterOption } from './tool-patterns.js';
-import { checkClientCertificate, CLIENT_KEY_PASSPHRASE_ENV, type ClientCertificate } from './client-certificate.js';
-import type * as Tls from 'node:tls';
+import type { ClientCertificate } from './client-certificate.js';
+import { refuseUnsendableToken, type CredentialSpec, type SetCredential } from './credential-spec.js';
+import { parseHeader, type HeaderSecret } from './header-option.js';
+import { readOptionFile, type ReadTextFile } from './option-files.js';
+import { countCertificates, hasSystemStore, MAX_CA_FILE_BYTES, parseClientCertificate, type TlsRawOptions } from './tls-options.js';
+import { parseUrl } from './url-option.js';
 
 export const DEFAULT_URL = 'https://fenbs.ai/api/mcp';
 export const DEFAULT_TOKEN_ENV = 'FENBS_TOKEN';
@@ -30,10 +30,6 @@ export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 export const MAX_TIMEOUT_MS = 2_147_483_647;
 /** A token file holds one token; anything larger is the wrong file, and is not read whole. */
 export const MAX_TOKEN_FILE_BYTES = 64 * 1024;
-/** Room for a full CA bundle (Mozilla's is about 250 KB) and more; a larger file is the wrong one. */
-export const MAX_CA_FILE_BYTES = 16 * 1024 * 1024;
-/** A client certificate chain or key file: a few kB each; a larger file is not one. */
-export const MAX_CLIENT_PEM_BYTES = 1024 * 1024;
 /** How long shutdown work (session DELETE) may take before the process goes anyway. */
 export const SHUTDOWN_GRACE_MS = 800;
 /** --keep-alive default: off. A ping is a request the server must handle, so it is sent only when asked for. */
@@ -60,29 +56,6 @@ export type ProtocolMode = (typeof PROTOCOL_MODES)[number];
  */
 export const TRANSPORT_MODES = ['auto', 'streamable-http', 'sse'] as const;
 export type TransportMode = (typeof TRANSPORT_MODES)[number];
-
-/**
- * The credential the run uses, without its value in any message: the first one set of env
- * `FENBS_TOKEN` (or --token-env), --token-file, --token-command, and an Authorization -H expanded
- * from the environment; `none` otherwise (where an OAuth sign-in takes over).
- */
-export type CredentialSpec =
-  /** A fixed `Authorization` value (`Bearer <token>`, or a -H value with its own scheme). */
-  | { readonly kind: 'static'; readonly source: string; readonly authorization: string; readonly ignored: readonly string[] }
-  /** A shell command whose trimmed stdout is the bearer token; run again after a 401. */
-  | { readonly kind: 'command'; readonly source: string; readonly command: string; readonly ignored: readonly string[] }
-  | { readonly kind: 'none'; readonly source: string; readonly ignored: readonly string[] };
-
-/**
- * The warnings a credential spec calls for: each source that is set but shadowed by the one used.
- * The one rule the bridge logs, the shell commands print and doctor reports.
- */
-export function unusedCredentialWarnings(spec: CredentialSpec): string[] {
-  return spec.ignored.map((ignored) => `${ignored} is set but not used: ${spec.source} comes first`);
-}
-
-/** A credential that is set, before the ones it shadows are known. */
-type SetCredential = { [Kind in CredentialSpec['kind']]: Omit<Extract<CredentialSpec, { kind: Kind }>, 'ignored'> }['static' | 'command'];
 
 export interface BridgeConfig {
   readonly url: URL;
@@ -126,14 +99,6 @@ export interface BridgeConfig {
   readonly oauth: OAuthSettings;
 }
 
-/** The TLS options as commander hands them over. */
-export interface TlsRawOptions {
-  caFile?: string | undefined;
-  useSystemCa?: boolean | undefined;
-  clientCert?: string | undefined;
-  clientKey?: string | undefined;
-}
-
 /** What commander hands over: every value still a string or a flag. */
 export interface RawOptions extends OAuthRawOptions, TlsRawOptions {
   url?: string | undefined;
@@ -156,117 +121,6 @@ export interface RawOptions extends OAuthRawOptions, TlsRawOptions {
   /** Each given once or more; every value a comma-separated list. */
   allowTools?: string[] | undefined;
   denyTools?: string[] | undefined;
-}
-
-/** Thrown by a `readTextFile` when the file holds more than the bytes the caller allows. */
-export class FileTooLargeError extends Error {
-  override readonly name = 'FileTooLargeError';
-  constructor(
-    readonly path: string,
-    readonly maxBytes: number,
-  ) {
-    super(`${path} is larger than ${maxBytes} bytes`);
-  }
-}
-
-/**
- * Reads a text file (injected so config/ stays pure); throws `FileTooLargeError` rather than read
- * more than `maxBytes`.
- */
-export type ReadTextFile = (path: string, maxBytes: number) => string;
-
-/**
- * Headers the bridge sets itself from the message and its state. A user value would contradict
- * the protocol (the Streamable HTTP transport has the client set Accept, Content-Type, the session
- * and version headers, and the 2026-07-28 Mcp-* headers from each message), carry a credential
- * into argv, where process lists and shell history show it (Authorization, Proxy-Authorization,
- * Cookie: the cookie jar fills Cookie), or undo what the bridge relies on: it decodes the
- * encodings it is sent but asks for none (Accept-Encoding), Host names the --url's host (RFC 9110
- * §7.2), and undici keeps the connection alive (Connection: close would open one per message).
- */
-const OWNED_HEADERS = new Set([
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'content-type',
-  'accept',
-  'accept-encoding',
-  'mcp-protocol-version',
-  'mcp-method',
-  'mcp-name',
-  'mcp-session-id',
-  'last-event-id',
-  'host',
-  'connection',
-]);
-
-const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
-/** A value one -H option took from the environment, with where it came from for messages that never show it. */
-export interface HeaderSecret {
-  /** The -H header name, as written. */
-  readonly header: string;
-  /** The variable it came from, without `$`. */
-  readonly variable: string;
-  readonly value: string;
-}
-
-/** One -H option, its `${VAR}` references expanded. */
-interface ParsedHeader {
-  name: string;
-  value: string;
-  /** Values taken from the environment. */
-  secrets: readonly string[];
-  /** The variables referenced, for naming an Authorization header's source. */
-  variables: readonly string[];
-}
-
-function parseHeader(raw: string, tokenEnv: string, env: Readonly<Record<string, string | undefined>>): ParsedHeader {
-  const colon = raw.indexOf(':');
-  const name = colon === -1 ? '' : raw.slice(0, colon).trim();
-  const written = colon === -1 ? '' : raw.slice(colon + 1).trim();
-  if (colon === -1 || !TOKEN_CHARS.test(name)) {
-    // The text is not repeated: without a colon it may be "Authorization Bearer <token>".
-    throw new UsageError(
-      colon === -1
-        ? '-H expects "Name: value" with a colon after the name'
-        : '-H expects "Name: value"; the name may hold only letters, digits and !#$%&\'*+-.^_`|~',
-      `fenbs-mcp -H "X-Team: platform"`,
-    );
-  }
-  const lower = name.toLowerCase();
-  // Authorization is taken only from the environment: `Authorization: <scheme> ${VAR}`.
-  if (CREDENTIAL_HEADERS.has(lower) && !(lower === 'authorization' && isAuthorizationFromReference(written))) {
-    // Never echo the value: it is the secret we are refusing to take from argv.
-    throw new UsageError(
-      `-H ${name} is refused: credentials written on the command line show up in process lists and shell history`,
-      lower === 'authorization'
-        ? `put the secret in the environment and name it: -H 'Authorization: Bearer \${MY_TOKEN}' with MY_TOKEN set (a desktop config's "env" block), or ${tokenEnv}=<token> fenbs-mcp, --token-file <path>, --token-command <cmd>`
-        : `put the token in the environment instead: ${tokenEnv}=<token> fenbs-mcp (or --token-file <path>)`,
-    );
-  }
-  if ((OWNED_HEADERS.has(lower) && lower !== 'authorization') || lower.startsWith('mcp-param-')) {
-    throw new UsageError(`-H ${name} is refused: the bridge sets that header itself for every message`);
-  }
-  const unsendable = UNSENDABLE_HEADERS.get(lower);
-  if (unsendable !== undefined) {
-    throw new UsageError(`-H ${name} is refused: ${unsendable}, so every request carrying it would fail`);
-  }
-  const expansion = expandHeaderValue(written, env);
-  if (expansion.kind === 'unset') {
-    throw new UsageError(
-      `-H ${name} refers to \${${expansion.variable}}, but ${expansion.variable} is not set (or is empty) in the environment`,
-      `set ${expansion.variable} where the bridge starts (in a desktop config, its "env" block)`,
-    );
-  }
-  if (expansion.kind === 'bad-reference') {
-    throw new UsageError(`-H ${name}: ${expansion.reference} is not a variable reference; write \${NAME} with a name of letters, digits and _`);
-  }
-  const problem = fieldValueProblem(expansion.value);
-  if (problem !== undefined) {
-    const where = expansion.variables.length === 0 ? 'the value' : `the value (after expanding ${expansion.variables.map((v) => `$${v}`).join(', ')})`;
-    throw new UsageError(`-H ${name}: ${where} contains ${problem}, which no HTTP request can carry`);
-  }
-  return { name, value: expansion.value, secrets: expansion.secrets, variables: expansion.variables };
 }
 
 function parseNonNegativeInteger(raw: string | undefined, fallback: number, option: string): number {
@@ -307,40 +161,6 @@ function parseKeepAlive(raw: string | undefined): number {
   return value;
 }
 
-/**
- * `source` names where the URL came from (`--url`, `FENBS_MCP_URL`), so the message points at it;
- * `secret` names what plain http:// would expose, when there is something.
- */
-function parseUrl(raw: string, source: string, allowHttp: boolean, secret: string | undefined): URL {
-  const likely = withLikelyScheme(raw);
-  const fix =
-    likely === undefined
-      ? 'fenbs-mcp --url https://example.com/mcp'
-      : source === '--url'
-        ? `fenbs-mcp --url ${maskUrl(likely)}`
-        : `${source}=${maskUrl(likely)}`;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    // Masked: a URL that does not parse may still carry a password or an API key.
-    throw new UsageError(`${source}: invalid URL "${maskUrl(raw)}"${likely === undefined ? '' : ' (no http:// or https:// in front)'}`, fix);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new UsageError(`${source}: the URL must start with https:// or http://, got "${maskUrl(raw)}"`, fix);
-  }
-  if (url.username !== '' || url.password !== '') {
-    throw new UsageError(`${source}: the URL must not carry a user name or password; give the token through the environment`);
-  }
-  if (url.protocol === 'http:' && secret !== undefined && !allowHttp && !isLoopbackHost(url.hostname)) {
-    throw new UsageError(
-      `refusing to send ${secret} over plain http:// to ${url.host}: anyone on the network path could read it`,
-      'use an https:// URL, or pass --allow-http if this network is trusted',
-    );
-  }
-  return url;
-}
-
 export interface ConfigInputs {
   options: RawOptions;
   env: Readonly<Record<string, string | undefined>>;
@@ -349,83 +169,11 @@ export interface ConfigInputs {
   nodeVersion?: string | undefined;
 }
 
-function readOptionFile(readTextFile: ReadTextFile, option: string, path: string, maxBytes: number, fix?: string): string {
-  try {
-    return readTextFile(path, maxBytes);
-  } catch (error) {
-    if (error instanceof FileTooLargeError) {
-      throw new UsageError(`${option} ${path} is larger than ${maxBytes} bytes: it cannot be the right file`, fix);
-    }
-    throw new UsageError(`cannot read ${option} ${path}: ${(error as Error).message}`, fix);
-  }
-}
-
-const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
-
-// node:crypto is loaded (some twenty modules) only when a --ca-file is checked, not at every start.
-const requireBuiltin = createRequire(import.meta.url);
-
-/** How many PEM blocks of `pem` hold a certificate that parses. */
-function countCertificates(pem: string): number {
-  const { X509Certificate } = requireBuiltin('node:crypto') as typeof Crypto;
-  let loaded = 0;
-  for (const [block] of pem.matchAll(PEM_CERTIFICATE)) {
-    try {
-      new X509Certificate(block);
-      loaded++;
-    } catch {
-      // A damaged block; counted out, and refused below if no block is left.
-    }
-  }
-  return loaded;
-}
-
 function parseToolOption(values: readonly string[] | undefined, option: ToolFilterOption): readonly string[] {
   if (values === undefined) return Object.freeze([]);
   const parsed = parseToolPatterns(values, option);
   if (typeof parsed === 'string') throw new UsageError(parsed, `fenbs-mcp ${option} 'tasks_*,search'`);
   return Object.freeze(parsed);
-}
-
-/**
- * Refuses at start a token that `Authorization: Bearer <token>` cannot carry as it is (tokenProblem),
- * naming its source and the problem, never the token: sent, it would fail every request or change
- * the header's meaning.
- */
-function refuseUnsendableToken(token: string, source: string): void {
-  const problem = tokenProblem(token);
-  if (problem !== undefined)
-    throw new UsageError(`the token from ${source} contains ${problem}, so it cannot be sent in an Authorization header`, bearerPrefixFix(token));
-}
-
-/**
- * Whether this Node can read the operating system's trust store: tls.getCACertificates came with
- * the system store API (Node 22.15, 23.10); before it, --use-system-ca would silently do nothing.
- */
-function hasSystemStore(): boolean {
-  return typeof (requireBuiltin('node:tls') as typeof Tls & { getCACertificates?: unknown }).getCACertificates === 'function';
-}
-
-/** --client-cert and --client-key: both or neither, read and checked as a pair. */
-function parseClientCertificate(
-  options: TlsRawOptions,
-  env: Readonly<Record<string, string | undefined>>,
-  readTextFile: ReadTextFile,
-): ClientCertificate | undefined {
-  const { clientCert, clientKey } = options;
-  if (clientCert === undefined && clientKey === undefined) return undefined;
-  const fix = 'fenbs-mcp --client-cert client.pem --client-key client-key.pem';
-  if (clientCert === undefined || clientKey === undefined) {
-    throw new UsageError(
-      `${clientCert === undefined ? '--client-key' : '--client-cert'} needs ${clientCert === undefined ? '--client-cert' : '--client-key'} too: a client certificate is sent with its private key`,
-      fix,
-    );
-  }
-  const certPem = readOptionFile(readTextFile, '--client-cert', clientCert, MAX_CLIENT_PEM_BYTES, fix);
-  const keyPem = readOptionFile(readTextFile, '--client-key', clientKey, MAX_CLIENT_PEM_BYTES, fix);
-  // An empty variable is unset, as everywhere: a desktop config may pass a blank optional value.
-  const passphrase = env[CLIENT_KEY_PASSPHRASE_ENV] === '' ? undefined : env[CLIENT_KEY_PASSPHRASE_ENV];
-  return checkClientCertificate(clientCert, certPem, clientKey, keyPem, passphrase);
 }
 
 export function createConfig({ options, env, readTextFile, nodeVersion }: ConfigInputs): BridgeConfig {

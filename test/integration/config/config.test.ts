@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { createTestCertificates } from '../../helpers/hardening-servers.js';
-import {
-  createConfig,
-  FileTooLargeError,
-  MAX_LINE_BYTES,
-  MAX_TIMEOUT_MS,
-  MAX_TOKEN_FILE_BYTES,
-  REQUEST_TIMEOUT_MS,
-  type RawOptions,
-} from '../../../src/config/config.js';
+import { createConfig, MAX_LINE_BYTES, MAX_TIMEOUT_MS, MAX_TOKEN_FILE_BYTES, REQUEST_TIMEOUT_MS, type RawOptions } from '../../../src/config/config.js';
+import { FileTooLargeError } from '../../../src/config/option-files.js';
 import { UsageError } from '../../../src/core/errors.js';
 
 const noFile = () => {
