@@ -11,7 +11,7 @@ import type { ClientCertificate } from './client-certificate.js';
 import { refuseUnsendableToken, type CredentialSpec, type SetCredential } from './credential-spec.js';
 import { parseHeader, type HeaderSecret } from './header-option.js';
 import { readOptionFile, type ReadTextFile } from './option-files.js';
-import { countCertificates, hasSystemStore, MAX_CA_FILE_BYTES, parseClientCertificate, type TlsRawOptions } from './tls-options.js';
+import { parseTlsOptions, type TlsRawOptions } from './tls-options.js';
 import { parseUrl } from './url-option.js';
 
 export const DEFAULT_URL = 'https://fenbs.ai/api/mcp';
@@ -229,27 +229,7 @@ export function createConfig({ options, env, readTextFile, nodeVersion }: Config
   const token = chosen?.source === envSource ? envToken : chosen?.source === fileSource ? fileToken : undefined;
   const tokenSource = chosen?.source === fileSource ? fileSource : envSource;
 
-  if (options.caFile !== undefined) {
-    // Checked here, like --token-file: a missing or wrong file is a usage mistake (exit 2), not a
-    // TLS failure on every request.
-    const fix = 'fenbs-mcp --ca-file /path/to/your-ca.pem';
-    const pem = readOptionFile(readTextFile, '--ca-file', options.caFile, MAX_CA_FILE_BYTES, fix);
-    if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
-      throw new UsageError(`--ca-file ${options.caFile} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`, fix);
-    }
-    if (countCertificates(pem) === 0) {
-      throw new UsageError(`--ca-file ${options.caFile} holds no usable certificate: no PEM block in it parses as X.509`, fix);
-    }
-  }
-
-  const clientCertificate = parseClientCertificate(options, env, readTextFile);
-  const useSystemCa = options.useSystemCa === true;
-  if (useSystemCa && !hasSystemStore()) {
-    throw new UsageError(
-      `--use-system-ca needs Node 22.15 or newer (23.10 or newer on the 23 line, or any 24+)${nodeVersion === undefined ? '' : `; this is Node ${nodeVersion}`}`,
-      'upgrade Node, or export the corporate CA to a PEM file and pass --ca-file <pem>',
-    );
-  }
+  const { useSystemCa, clientCertificate } = parseTlsOptions(options, env, readTextFile, nodeVersion);
 
   const allowHttp = options.allowHttp === true;
   // A proxy URL undici cannot use would fail the start with "Invalid URL": refused here, naming

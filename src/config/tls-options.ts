@@ -26,7 +26,7 @@ const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE
 const requireBuiltin = createRequire(import.meta.url);
 
 /** How many PEM blocks of `pem` hold a certificate that parses. */
-export function countCertificates(pem: string): number {
+function countCertificates(pem: string): number {
   const { X509Certificate } = requireBuiltin('node:crypto') as typeof Crypto;
   let loaded = 0;
   for (const [block] of pem.matchAll(PEM_CERTIFICATE)) {
@@ -44,12 +44,12 @@ export function countCertificates(pem: string): number {
  * Whether this Node can read the operating system's trust store: tls.getCACertificates came with
  * the system store API (Node 22.15, 23.10); before it, --use-system-ca would silently do nothing.
  */
-export function hasSystemStore(): boolean {
+function hasSystemStore(): boolean {
   return typeof (requireBuiltin('node:tls') as typeof Tls & { getCACertificates?: unknown }).getCACertificates === 'function';
 }
 
 /** --client-cert and --client-key: both or neither, read and checked as a pair. */
-export function parseClientCertificate(
+function parseClientCertificate(
   options: TlsRawOptions,
   env: Readonly<Record<string, string | undefined>>,
   readTextFile: ReadTextFile,
@@ -68,4 +68,44 @@ export function parseClientCertificate(
   // An empty variable is unset, as everywhere: a desktop config may pass a blank optional value.
   const passphrase = env[CLIENT_KEY_PASSPHRASE_ENV] === '' ? undefined : env[CLIENT_KEY_PASSPHRASE_ENV];
   return checkClientCertificate(clientCert, certPem, clientKey, keyPem, passphrase);
+}
+
+/** What the TLS options add to the config once checked. */
+export interface TlsSettings {
+  readonly useSystemCa: boolean;
+  readonly clientCertificate: ClientCertificate | undefined;
+}
+
+/**
+ * Checks the TLS options at start, in this order: --ca-file, the client certificate pair, then
+ * --use-system-ca against this Node (`nodeVersion` only names it in the message).
+ */
+export function parseTlsOptions(
+  options: TlsRawOptions,
+  env: Readonly<Record<string, string | undefined>>,
+  readTextFile: ReadTextFile,
+  nodeVersion: string | undefined,
+): TlsSettings {
+  if (options.caFile !== undefined) {
+    // Checked here, like --token-file: a missing or wrong file is a usage mistake (exit 2), not a
+    // TLS failure on every request.
+    const fix = 'fenbs-mcp --ca-file /path/to/your-ca.pem';
+    const pem = readOptionFile(readTextFile, '--ca-file', options.caFile, MAX_CA_FILE_BYTES, fix);
+    if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+      throw new UsageError(`--ca-file ${options.caFile} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`, fix);
+    }
+    if (countCertificates(pem) === 0) {
+      throw new UsageError(`--ca-file ${options.caFile} holds no usable certificate: no PEM block in it parses as X.509`, fix);
+    }
+  }
+
+  const clientCertificate = parseClientCertificate(options, env, readTextFile);
+  const useSystemCa = options.useSystemCa === true;
+  if (useSystemCa && !hasSystemStore()) {
+    throw new UsageError(
+      `--use-system-ca needs Node 22.15 or newer (23.10 or newer on the 23 line, or any 24+)${nodeVersion === undefined ? '' : `; this is Node ${nodeVersion}`}`,
+      'upgrade Node, or export the corporate CA to a PEM file and pass --ca-file <pem>',
+    );
+  }
+  return { useSystemCa, clientCertificate };
 }
