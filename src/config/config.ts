@@ -1,6 +1,5 @@
 // Options and environment → one validated, frozen BridgeConfig; pure, throws UsageError.
 
-import { bearerTokenOf } from './header-references.js';
 import { LOG_LEVELS } from '../logging/logger.js';
 import { UsageError } from '../core/errors.js';
 import { TOKEN_CHARS } from '../core/http-field-grammar.js';
@@ -8,7 +7,7 @@ import { parseOAuthSettings, type OAuthRawOptions, type OAuthSettings } from './
 import type { LevelWithSilent } from 'pino';
 import { parseToolPatterns, type ToolFilterOption } from './tool-patterns.js';
 import type { ClientCertificate } from './client-certificate.js';
-import { refuseUnsendableToken, type CredentialSpec, type SetCredential } from './credential-spec.js';
+import { chooseCredential, refuseUnsendableToken, type CredentialSpec } from './credential-spec.js';
 import { parseHeader, type HeaderSecret } from './header-option.js';
 import { readOptionFile, type ReadTextFile } from './option-files.js';
 import { parseTlsOptions, type TlsRawOptions } from './tls-options.js';
@@ -204,30 +203,14 @@ export function createConfig({ options, env, readTextFile, nodeVersion }: Config
   if (headers.filter((header) => header.name.toLowerCase() === 'authorization').length > 1) {
     throw new UsageError('-H Authorization is given more than once: a request carries one credential');
   }
-  // Which credential, in order; the ones after the first set are named in a warning.
-  const envSource = `env ${tokenEnv}`;
-  const fileSource = `file ${options.tokenFile ?? ''}`;
-  const found: SetCredential[] = [];
-  if (envToken !== undefined) found.push({ kind: 'static', source: envSource, authorization: `Bearer ${envToken}` });
-  if (fileToken !== undefined) found.push({ kind: 'static', source: fileSource, authorization: `Bearer ${fileToken}` });
-  if (tokenCommand !== undefined) found.push({ kind: 'command', source: '--token-command', command: tokenCommand });
-  if (authorizationHeader !== undefined) {
-    // Two credentials in one run would leave the user guessing which one the server saw.
-    if (found.length > 0)
-      throw new UsageError(
-        `-H Authorization cannot be combined with ${found.map((c) => c.source).join(' or ')}: a run sends one credential`,
-        'keep one of them',
-      );
-    const variables = authorizationHeader.variables.map((name) => `$${name}`).join('');
-    // `Bearer ${VAR}`: the variable's value is the token, under the rule every token meets.
-    const bearerToken = bearerTokenOf(authorizationHeader.value);
-    if (bearerToken !== undefined) refuseUnsendableToken(bearerToken, `-H Authorization from ${variables}`);
-    found.push({ kind: 'static', source: `-H Authorization from ${variables}`, authorization: authorizationHeader.value });
-  }
-  const [chosen, ...unused] = found;
-  const credential: CredentialSpec = chosen === undefined ? { kind: 'none', source: 'none', ignored: [] } : { ...chosen, ignored: unused.map((c) => c.source) };
-  const token = chosen?.source === envSource ? envToken : chosen?.source === fileSource ? fileToken : undefined;
-  const tokenSource = chosen?.source === fileSource ? fileSource : envSource;
+  const { credential, token, tokenSource } = chooseCredential({
+    tokenEnv,
+    tokenFile: options.tokenFile,
+    envToken,
+    fileToken,
+    tokenCommand,
+    authorizationHeader,
+  });
 
   const { useSystemCa, clientCertificate } = parseTlsOptions(options, env, readTextFile, nodeVersion);
 

@@ -2,6 +2,8 @@
 
 import { UsageError } from '../core/errors.js';
 import { bearerPrefixFix, tokenProblem } from '../core/http-field-grammar.js';
+import { bearerTokenOf } from './header-references.js';
+import type { ParsedHeader } from './header-option.js';
 
 /**
  * The credential the run uses, without its value in any message: the first one set of env
@@ -24,7 +26,7 @@ export function unusedCredentialWarnings(spec: CredentialSpec): string[] {
 }
 
 /** A credential that is set, before the ones it shadows are known. */
-export type SetCredential = { [Kind in CredentialSpec['kind']]: Omit<Extract<CredentialSpec, { kind: Kind }>, 'ignored'> }['static' | 'command'];
+type SetCredential = { [Kind in CredentialSpec['kind']]: Omit<Extract<CredentialSpec, { kind: Kind }>, 'ignored'> }['static' | 'command'];
 
 /**
  * Refuses at start a token that `Authorization: Bearer <token>` cannot carry as it is (tokenProblem),
@@ -35,4 +37,56 @@ export function refuseUnsendableToken(token: string, source: string): void {
   const problem = tokenProblem(token);
   if (problem !== undefined)
     throw new UsageError(`the token from ${source} contains ${problem}, so it cannot be sent in an Authorization header`, bearerPrefixFix(token));
+}
+
+/** The credential sources as given, each already checked on its own. */
+export interface CredentialSources {
+  /** The variable the token is read from, `FENBS_TOKEN` or --token-env's. */
+  readonly tokenEnv: string;
+  /** --token-file as given, for the source's name. */
+  readonly tokenFile: string | undefined;
+  readonly envToken: string | undefined;
+  readonly fileToken: string | undefined;
+  readonly tokenCommand: string | undefined;
+  /** The one -H Authorization, its `${VAR}` expanded. */
+  readonly authorizationHeader: Pick<ParsedHeader, 'value' | 'variables'> | undefined;
+}
+
+/** The credential a run sends, and the bearer token and its source when the environment or a file gave it. */
+export interface ChosenCredential {
+  readonly credential: CredentialSpec;
+  readonly token: string | undefined;
+  readonly tokenSource: string;
+}
+
+/**
+ * The first credential set, in the order CredentialSpec names; refuses a -H Authorization beside
+ * any other source, and a `Bearer ${VAR}` whose token no header can carry.
+ */
+export function chooseCredential({ tokenEnv, tokenFile, envToken, fileToken, tokenCommand, authorizationHeader }: CredentialSources): ChosenCredential {
+  // Which credential, in order; the ones after the first set are named in a warning.
+  const envSource = `env ${tokenEnv}`;
+  const fileSource = `file ${tokenFile ?? ''}`;
+  const found: SetCredential[] = [];
+  if (envToken !== undefined) found.push({ kind: 'static', source: envSource, authorization: `Bearer ${envToken}` });
+  if (fileToken !== undefined) found.push({ kind: 'static', source: fileSource, authorization: `Bearer ${fileToken}` });
+  if (tokenCommand !== undefined) found.push({ kind: 'command', source: '--token-command', command: tokenCommand });
+  if (authorizationHeader !== undefined) {
+    // Two credentials in one run would leave the user guessing which one the server saw.
+    if (found.length > 0)
+      throw new UsageError(
+        `-H Authorization cannot be combined with ${found.map((c) => c.source).join(' or ')}: a run sends one credential`,
+        'keep one of them',
+      );
+    const variables = authorizationHeader.variables.map((name) => `$${name}`).join('');
+    // `Bearer ${VAR}`: the variable's value is the token, under the rule every token meets.
+    const bearerToken = bearerTokenOf(authorizationHeader.value);
+    if (bearerToken !== undefined) refuseUnsendableToken(bearerToken, `-H Authorization from ${variables}`);
+    found.push({ kind: 'static', source: `-H Authorization from ${variables}`, authorization: authorizationHeader.value });
+  }
+  const [chosen, ...unused] = found;
+  const credential: CredentialSpec = chosen === undefined ? { kind: 'none', source: 'none', ignored: [] } : { ...chosen, ignored: unused.map((c) => c.source) };
+  const token = chosen?.source === envSource ? envToken : chosen?.source === fileSource ? fileToken : undefined;
+  const tokenSource = chosen?.source === fileSource ? fileSource : envSource;
+  return { credential, token, tokenSource };
 }
