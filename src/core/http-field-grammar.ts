@@ -4,8 +4,9 @@
  * Request headers undici, the bridge's HTTP client, refuses to send (its lib/core/request.js), and
  * why: given with -H, every request would fail, so they are refused at start. Content-Length is
  * refused by undici unless it is digits that equal the body's length; the bridge's bodies vary,
- * so no fixed value can be right. test/config.test.ts sends each of undici's well-known header
- * names through undici and checks that the ones it refuses are exactly these.
+ * so no fixed value can be right. test/integration/core/http-field-grammar.test.ts sends each of
+ * undici's well-known header names through undici and checks that the ones it refuses are exactly
+ * these.
  */
 export const UNSENDABLE_HEADERS: ReadonlyMap<string, string> = new Map([
   ['content-length', 'undici sends the length of each body itself, and refuses any other'],
@@ -15,6 +16,7 @@ export const UNSENDABLE_HEADERS: ReadonlyMap<string, string> = new Map([
   ['upgrade', 'undici refuses a protocol upgrade on an ordinary request'],
 ]);
 
+/** An HTTP token (RFC 9110 §5.6.2): what a field name is made of (§5.1). */
 export const TOKEN_CHARS = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /**
