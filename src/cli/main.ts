@@ -3,7 +3,8 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { CommanderError } from 'commander';
 import { runBridge, type BridgeExit } from '../bridge.js';
-import { createConfig, FileTooLargeError, PROXY_VARIABLES, type BridgeConfig, type RawOptions } from '../config/config.js';
+import { createConfig, PROXY_VARIABLES, type BridgeConfig, type RawOptions } from '../config/config.js';
+import { FileTooLargeError } from '../config/option-files.js';
 import { createLogger, LogFileError, type BridgeLog } from '../logging/logger.js';
 import { EXIT } from './exit-codes.js';
 import { buildProgram, commandLineMistake, helpTopicMistake, usage, type CliOptions } from './program.js';

@@ -1,17 +1,17 @@
 // Options and environment → one validated, frozen BridgeConfig; pure, throws UsageError.
 
-import type * as Crypto from 'node:crypto';
-import { createRequire } from 'node:module';
-import { isIP } from 'node:net';
-import { bearerTokenOf, expandHeaderValue, isAuthorizationFromReference } from './header-references.js';
 import { LOG_LEVELS } from '../logging/logger.js';
-import { maskUrl } from '../logging/redactor.js';
 import { UsageError } from '../core/errors.js';
+import { TOKEN_CHARS } from '../core/http-field-grammar.js';
 import { parseOAuthSettings, type OAuthRawOptions, type OAuthSettings } from './oauth-settings.js';
 import type { LevelWithSilent } from 'pino';
 import { parseToolPatterns, type ToolFilterOption } from './tool-patterns.js';
-import { checkClientCertificate, CLIENT_KEY_PASSPHRASE_ENV, type ClientCertificate } from './client-certificate.js';
-import type * as Tls from 'node:tls';
+import type { ClientCertificate } from './client-certificate.js';
+import { chooseCredential, refuseUnsendableToken, type CredentialSpec } from './credential-spec.js';
+import { parseHeader, type HeaderSecret } from './header-option.js';
+import { readOptionFile, type ReadTextFile } from './option-files.js';
+import { parseTlsOptions, type TlsRawOptions } from './tls-options.js';
+import { parseUrl } from './url-option.js';
 
 export const DEFAULT_URL = 'https://fenbs.ai/api/mcp';
 export const DEFAULT_TOKEN_ENV = 'FENBS_TOKEN';
@@ -29,10 +29,6 @@ export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 export const MAX_TIMEOUT_MS = 2_147_483_647;
 /** A token file holds one token; anything larger is the wrong file, and is not read whole. */
 export const MAX_TOKEN_FILE_BYTES = 64 * 1024;
-/** Room for a full CA bundle (Mozilla's is about 250 KB) and more; a larger file is the wrong one. */
-export const MAX_CA_FILE_BYTES = 16 * 1024 * 1024;
-/** A client certificate chain or key file: a few kB each; a larger file is not one. */
-export const MAX_CLIENT_PEM_BYTES = 1024 * 1024;
 /** How long shutdown work (session DELETE) may take before the process goes anyway. */
 export const SHUTDOWN_GRACE_MS = 800;
 /** --keep-alive default: off. A ping is a request the server must handle, so it is sent only when asked for. */
@@ -59,29 +55,6 @@ export type ProtocolMode = (typeof PROTOCOL_MODES)[number];
  */
 export const TRANSPORT_MODES = ['auto', 'streamable-http', 'sse'] as const;
 export type TransportMode = (typeof TRANSPORT_MODES)[number];
-
-/**
- * The credential the run uses, without its value in any message: the first one set of env
- * `FENBS_TOKEN` (or --token-env), --token-file, --token-command, and an Authorization -H expanded
- * from the environment; `none` otherwise (where an OAuth sign-in takes over).
- */
-export type CredentialSpec =
-  /** A fixed `Authorization` value (`Bearer <token>`, or a -H value with its own scheme). */
-  | { readonly kind: 'static'; readonly source: string; readonly authorization: string; readonly ignored: readonly string[] }
-  /** A shell command whose trimmed stdout is the bearer token; run again after a 401. */
-  | { readonly kind: 'command'; readonly source: string; readonly command: string; readonly ignored: readonly string[] }
-  | { readonly kind: 'none'; readonly source: string; readonly ignored: readonly string[] };
-
-/**
- * The warnings a credential spec calls for: each source that is set but shadowed by the one used.
- * The one rule the bridge logs, the shell commands print and doctor reports.
- */
-export function unusedCredentialWarnings(spec: CredentialSpec): string[] {
-  return spec.ignored.map((ignored) => `${ignored} is set but not used: ${spec.source} comes first`);
-}
-
-/** A credential that is set, before the ones it shadows are known. */
-type SetCredential = { [Kind in CredentialSpec['kind']]: Omit<Extract<CredentialSpec, { kind: Kind }>, 'ignored'> }['static' | 'command'];
 
 export interface BridgeConfig {
   readonly url: URL;
@@ -126,7 +99,7 @@ export interface BridgeConfig {
 }
 
 /** What commander hands over: every value still a string or a flag. */
-export interface RawOptions extends OAuthRawOptions {
+export interface RawOptions extends OAuthRawOptions, TlsRawOptions {
   url?: string | undefined;
   tokenEnv?: string | undefined;
   tokenFile?: string | undefined;
@@ -138,10 +111,6 @@ export interface RawOptions extends OAuthRawOptions {
   maxLineBytes?: string | undefined;
   maxMessageBytes?: string | undefined;
   keepAlive?: string | undefined;
-  caFile?: string | undefined;
-  useSystemCa?: boolean | undefined;
-  clientCert?: string | undefined;
-  clientKey?: string | undefined;
   allowHttp?: boolean | undefined;
   logLevel?: string | undefined;
   logFormat?: string | undefined;
@@ -151,160 +120,6 @@ export interface RawOptions extends OAuthRawOptions {
   /** Each given once or more; every value a comma-separated list. */
   allowTools?: string[] | undefined;
   denyTools?: string[] | undefined;
-}
-
-/** Thrown by a `readTextFile` when the file holds more than the bytes the caller allows. */
-export class FileTooLargeError extends Error {
-  override readonly name = 'FileTooLargeError';
-  constructor(
-    readonly path: string,
-    readonly maxBytes: number,
-  ) {
-    super(`${path} is larger than ${maxBytes} bytes`);
-  }
-}
-
-/**
- * Headers the bridge sets itself from the message and its state. A user value would contradict
- * the protocol (the Streamable HTTP transport has the client set Accept, Content-Type, the session
- * and version headers, and the 2026-07-28 Mcp-* headers from each message), carry a credential
- * into argv, where process lists and shell history show it (Authorization, Proxy-Authorization,
- * Cookie: the cookie jar fills Cookie), or undo what the bridge relies on: it decodes the
- * encodings it is sent but asks for none (Accept-Encoding), Host names the --url's host (RFC 9110
- * §7.2), and undici keeps the connection alive (Connection: close would open one per message).
- */
-const OWNED_HEADERS = new Set([
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'content-type',
-  'accept',
-  'accept-encoding',
-  'mcp-protocol-version',
-  'mcp-method',
-  'mcp-name',
-  'mcp-session-id',
-  'last-event-id',
-  'host',
-  'connection',
-]);
-
-/**
- * Request headers undici, the bridge's HTTP client, refuses to send (its lib/core/request.js), and
- * why: given with -H, every request would fail, so they are refused at start. Content-Length is
- * refused by undici unless it is digits that equal the body's length; the bridge's bodies vary,
- * so no fixed value can be right. test/config.test.ts sends each of undici's well-known header
- * names through undici and checks that the ones it refuses are exactly these.
- */
-export const UNSENDABLE_HEADERS: ReadonlyMap<string, string> = new Map([
-  ['content-length', 'undici sends the length of each body itself, and refuses any other'],
-  ['expect', 'undici does not support Expect (100-continue)'],
-  ['keep-alive', 'undici manages the connection itself'],
-  ['transfer-encoding', 'undici frames each body itself'],
-  ['upgrade', 'undici refuses a protocol upgrade on an ordinary request'],
-]);
-
-const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
-const TOKEN_CHARS = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-
-/**
- * What an HTTP field value may hold (RFC 9110 §5.5: VCHAR, obs-text, SP, HTAB), as one character
- * per byte: undici (like Node's http) refuses anything else, so such a value would fail every
- * request. Characters above U+00FF have no single byte; control characters are never allowed.
- */
-const FIELD_VALUE_CHAR = /^[\t\x20-\x7E\x80-\xFF]$/;
-
-/** Why `value` cannot be sent as a header value, or undefined when it can; never repeats the value. */
-export function fieldValueProblem(value: string): string | undefined {
-  for (const char of value) {
-    if (FIELD_VALUE_CHAR.test(char)) continue;
-    const code = char.codePointAt(0)!;
-    if (code === 0x0a || code === 0x0d) return 'a line break';
-    if (code < 0x20 || code === 0x7f) return 'a control character';
-    return 'a character outside Latin-1 (HTTP header values are bytes; send such text encoded)';
-  }
-  return undefined;
-}
-
-/**
- * Why `token` cannot be sent as `Authorization: Bearer <token>`, or undefined when it can; never
- * repeats the token. Empty, surrounded by whitespace or holding a space, it would change the
- * header's meaning (RFC 6750 §2.1's b64token holds no space); otherwise the field-value rule.
- * Every token is checked here the moment it is learnt (environment, file, command, token
- * endpoint), so a token that no header can carry is refused, never cached and sent.
- */
-export function tokenProblem(token: string): string | undefined {
-  if (token === '') return 'nothing (it is empty)';
-  if (/[ \t]/.test(token)) return 'a space or a tab';
-  return fieldValueProblem(token);
-}
-
-/** A value one -H option took from the environment, with where it came from for messages that never show it. */
-export interface HeaderSecret {
-  /** The -H header name, as written. */
-  readonly header: string;
-  /** The variable it came from, without `$`. */
-  readonly variable: string;
-  readonly value: string;
-}
-
-/** One -H option, its `${VAR}` references expanded. */
-interface ParsedHeader {
-  name: string;
-  value: string;
-  /** Values taken from the environment. */
-  secrets: readonly string[];
-  /** The variables referenced, for naming an Authorization header's source. */
-  variables: readonly string[];
-}
-
-function parseHeader(raw: string, tokenEnv: string, env: ConfigInputs['env']): ParsedHeader {
-  const colon = raw.indexOf(':');
-  const name = colon === -1 ? '' : raw.slice(0, colon).trim();
-  const written = colon === -1 ? '' : raw.slice(colon + 1).trim();
-  if (colon === -1 || !TOKEN_CHARS.test(name)) {
-    // The text is not repeated: without a colon it may be "Authorization Bearer <token>".
-    throw new UsageError(
-      colon === -1
-        ? '-H expects "Name: value" with a colon after the name'
-        : '-H expects "Name: value"; the name may hold only letters, digits and !#$%&\'*+-.^_`|~',
-      `fenbs-mcp -H "X-Team: platform"`,
-    );
-  }
-  const lower = name.toLowerCase();
-  // Authorization is taken only from the environment: `Authorization: <scheme> ${VAR}`.
-  if (CREDENTIAL_HEADERS.has(lower) && !(lower === 'authorization' && isAuthorizationFromReference(written))) {
-    // Never echo the value: it is the secret we are refusing to take from argv.
-    throw new UsageError(
-      `-H ${name} is refused: credentials written on the command line show up in process lists and shell history`,
-      lower === 'authorization'
-        ? `put the secret in the environment and name it: -H 'Authorization: Bearer \${MY_TOKEN}' with MY_TOKEN set (a desktop config's "env" block), or ${tokenEnv}=<token> fenbs-mcp, --token-file <path>, --token-command <cmd>`
-        : `put the token in the environment instead: ${tokenEnv}=<token> fenbs-mcp (or --token-file <path>)`,
-    );
-  }
-  if ((OWNED_HEADERS.has(lower) && lower !== 'authorization') || lower.startsWith('mcp-param-')) {
-    throw new UsageError(`-H ${name} is refused: the bridge sets that header itself for every message`);
-  }
-  const unsendable = UNSENDABLE_HEADERS.get(lower);
-  if (unsendable !== undefined) {
-    throw new UsageError(`-H ${name} is refused: ${unsendable}, so every request carrying it would fail`);
-  }
-  const expansion = expandHeaderValue(written, env);
-  if (expansion.kind === 'unset') {
-    throw new UsageError(
-      `-H ${name} refers to \${${expansion.variable}}, but ${expansion.variable} is not set (or is empty) in the environment`,
-      `set ${expansion.variable} where the bridge starts (in a desktop config, its "env" block)`,
-    );
-  }
-  if (expansion.kind === 'bad-reference') {
-    throw new UsageError(`-H ${name}: ${expansion.reference} is not a variable reference; write \${NAME} with a name of letters, digits and _`);
-  }
-  const problem = fieldValueProblem(expansion.value);
-  if (problem !== undefined) {
-    const where = expansion.variables.length === 0 ? 'the value' : `the value (after expanding ${expansion.variables.map((v) => `$${v}`).join(', ')})`;
-    throw new UsageError(`-H ${name}: ${where} contains ${problem}, which no HTTP request can carry`);
-  }
-  return { name, value: expansion.value, secrets: expansion.secrets, variables: expansion.variables };
 }
 
 function parseNonNegativeInteger(raw: string | undefined, fallback: number, option: string): number {
@@ -345,117 +160,12 @@ function parseKeepAlive(raw: string | undefined): number {
   return value;
 }
 
-/** Whether the user's own `--url` names this machine (their choice: `*.localhost` counts, RFC 6761 §6.3). */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  return host === '::1';
-}
-
-/**
- * Whether a host a server chose (a sign-in page, an OAuth endpoint) surely names this machine, so
- * plain http to it stays here: an IPv4 literal in 127.0.0.0/8, `[::1]`, or the name `localhost`
- * itself. RFC 8252 §8.3 prefers literals; `*.localhost` is refused because the system resolver
- * undici asks need not map it to loopback (RFC 6761 §6.3 says only SHOULD), and then the request
- * would leave the machine in clear text. Takes a WHATWG URL hostname (lowercase, IPv4 in dotted
- * decimal, IPv6 bracketed and compressed).
- */
-export function isServerLoopbackHost(hostname: string): boolean {
-  if (hostname === 'localhost' || hostname === '[::1]') return true;
-  return isIP(hostname) === 4 && hostname.startsWith('127.');
-}
-
-/**
- * A URL typed without its scheme (`localhost:3000/mcp`, `127.0.0.1:3000`) as the user most likely
- * meant it: http:// for a loopback host (local servers rarely have TLS), https:// otherwise.
- */
-export function withLikelyScheme(raw: string): string | undefined {
-  const text = raw.trim();
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text) || text === '') return undefined;
-  const candidate = `http://${text}`;
-  if (!URL.canParse(candidate)) return undefined;
-  const url = new URL(candidate);
-  // Only what looks like a host: a name with a dot, an address, a port, or localhost.
-  if (!/[.:]/.test(url.host) && url.hostname !== 'localhost') return undefined;
-  return isLoopbackHost(url.hostname) ? candidate : `https://${text}`;
-}
-
-/**
- * `source` names where the URL came from (`--url`, `FENBS_MCP_URL`), so the message points at it;
- * `secret` names what plain http:// would expose, when there is something.
- */
-function parseUrl(raw: string, source: string, allowHttp: boolean, secret: string | undefined): URL {
-  const likely = withLikelyScheme(raw);
-  const fix =
-    likely === undefined
-      ? 'fenbs-mcp --url https://example.com/mcp'
-      : source === '--url'
-        ? `fenbs-mcp --url ${maskUrl(likely)}`
-        : `${source}=${maskUrl(likely)}`;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    // Masked: a URL that does not parse may still carry a password or an API key.
-    throw new UsageError(`${source}: invalid URL "${maskUrl(raw)}"${likely === undefined ? '' : ' (no http:// or https:// in front)'}`, fix);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new UsageError(`${source}: the URL must start with https:// or http://, got "${maskUrl(raw)}"`, fix);
-  }
-  if (url.username !== '' || url.password !== '') {
-    throw new UsageError(`${source}: the URL must not carry a user name or password; give the token through the environment`);
-  }
-  if (url.protocol === 'http:' && secret !== undefined && !allowHttp && !isLoopbackHost(url.hostname)) {
-    throw new UsageError(
-      `refusing to send ${secret} over plain http:// to ${url.host}: anyone on the network path could read it`,
-      'use an https:// URL, or pass --allow-http if this network is trusted',
-    );
-  }
-  return url;
-}
-
 export interface ConfigInputs {
   options: RawOptions;
   env: Readonly<Record<string, string | undefined>>;
-  /**
-   * Reads a text file (injected so this module stays pure); throws `FileTooLargeError` rather
-   * than read more than `maxBytes`.
-   */
-  readTextFile: (path: string, maxBytes: number) => string;
+  readTextFile: ReadTextFile;
   /** The running Node's version (`v20.19.0`), for the message refusing --use-system-ca; absent in tests. */
   nodeVersion?: string | undefined;
-}
-
-function readOptionFile(readTextFile: ConfigInputs['readTextFile'], option: string, path: string, maxBytes: number, fix?: string): string {
-  try {
-    return readTextFile(path, maxBytes);
-  } catch (error) {
-    if (error instanceof FileTooLargeError) {
-      throw new UsageError(`${option} ${path} is larger than ${maxBytes} bytes: it cannot be the right file`, fix);
-    }
-    throw new UsageError(`cannot read ${option} ${path}: ${(error as Error).message}`, fix);
-  }
-}
-
-const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
-
-// node:crypto is loaded (some twenty modules) only when a --ca-file is checked, not at every start.
-const requireBuiltin = createRequire(import.meta.url);
-
-/** How many PEM blocks of `pem` hold a certificate that parses. */
-function countCertificates(pem: string): number {
-  const { X509Certificate } = requireBuiltin('node:crypto') as typeof Crypto;
-  let loaded = 0;
-  for (const [block] of pem.matchAll(PEM_CERTIFICATE)) {
-    try {
-      new X509Certificate(block);
-      loaded++;
-    } catch {
-      // A damaged block; counted out, and refused below if no block is left.
-    }
-  }
-  return loaded;
 }
 
 function parseToolOption(values: readonly string[] | undefined, option: ToolFilterOption): readonly string[] {
@@ -463,51 +173,6 @@ function parseToolOption(values: readonly string[] | undefined, option: ToolFilt
   const parsed = parseToolPatterns(values, option);
   if (typeof parsed === 'string') throw new UsageError(parsed, `fenbs-mcp ${option} 'tasks_*,search'`);
   return Object.freeze(parsed);
-}
-
-/**
- * What to do about a token given with its scheme in front (`Bearer abc`), which tokenProblem
- * refuses for its space; undefined for any other token.
- */
-export function bearerPrefixFix(token: string): string | undefined {
-  return /^bearer[ \t]/i.test(token) ? 'give the token alone, without "Bearer " in front: the bridge sends "Authorization: Bearer <token>" itself' : undefined;
-}
-
-/**
- * Refuses at start a token that `Authorization: Bearer <token>` cannot carry as it is (tokenProblem),
- * naming its source and the problem, never the token: sent, it would fail every request or change
- * the header's meaning.
- */
-function refuseUnsendableToken(token: string, source: string): void {
-  const problem = tokenProblem(token);
-  if (problem !== undefined)
-    throw new UsageError(`the token from ${source} contains ${problem}, so it cannot be sent in an Authorization header`, bearerPrefixFix(token));
-}
-
-/**
- * Whether this Node can read the operating system's trust store: tls.getCACertificates came with
- * the system store API (Node 22.15, 23.10); before it, --use-system-ca would silently do nothing.
- */
-function hasSystemStore(): boolean {
-  return typeof (requireBuiltin('node:tls') as typeof Tls & { getCACertificates?: unknown }).getCACertificates === 'function';
-}
-
-/** --client-cert and --client-key: both or neither, read and checked as a pair. */
-function parseClientCertificate(options: RawOptions, env: ConfigInputs['env'], readTextFile: ConfigInputs['readTextFile']): ClientCertificate | undefined {
-  const { clientCert, clientKey } = options;
-  if (clientCert === undefined && clientKey === undefined) return undefined;
-  const fix = 'fenbs-mcp --client-cert client.pem --client-key client-key.pem';
-  if (clientCert === undefined || clientKey === undefined) {
-    throw new UsageError(
-      `${clientCert === undefined ? '--client-key' : '--client-cert'} needs ${clientCert === undefined ? '--client-cert' : '--client-key'} too: a client certificate is sent with its private key`,
-      fix,
-    );
-  }
-  const certPem = readOptionFile(readTextFile, '--client-cert', clientCert, MAX_CLIENT_PEM_BYTES, fix);
-  const keyPem = readOptionFile(readTextFile, '--client-key', clientKey, MAX_CLIENT_PEM_BYTES, fix);
-  // An empty variable is unset, as everywhere: a desktop config may pass a blank optional value.
-  const passphrase = env[CLIENT_KEY_PASSPHRASE_ENV] === '' ? undefined : env[CLIENT_KEY_PASSPHRASE_ENV];
-  return checkClientCertificate(clientCert, certPem, clientKey, keyPem, passphrase);
 }
 
 export function createConfig({ options, env, readTextFile, nodeVersion }: ConfigInputs): BridgeConfig {
@@ -538,52 +203,16 @@ export function createConfig({ options, env, readTextFile, nodeVersion }: Config
   if (headers.filter((header) => header.name.toLowerCase() === 'authorization').length > 1) {
     throw new UsageError('-H Authorization is given more than once: a request carries one credential');
   }
-  // Which credential, in order; the ones after the first set are named in a warning.
-  const envSource = `env ${tokenEnv}`;
-  const fileSource = `file ${options.tokenFile ?? ''}`;
-  const found: SetCredential[] = [];
-  if (envToken !== undefined) found.push({ kind: 'static', source: envSource, authorization: `Bearer ${envToken}` });
-  if (fileToken !== undefined) found.push({ kind: 'static', source: fileSource, authorization: `Bearer ${fileToken}` });
-  if (tokenCommand !== undefined) found.push({ kind: 'command', source: '--token-command', command: tokenCommand });
-  if (authorizationHeader !== undefined) {
-    // Two credentials in one run would leave the user guessing which one the server saw.
-    if (found.length > 0)
-      throw new UsageError(
-        `-H Authorization cannot be combined with ${found.map((c) => c.source).join(' or ')}: a run sends one credential`,
-        'keep one of them',
-      );
-    const variables = authorizationHeader.variables.map((name) => `$${name}`).join('');
-    // `Bearer ${VAR}`: the variable's value is the token, under the rule every token meets.
-    const bearerToken = bearerTokenOf(authorizationHeader.value);
-    if (bearerToken !== undefined) refuseUnsendableToken(bearerToken, `-H Authorization from ${variables}`);
-    found.push({ kind: 'static', source: `-H Authorization from ${variables}`, authorization: authorizationHeader.value });
-  }
-  const [chosen, ...unused] = found;
-  const credential: CredentialSpec = chosen === undefined ? { kind: 'none', source: 'none', ignored: [] } : { ...chosen, ignored: unused.map((c) => c.source) };
-  const token = chosen?.source === envSource ? envToken : chosen?.source === fileSource ? fileToken : undefined;
-  const tokenSource = chosen?.source === fileSource ? fileSource : envSource;
+  const { credential, token, tokenSource } = chooseCredential({
+    tokenEnv,
+    tokenFile: options.tokenFile,
+    envToken,
+    fileToken,
+    tokenCommand,
+    authorizationHeader,
+  });
 
-  if (options.caFile !== undefined) {
-    // Checked here, like --token-file: a missing or wrong file is a usage mistake (exit 2), not a
-    // TLS failure on every request.
-    const fix = 'fenbs-mcp --ca-file /path/to/your-ca.pem';
-    const pem = readOptionFile(readTextFile, '--ca-file', options.caFile, MAX_CA_FILE_BYTES, fix);
-    if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
-      throw new UsageError(`--ca-file ${options.caFile} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`, fix);
-    }
-    if (countCertificates(pem) === 0) {
-      throw new UsageError(`--ca-file ${options.caFile} holds no usable certificate: no PEM block in it parses as X.509`, fix);
-    }
-  }
-
-  const clientCertificate = parseClientCertificate(options, env, readTextFile);
-  const useSystemCa = options.useSystemCa === true;
-  if (useSystemCa && !hasSystemStore()) {
-    throw new UsageError(
-      `--use-system-ca needs Node 22.15 or newer (23.10 or newer on the 23 line, or any 24+)${nodeVersion === undefined ? '' : `; this is Node ${nodeVersion}`}`,
-      'upgrade Node, or export the corporate CA to a PEM file and pass --ca-file <pem>',
-    );
-  }
+  const { useSystemCa, clientCertificate } = parseTlsOptions(options, env, readTextFile, nodeVersion);
 
   const allowHttp = options.allowHttp === true;
   // A proxy URL undici cannot use would fail the start with "Invalid URL": refused here, naming

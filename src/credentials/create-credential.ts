@@ -1,6 +1,7 @@
 // createCredential: the one place that turns the configured credential into the Credential a run sends.
 
-import { unusedCredentialWarnings, type BridgeConfig } from '../config/config.js';
+import type { BridgeConfig } from '../config/config.js';
+import { unusedCredentialWarnings } from '../config/credential-spec.js';
 import type { Credential } from '../core/credential.js';
 import type { Logger } from '../logging/logger.js';
 import { registerSecret, type Redactor } from '../logging/redactor.js';

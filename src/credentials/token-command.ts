@@ -1,7 +1,7 @@
 // --token-command: a shell command whose trimmed stdout is the bearer token, run at start and again after a 401.
 
 import { spawn } from 'node:child_process';
-import { bearerPrefixFix, tokenProblem } from '../config/config.js';
+import { bearerPrefixFix, tokenProblem } from '../core/http-field-grammar.js';
 import type { Credential, CredentialChallenge } from '../core/credential.js';
 import { BridgeError } from '../core/errors.js';
 import type { Logger } from '../logging/logger.js';

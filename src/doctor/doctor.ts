@@ -3,7 +3,8 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { pino } from 'pino';
-import { unusedCredentialWarnings, type BridgeConfig } from '../config/config.js';
+import type { BridgeConfig } from '../config/config.js';
+import { unusedCredentialWarnings } from '../config/credential-spec.js';
 import type { Credential } from '../core/credential.js';
 import { createCredential } from '../credentials/create-credential.js';
 import type { Endpoint } from '../http/endpoint.js';

@@ -1,7 +1,7 @@
 // Turns a text/event-stream body into events; knows nothing of JSON-RPC.
 
 import { BridgeError } from '../core/errors.js';
-import { fieldValueProblem } from '../config/config.js';
+import { fieldValueProblem } from '../core/http-field-grammar.js';
 import { COLON, CR, LF, SPACE } from '../core/bytes.js';
 
 export interface SseEvent {

@@ -1,7 +1,7 @@
 // Opens the sign-in page: `$BROWSER <url>` when set, else the system opener; only an https (or loopback http) URL, never waits for it.
 
 import { spawn } from 'node:child_process';
-import { isServerLoopbackHost } from '../../config/config.js';
+import { isServerLoopbackHost } from '../../core/hosts.js';
 import { BridgeError } from '../../core/errors.js';
 import { maskUrl } from '../../logging/redactor.js';
 import { toTerminalLine } from '../../core/terminal-text.js';

@@ -2,7 +2,7 @@
 
 import { allowInsecureRequests, customFetch } from 'oauth4webapi';
 import type { Dispatcher } from '../../http/undici-parts.js';
-import { isServerLoopbackHost } from '../../config/config.js';
+import { isServerLoopbackHost } from '../../core/hosts.js';
 import { BridgeError } from '../../core/errors.js';
 import { maskUrl } from '../../logging/redactor.js';
 import { toTerminalLine } from '../../core/terminal-text.js';

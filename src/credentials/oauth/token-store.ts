@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { chmodSync, lstatSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { tokenProblem } from '../../config/config.js';
+import { tokenProblem } from '../../core/http-field-grammar.js';
 import { BridgeError } from '../../core/errors.js';
 import { folderProblem, readPrivateFile, replacePrivateFile } from './private-file.js';
 
