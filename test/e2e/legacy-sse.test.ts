@@ -1,6 +1,8 @@
 // The official v1 SDK client, through the built bridge as a desktop host starts it, against the SDK v1 HTTP+SSE server (2024-11-05) behind an /sse URL.
 
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -83,6 +85,41 @@ describe('the built bridge on HTTP+SSE at stdin EOF', () => {
       bridge.end();
       expect((await bridge.reply(2)).result.content).toEqual([{ type: 'text', text: 'waited 200 ms' }]);
       expect(await bridge.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('the shell commands of the built bin, to an HTTP+SSE server', () => {
+  /** Runs `fenbs-mcp <args>` as a person does in a shell: no terminal, stdin closed. */
+  async function shell(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', FENBS_TOKEN: token }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const [code] = (await once(child, 'close')) as [number | null];
+    return { code, stdout, stderr };
+  }
+
+  it.each(['sse', 'base'] as const)('lists and calls the tools of a server in the %s layout, with no option', async (layout) => {
+    const server = await startSdkV1SseServer({ layout, token });
+    try {
+      const tools = await shell(['tools', '--url', server.url]);
+      expect(tools.stderr).toBe('');
+      expect(tools.code).toBe(0);
+      expect(tools.stdout).toMatch(/^echo\b/m);
+      expect(tools.stdout).toMatch(/^slow\b/m);
+      // The first POST was refused as no Streamable HTTP endpoint; the event stream was opened then.
+      expect(server.requests.slice(0, 2).map((r) => r.method)).toEqual(['POST', 'GET']);
+
+      const call = await shell(['call', 'echo', 'text=over the older transport', '--url', server.url]);
+      expect(call.stderr).toBe('');
+      expect(call.code).toBe(0);
+      expect(call.stdout).toBe('over the older transport\n');
+      expect(server.received.filter((m) => m.method === 'tools/call').map((m) => m.params.arguments)).toEqual([{ text: 'over the older transport' }]);
+      for (const request of server.requests) expect(request.headers.authorization).toBe(`Bearer ${token}`);
     } finally {
       await server.close();
     }
