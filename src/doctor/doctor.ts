@@ -33,7 +33,7 @@ import { tryTcp, tryTls } from './network-checks.js';
 import { caStoreNote, clientCertificateCheck } from './tls-checks.js';
 import { checkSseTransport } from './sse-check.js';
 import { mayFallBack } from '../transports/automatic.js';
-import { legacySseHint, looksLikeSseUrl } from '../http/status-errors.js';
+import { legacySseHint, looksLikeSseUrl, statusError } from '../http/status-errors.js';
 import { tryParseJson } from '../http/body-text.js';
 
 export interface Check {
@@ -333,15 +333,20 @@ async function probe(reach: Reach, config: BridgeConfig, report: DoctorReport, a
   const source = credential.source === 'none' ? config.tokenSource : credential.source;
   if (exchange.status === 401 || exchange.status === 403) {
     const www = headerValue(exchange.headers, 'www-authenticate');
-    await readErrorBody(exchange);
+    const text = await readErrorBody(exchange);
+    // Judged by the rule every command's refusal is judged by: what to do is the bridge's own hint.
+    const refusal = statusError('server/discover', exchange, {
+      body: text,
+      parsed: tryParseJson(text),
+      redact,
+      ...endpoint.refusalContext(exchange),
+      hadSession: false,
+    });
     add({
       name: 'token',
       ok: false,
       detail: `${exchange.status} ${sent ? `with the token from ${source}` : 'and no token is set'}${www === undefined ? '' : `; WWW-Authenticate: ${www}`}`,
-      hint:
-        exchange.status === 401
-          ? `the token was rejected or has expired: ${credential instanceof TokenCommandCredential ? 'check what --token-command prints' : `set a valid one in ${source}`}`
-          : 'the token lacks the permission or scope this server needs',
+      hint: refusal.context.hint ?? '',
     });
     return;
   }

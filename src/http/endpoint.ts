@@ -13,6 +13,7 @@ import type { RequestBody } from '../core/json-rpc.js';
 import { type AbortSource } from '../core/abort.js';
 import { proxyFor } from './dispatcher.js';
 import { toBridgeError } from './failures.js';
+import type { StatusContext } from './status-errors.js';
 import { sendHttp, type HttpExchange, type HttpMethod } from './send.js';
 import { headerValue } from './header-values.js';
 
@@ -37,6 +38,8 @@ export class Endpoint {
   readonly #baseHeaders: Record<string, string>;
   readonly #proxy: string | undefined;
   readonly #clientCertificate: string | undefined;
+  readonly #tokenSource: string;
+  readonly #tokenEnv: string;
 
   /** `credential` is what every request carries: createCredential makes it from the config. */
   constructor(
@@ -58,6 +61,8 @@ export class Endpoint {
     this.#dispatcher = dispatcher;
     this.#proxy = proxyFor(config.url, env);
     this.#clientCertificate = config.clientCertificate?.certFile;
+    this.#tokenSource = config.tokenSource;
+    this.#tokenEnv = config.tokenEnv;
     const headers: Record<string, string> = {};
     for (const [name, value] of config.extraHeaders) headers[name.toLowerCase()] = value;
     this.#baseHeaders = headers;
@@ -149,6 +154,19 @@ export class Endpoint {
       { from: maskUrl(from), to: maskUrl(url), status },
       'the server moved the endpoint (same-origin redirect): later requests go straight to the new URL',
     );
+  }
+
+  /**
+   * What a refusal of `exchange` is judged by, the same for every command (status-errors.ts): where
+   * the token came from, or where one would be set, and whether one was sent.
+   */
+  refusalContext(exchange: HttpExchange): Pick<StatusContext, 'tokenSource' | 'tokenSet' | 'tokenEnv'> {
+    const source = this.credential.source;
+    return {
+      tokenSource: source === 'none' ? this.#tokenSource : source,
+      tokenSet: exchange.sentAuthorization !== undefined,
+      tokenEnv: this.#tokenEnv,
+    };
   }
 
   /** Classifies a failure seen while reading a reply, with the proxy named where one is used. */

@@ -49,7 +49,13 @@ export function statusError(method: string, exchange: HttpExchange, context: Sta
       // 401 starts when no token is set) has found none to offer.
       return new BridgeError('REMOTE_AUTH', `the server wants a token for ${method} (401 Unauthorized) and offers no OAuth sign-in`, {
         ...data,
-        hint: `no token is set: set ${context.tokenEnv ?? 'FENBS_TOKEN'}, --token-file or --token-command`,
+        hint: noTokenHint(context),
+      });
+    }
+    if (status === 403 && !context.tokenSet && !insufficientScope) {
+      return new BridgeError('REMOTE_AUTH', `the server refused ${method} without a token: 403 Forbidden`, {
+        ...data,
+        hint: `${noTokenHint(context)} (or the server refused the Origin)`,
       });
     }
     return new BridgeError('REMOTE_AUTH', `the server refused ${method}: ${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'}`, {
@@ -69,6 +75,12 @@ export function statusError(method: string, exchange: HttpExchange, context: Sta
       sseHint ??
       (context.beforeInitialize === true && status === 400 && asksForSession(context.body) ? NOT_INITIALIZED_HINT : hintForStatus(status, context.hadSession)),
   });
+}
+
+/** What to do when no token went with a refused request: a failed --token-command says so. */
+function noTokenHint(context: StatusContext): string {
+  if (context.tokenSource === '--token-command') return 'no token is set: check what --token-command prints (run it in a terminal to see its error)';
+  return `no token is set: set ${context.tokenEnv ?? 'FENBS_TOKEN'}, --token-file or --token-command`;
 }
 
 /**

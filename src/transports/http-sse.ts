@@ -306,13 +306,11 @@ export class HttpSseTransport implements Transport {
         status,
       });
     }
-    const { config } = this.#deps;
     return statusError(label, exchange, {
       body: text,
       parsed: reply.kind === 'http-error' ? reply.parsed : undefined,
       redact: this.#deps.redact,
-      tokenSource: this.#deps.endpoint.credential.source === 'none' ? config.tokenSource : this.#deps.endpoint.credential.source,
-      tokenSet: exchange.sentAuthorization !== undefined,
+      ...this.#deps.endpoint.refusalContext(exchange),
       hadSession: true,
     });
   }

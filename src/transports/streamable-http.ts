@@ -215,9 +215,7 @@ export class StreamableHttpTransport implements Transport {
         body: reply.text,
         parsed,
         redact: this.#deps.redact,
-        tokenSource: this.#deps.endpoint.credential.source === 'none' ? this.#deps.config.tokenSource : this.#deps.endpoint.credential.source,
-        tokenSet: exchange.sentAuthorization !== undefined,
-        tokenEnv: this.#deps.config.tokenEnv,
+        ...this.#deps.endpoint.refusalContext(exchange),
         hadSession: this.#deps.legacy.sessionId !== undefined,
         beforeInitialize: era === this.#deps.legacy && !this.#deps.legacy.established && request.method !== 'initialize',
       });

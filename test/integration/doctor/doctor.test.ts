@@ -129,10 +129,20 @@ describe('runDoctor', () => {
     });
   });
 
-  it('says no token is set on a 403 without one, and hints at the missing permission', async () => {
+  it('says no token is set on a 403 without one, and hints at setting one, as the bridge answers the same refusal', async () => {
     const server = await serve({ route: ({ res }) => (sendJson(res, 403, { error: 'forbidden' }), true) });
     const report = await doctor({ url: server.url.href });
-    expect(check(report, 'token')).toMatchObject({ ok: false, detail: '403 and no token is set', hint: expect.stringMatching(/permission or scope/) });
+    expect(check(report, 'token')).toMatchObject({
+      ok: false,
+      detail: '403 and no token is set',
+      hint: 'no token is set: set FENBS_TOKEN, --token-file or --token-command (or the server refused the Origin)',
+    });
+    // The bridge's own answer to the same refusal carries the same hint.
+    const bridge = startInProcessBridge(['--url', server.url.href, '--transport', 'streamable-http']);
+    bridge.send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    expect((await bridge.reply(1)).error.data.hint).toBe(check(report, 'token')!.hint);
+    bridge.end();
+    await bridge.exited;
   });
 
   it.each([
