@@ -221,17 +221,24 @@ describe('a reply the bridge cannot use', () => {
     expect(stdoutProblems(bridge.lines, ['zstd', 'ok'])).toEqual([]);
   });
 
-  it.each([
-    ['insufficient_scope', 'Bearer error="insufficient_scope", scope="tasks:write"', /lacks a scope/],
-    ['no challenge', undefined, /not allowed to do this/],
-  ])('answers a 403 with %s with REMOTE_AUTH and the matching hint', async (_, challenge, hint) => {
+  it.each<[string, string | undefined, Record<string, string>, RegExp]>([
+    ['insufficient_scope', 'Bearer error="insufficient_scope", scope="tasks:write"', {}, /lacks a scope/],
+    ['no challenge, to a token', undefined, { FENBS_TOKEN: 'a-token-the-server-knows' }, /not allowed to do this/],
+    [
+      'no challenge, and no token sent',
+      undefined,
+      {},
+      /^no token is set: set FENBS_TOKEN, --token-file or --token-command \(or the server refused the Origin\)$/,
+    ],
+  ])('answers a 403 with %s with REMOTE_AUTH and the matching hint', async (_, challenge, env, hint) => {
     const server = await serve({
       route: ({ res }) => (
         res.writeHead(403, { 'content-type': 'text/plain', ...(challenge === undefined ? {} : { 'www-authenticate': challenge }) }).end('forbidden'),
         true
       ),
     });
-    const bridge = bridgeTo(server.url);
+    const bridge = startInProcessBridge(['--url', String(server.url)], env);
+    cleanups.push(() => bridge.kill());
     bridge.send(call('denied'));
     expect((await bridge.reply('denied')).error.data).toMatchObject({ bridgeCode: 'REMOTE_AUTH', status: 403, hint: expect.stringMatching(hint) });
   });
