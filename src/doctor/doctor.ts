@@ -42,6 +42,12 @@ export interface Check {
   ok: boolean;
   /** False when nothing was verified (neither passed nor failed): shown as "not checked", never with a ✓. */
   checked?: false;
+  /**
+   * True when the bridge works so, but not as the user most likely meant (a credential set and
+   * shadowed by another, which the bridge warns about and runs with): shown with `!` and its hint,
+   * never with a ✓, and no failure of the verdict.
+   */
+  warns?: true;
   detail: string;
   hint?: string;
 }
@@ -184,10 +190,12 @@ async function checkConnection(
 function credentialCheck(credential: Credential, unused: readonly string[]): Check {
   const failure = credential instanceof TokenCommandCredential ? credential.lastFailure : undefined;
   if (failure !== undefined) return { name: 'credential', ok: false, detail: failure.message, hint: failure.context.hint ?? '' };
+  // The bridge runs with the first one and warns: the same here, not a failure it does not have.
   if (unused.length > 0) {
     return {
       name: 'credential',
-      ok: false,
+      ok: true,
+      warns: true,
       detail: `${credential.source} is sent; ${unused.join('; ')}`,
       hint: 'set only the credential you mean: unset or remove the others, or the bridge keeps sending the first',
     };

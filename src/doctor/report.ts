@@ -27,7 +27,7 @@ const SPINNER_FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', 
 const CLEAR_LINE = '\r\x1b[2K';
 
 /**
- * One check's line with ✓ or ✗, and the hint under a failure. A detail quotes what the server sent
+ * One check's line with ✓, ! or ✗, and the hint under a failure or a warning. A detail quotes what the server sent
  * (its serverInfo name and version, a WWW-Authenticate header, a JSON-RPC error, a certificate's
  * names), so each field is shown on one line with every control character visible (CWE-150), and
  * the detail and hint are cut at MAX_MESSAGE_CHARS: a server's error message may be megabytes.
@@ -37,12 +37,13 @@ export function formatCheck(check: Check): string {
   const name = toTerminalLine(check.name);
   const width = Math.max(CHECK_NAME_CHARS, name.length);
   const line = `${markOf(check)} ${name.padEnd(width)}  ${toTerminalLine(shorten(check.detail, MAX_MESSAGE_CHARS))}\n`;
-  return check.ok || check.hint === undefined ? line : `${line}  ${' '.repeat(width)}  hint: ${toTerminalLine(shorten(check.hint, MAX_MESSAGE_CHARS))}\n`;
+  return (check.ok && check.warns !== true) || check.hint === undefined ? line : `${line}  ${' '.repeat(width)}  hint: ${toTerminalLine(shorten(check.hint, MAX_MESSAGE_CHARS))}\n`;
 }
 
-/** ✓ only for what was verified; – for what was not checked. */
+/** ✓ only for what was verified; ! for what works but not as meant; – for what was not checked. */
 function markOf(check: Check): string {
   if (!check.ok) return '✗';
+  if (check.warns === true) return '!';
   return check.checked === false ? '–' : '✓';
 }
 
