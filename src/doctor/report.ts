@@ -37,7 +37,9 @@ export function formatCheck(check: Check): string {
   const name = toTerminalLine(check.name);
   const width = Math.max(CHECK_NAME_CHARS, name.length);
   const line = `${markOf(check)} ${name.padEnd(width)}  ${toTerminalLine(shorten(check.detail, MAX_MESSAGE_CHARS))}\n`;
-  return (check.ok && check.warns !== true) || check.hint === undefined ? line : `${line}  ${' '.repeat(width)}  hint: ${toTerminalLine(shorten(check.hint, MAX_MESSAGE_CHARS))}\n`;
+  return (check.ok && check.warns !== true) || check.hint === undefined
+    ? line
+    : `${line}  ${' '.repeat(width)}  hint: ${toTerminalLine(shorten(check.hint, MAX_MESSAGE_CHARS))}\n`;
 }
 
 /** ✓ only for what was verified; ! for what works but not as meant; – for what was not checked. */
