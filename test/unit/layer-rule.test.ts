@@ -29,6 +29,39 @@ describe('the layer rule', () => {
     expect(problems.every((problem) => problem.startsWith('src/http/endpoint.ts: http may not import pipeline'))).toBe(true);
   });
 
+  it('refuses a transport importing the pipeline above it, even for a type', () => {
+    const problems = check({
+      'transports/streamable-http.ts': "import type { PendingRequest } from '../pipeline/in-flight.js';\n",
+      'pipeline/in-flight.ts': '',
+    });
+    expect(problems).toEqual([
+      'src/transports/streamable-http.ts: transports may not import pipeline (src/pipeline/in-flight.ts); it may import core, logging, config, http, eras',
+    ]);
+  });
+
+  it('lets no folder but the pipeline itself, bridge.ts and the entry points import the pipeline', () => {
+    const importers = Object.entries(LAYERS as Record<string, string[]>)
+      .filter(([, allowed]) => allowed.includes('pipeline'))
+      .map(([layer]) => layer);
+    expect(importers.sort()).toEqual(['bridge.ts', 'doctor']);
+    // shell/ and cli/ reach it only through bridge.ts (and cli through doctor/): a planted import fails.
+    for (const planted of [
+      'shell/commands.ts',
+      'cli/main.ts',
+      'eras/era-translator.ts',
+      'connection.ts',
+      'http/endpoint.ts',
+      'credentials/create-credential.ts',
+    ]) {
+      const problems = check({
+        [planted]: "import { Forwarder } from './pipeline/forwarder.js';\n".replace('./', planted.includes('/') ? '../' : './'),
+        'pipeline/forwarder.ts': '',
+      });
+      expect(problems, planted).toHaveLength(1);
+      expect(problems[0], planted).toMatch(/may not import pipeline \(src\/pipeline\/forwarder\.ts\)/);
+    }
+  });
+
   it('finds an import cycle inside one folder, which no folder rule catches', () => {
     expect(
       check({ 'logging/logger.ts': "import type { Redactor } from './redactor.js';\n", 'logging/redactor.ts': "import type { Logger } from './logger.js';\n" }),
