@@ -108,6 +108,7 @@ export async function createOAuthCredential(config: BridgeConfig, deps: Credenti
     logger: deps.logger,
     env: deps.env,
     registerSecret: (secret) => void deps.redact.add(secret),
+    mask: deps.redact,
     dispatcher: deps.dispatcher,
     writeStderr: deps.writeStderr ?? (() => undefined),
   });

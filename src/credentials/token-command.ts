@@ -6,7 +6,7 @@ import type { Credential, CredentialChallenge } from '../core/credential.js';
 import { BridgeError } from '../core/errors.js';
 import type { Logger } from '../logging/logger.js';
 import { createRedactor, MIN_MASKABLE_SECRET_CHARS, registerSecret, type Redactor } from '../logging/redactor.js';
-import { toTerminalLine } from '../core/terminal-text.js';
+import { terminalExcerptOf } from '../logging/outgoing-text.js';
 import { untilAborted } from '../core/abort.js';
 
 /** A password manager may wait for the user to unlock it; longer than this, the command is hung. */
@@ -119,10 +119,9 @@ function excerptOf(stderr: Buffer, cut: boolean, mask: (text: string) => string)
     const lastSpace = Math.max(raw.lastIndexOf(' '), raw.lastIndexOf('\n'), raw.lastIndexOf('\t'), raw.lastIndexOf('\r'));
     if (lastSpace !== -1) raw = raw.slice(0, lastSpace);
   }
-  // Masked before it is cut to length, so no part of a secret is left at the cut.
-  const text = mask(raw).replace(/\s+/g, ' ').trim();
-  if (text === '') return undefined;
-  return toTerminalLine(text.length > TOKEN_COMMAND_STDERR_EXCERPT_CHARS ? `${text.slice(0, TOKEN_COMMAND_STDERR_EXCERPT_CHARS)}…` : text);
+  // The one gate: masked before it is cut to length, so no part of a secret is left at the cut.
+  const text = terminalExcerptOf(raw, mask, TOKEN_COMMAND_STDERR_EXCERPT_CHARS);
+  return text === '' ? undefined : text;
 }
 
 /**

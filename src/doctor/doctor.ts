@@ -223,6 +223,8 @@ const modernHeaders = (method: string) => ({ 'mcp-protocol-version': MODERN_VERS
 /** What the checks after the first request share. */
 interface Probe {
   endpoint: Endpoint;
+  /** The run's mask: what a refusal quotes is masked before it is cut. */
+  redact: Redactor;
   add: Add;
   begin: Begin;
   /** A fresh deadline for each exchange, whose reason says which request and which option. */
@@ -271,7 +273,7 @@ async function exchangeOnce(
   const signal = probe.signal(method);
   const exchange = await probe.endpoint.post(JSON.stringify(message), headers, signal);
   await refuseRedirect(probe.endpoint, exchange, method);
-  const response = await readPrivateResponse(exchange, message.id, probe.maxMessageBytes, signal);
+  const response = await readPrivateResponse(exchange, message.id, { maxMessageBytes: probe.maxMessageBytes, mask: probe.redact, signal });
   return { response, headers: exchange.headers };
 }
 
@@ -362,7 +364,7 @@ async function probe(reach: Reach, config: BridgeConfig, report: DoctorReport, a
   // from something that never looked at the request, so it says nothing about the token.
   let discoverAnswer: JsonObject | undefined;
   try {
-    discoverAnswer = await readPrivateResponse(exchange, discover.id, config.maxMessageBytes, discoverSignal);
+    discoverAnswer = await readPrivateResponse(exchange, discover.id, { maxMessageBytes: config.maxMessageBytes, mask: redact, signal: discoverSignal });
   } catch {
     // No 2026-07-28 server: the 2025-06-18 initialize handshake below decides.
   }
@@ -382,6 +384,7 @@ async function probe(reach: Reach, config: BridgeConfig, report: DoctorReport, a
   const discovered = isJsonObject(result) && Array.isArray(result.supportedVersions) ? result : undefined;
   const probe: Probe = {
     endpoint,
+    redact,
     add,
     begin,
     signal,

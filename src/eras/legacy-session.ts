@@ -11,7 +11,8 @@ import { Backoff } from '../http/reconnect-backoff.js';
 import { resumableEventId } from '../http/sse-reader.js';
 import { type HttpExchange } from '../http/send.js';
 import { headerValue, mediaTypeOf } from '../http/header-values.js';
-import { excerptOf, tryParseJson } from '../http/body-text.js';
+import { tryParseJson } from '../http/body-text.js';
+import { excerptOf, LOG_EXCERPT_CHARS, type Mask } from '../logging/outgoing-text.js';
 import { KeepAlive, type PingOutcome } from './keep-alive.js';
 
 /**
@@ -51,6 +52,8 @@ export interface LegacySessionOptions {
   endpoint: Endpoint;
   logger: Logger;
   maxMessageBytes: number;
+  /** Masks the run's secrets in what the server sent, before any of it is cut for a log line or an error. */
+  redact: Mask;
   /**
    * Where messages that arrive on the session's own streams go (server requests, notifications,
    * resumed responses): the listen stream, and a keep-alive ping's stream but for its response.
@@ -195,7 +198,7 @@ export class LegacySession implements EraProtocol {
       // Every later request would carry it in MCP-Protocol-Version: a value that cannot be a header
       // is refused here, before the client believes the handshake worked.
       this.#options.logger.warn(
-        { protocolVersion: typeof version === 'string' ? excerptOf(version) : version },
+        { protocolVersion: typeof version === 'string' ? excerptOf(version, this.#options.redact, LOG_EXCERPT_CHARS) : version },
         'the server named a protocol version that cannot be sent as a header',
       );
       const id = isUsableId(message.id) ? message.id : null;
@@ -305,7 +308,7 @@ export class LegacySession implements EraProtocol {
     try {
       const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params });
       const exchange = await endpoint.post(body, { 'mcp-method': 'initialize' }, signal);
-      const response = await readPrivateResponse(exchange, id, this.#options.maxMessageBytes, signal);
+      const response = await readPrivateResponse(exchange, id, { maxMessageBytes: this.#options.maxMessageBytes, mask: this.#options.redact, signal });
       const version = isJsonObject(response.result) ? response.result.protocolVersion : undefined;
       if (typeof version !== 'string' || !VISIBLE_ASCII.test(version)) {
         throw new BridgeError('SESSION_LOST', 'the server refused the new initialize', { serverError: response.error });
@@ -407,7 +410,7 @@ export class LegacySession implements EraProtocol {
     if (isJsonObject(item.message)) {
       await this.#options.onServerMessage(item.message, item.data !== undefined && isSingleLine(item.data) ? item.data : undefined);
     } else if (item.unparsed === true) {
-      this.#options.logger.warn({ data: excerptOf(item.data ?? '') }, `${stream} event is not JSON; skipped`);
+      this.#options.logger.warn({ data: excerptOf(item.data ?? '', this.#options.redact) }, `${stream} event is not JSON; skipped`);
     }
   }
 
@@ -469,7 +472,11 @@ export class LegacySession implements EraProtocol {
           return;
         } else {
           logger.warn(
-            { status: reply.status, body: reply.kind === 'http-error' || reply.kind === 'unexpected-type' ? excerptOf(reply.text).slice(0, 200) : undefined },
+            {
+              status: reply.status,
+              body:
+                reply.kind === 'http-error' || reply.kind === 'unexpected-type' ? excerptOf(reply.text, this.#options.redact, LOG_EXCERPT_CHARS) : undefined,
+            },
             'listen stream refused',
           );
         }

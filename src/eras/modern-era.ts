@@ -5,6 +5,7 @@ import { mirroredHeaders, type EraProtocol } from './era.js';
 import { isJsonObject, modernVersionOf, type JsonObject } from '../core/json-rpc.js';
 import type { Logger } from '../logging/logger.js';
 import { readPrivateResponse } from '../http/reply-reader.js';
+import type { Mask } from '../logging/outgoing-text.js';
 import type { ToolHeaderRegistry } from './tool-headers.js';
 import { PROTOCOL_META_PREFIX } from '../core/protocol.js';
 
@@ -18,6 +19,8 @@ export interface ModernEraOptions {
   tools: ToolHeaderRegistry;
   logger: Logger;
   maxMessageBytes: number;
+  /** Masks the run's secrets in what the server sent, before any of it is cut for an error. */
+  redact: Mask;
 }
 
 export class ModernEra implements EraProtocol {
@@ -84,7 +87,7 @@ export class ModernEra implements EraProtocol {
       if (cursor !== undefined) params.cursor = cursor;
       const message = { jsonrpc: '2.0', id, method: 'tools/list', params };
       const exchange = await this.#options.endpoint.post(JSON.stringify(message), this.headersFor(message, 'tools/list'), signal);
-      const response = await readPrivateResponse(exchange, id, this.#options.maxMessageBytes, signal);
+      const response = await readPrivateResponse(exchange, id, { maxMessageBytes: this.#options.maxMessageBytes, mask: this.#options.redact, signal });
       if (!isJsonObject(response.result)) return;
       this.#options.tools.rememberToolsListResult(response.result);
       cursor = typeof response.result.nextCursor === 'string' ? response.result.nextCursor : undefined;

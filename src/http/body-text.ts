@@ -1,15 +1,6 @@
-// Small readings of a body's text: an excerpt for error data, JSON parsed or not, the bytes of one line.
+// Small readings of a body's text: JSON parsed or not, the bytes of one line.
 
 import { CR, LF, SPACE, TAB } from '../core/bytes.js';
-
-/** How much of an error body is kept for the error reply's `data.bodyExcerpt`. */
-export const BODY_EXCERPT_CHARS = 500;
-
-/** A short single-line excerpt for error data: enough to recognise an HTML page or a proxy message. */
-export function excerptOf(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > BODY_EXCERPT_CHARS ? `${flat.slice(0, BODY_EXCERPT_CHARS)}…` : flat;
-}
 
 export function tryParseJson(text: string): unknown {
   try {

@@ -11,7 +11,8 @@ import { type AbortSource } from '../core/abort.js';
 import { type HttpExchange } from './send.js';
 import { headerValue, mediaTypeOf } from './header-values.js';
 import { decoderFor } from './content-decoding.js';
-import { excerptOf, singleLineBytes, tryParseJson } from './body-text.js';
+import { singleLineBytes, tryParseJson } from './body-text.js';
+import { excerptOf, LOG_EXCERPT_CHARS, type Mask } from '../logging/outgoing-text.js';
 import { defineOpenedOnRead, setMember } from '../core/lazy-object.js';
 
 /** Every stream's linger after its answer, on one timer: one per event-stream reply would be one timer per message. */
@@ -488,11 +489,19 @@ export async function readErrorBody(exchange: HttpExchange): Promise<string> {
   }
 }
 
+/** How a private response is read: the message limit, the run's mask for what a refusal quotes, the exchange's abort. */
+export interface PrivateReadOptions {
+  maxMessageBytes: number;
+  mask: Mask;
+  signal?: AbortSource | undefined;
+}
+
 /**
  * Reads the response to a request the bridge sent for itself (JSON or an event stream); other
  * messages on the stream are ignored, as they answer nothing the client asked.
  */
-export async function readPrivateResponse(exchange: HttpExchange, id: string, maxMessageBytes: number, signal?: AbortSource): Promise<JsonObject> {
+export async function readPrivateResponse(exchange: HttpExchange, id: string, options: PrivateReadOptions): Promise<JsonObject> {
+  const { maxMessageBytes, signal } = options;
   let found: JsonObject | undefined;
   const reply = await readReply(exchange, {
     maxMessageBytes,
@@ -514,7 +523,7 @@ export async function readPrivateResponse(exchange: HttpExchange, id: string, ma
   if (reply.kind === 'http-error') {
     throw new BridgeError('REMOTE_HTTP_STATUS', `the server answered ${reply.status}`, {
       status: reply.status,
-      bodyExcerpt: excerptOf(reply.text).slice(0, 200),
+      bodyExcerpt: excerptOf(reply.text, options.mask, LOG_EXCERPT_CHARS),
     });
   }
   throw new BridgeError('REMOTE_BAD_REPLY', 'the server did not answer the request the bridge sent', { status: reply.status });

@@ -6,7 +6,7 @@ import { isJsonObject } from '../core/json-rpc.js';
 import type { Redactor } from '../logging/redactor.js';
 import { type HttpExchange } from './send.js';
 import { headerValue } from './header-values.js';
-import { excerptOf } from './body-text.js';
+import { excerptOf } from '../logging/outgoing-text.js';
 
 export interface StatusContext {
   /** The error body as read (at most ERROR_BODY_MAX_BYTES), and its JSON if it parsed. */
@@ -37,7 +37,7 @@ export function statusError(method: string, exchange: HttpExchange, context: Sta
   const wwwAuthenticate = headerValue(exchange.headers, 'www-authenticate');
   const data = {
     status,
-    bodyExcerpt: excerptOf(context.redact(context.body)),
+    bodyExcerpt: excerptOf(context.body, context.redact),
     ...(serverError === undefined ? {} : { serverError }),
     ...(wwwAuthenticate === undefined ? {} : { wwwAuthenticate }),
   };

@@ -60,8 +60,9 @@ export function connectPipeline(endpoint: Endpoint, options: PipelineOptions): C
     onServerMessage: (message, serialised) => router.route(message, serialised),
     room,
     keepAliveMs: config.keepAliveMs,
+    redact,
   });
-  const modern = new ModernEra({ endpoint, tools: new ToolHeaderRegistry(toolFilter), logger, maxMessageBytes: config.maxMessageBytes });
+  const modern = new ModernEra({ endpoint, tools: new ToolHeaderRegistry(toolFilter), logger, maxMessageBytes: config.maxMessageBytes, redact });
   const streamable = new StreamableHttpTransport({ config, endpoint, legacy, modern, sink: router, room, logger, redact });
   const sse = config.transport === 'streamable-http' ? undefined : new HttpSseTransport({ config, endpoint, sink: router, room, logger, redact });
   const automatic = config.transport === 'auto' && sse !== undefined ? new AutomaticTransport({ streamable, sse, logger }) : undefined;

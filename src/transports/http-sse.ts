@@ -8,7 +8,7 @@ import { isSingleLine, type RequestBody } from '../core/json-rpc.js';
 import type { Endpoint } from '../http/endpoint.js';
 import { readErrorBody, readReply, type Reply, type StreamItem } from '../http/reply-reader.js';
 import { headerValue, mediaTypeOf } from '../http/header-values.js';
-import { excerptOf } from '../http/body-text.js';
+import { excerptOf, LOG_EXCERPT_CHARS } from '../logging/outgoing-text.js';
 import { refusesCredential, statusError } from '../http/status-errors.js';
 import type { HttpExchange } from '../http/send.js';
 import type { Logger } from '../logging/logger.js';
@@ -165,7 +165,7 @@ export class HttpSseTransport implements Transport {
           `the GET of the event stream was answered ${exchange.status} ${mediaTypeOf(exchange.headers) ?? '(no type)'}`,
           {
             status: exchange.status,
-            bodyExcerpt: excerptOf(this.#deps.redact(text)),
+            bodyExcerpt: excerptOf(text, this.#deps.redact),
             hint: 'this URL does not offer an HTTP+SSE (2024-11-05) event stream: check --url',
           },
         );
@@ -229,11 +229,12 @@ export class HttpSseTransport implements Transport {
               return 'continue';
             }
             if (item.type !== undefined) {
-              logger.debug({ event: excerptOf(item.type) }, 'event stream: an event that carries no message; skipped');
+              logger.debug({ event: excerptOf(item.type, this.#deps.redact, LOG_EXCERPT_CHARS) }, 'event stream: an event that carries no message; skipped');
               return 'continue';
             }
             if (item.message === undefined) {
-              if (item.unparsed === true) logger.warn({ data: excerptOf(item.data ?? '') }, 'event stream: an event that is not JSON; skipped');
+              if (item.unparsed === true)
+                logger.warn({ data: excerptOf(item.data ?? '', this.#deps.redact) }, 'event stream: an event that is not JSON; skipped');
               return 'continue';
             }
             const serialised = item.data !== undefined && isSingleLine(item.data) ? item.data : undefined;
@@ -297,7 +298,7 @@ export class HttpSseTransport implements Transport {
     if (status === 404 || status === 410) {
       return new BridgeError('SESSION_LOST', `the server no longer knows the HTTP+SSE session it named: ${label} was answered HTTP ${status}`, {
         status,
-        bodyExcerpt: excerptOf(this.#deps.redact(text)),
+        bodyExcerpt: excerptOf(text, this.#deps.redact),
         hint: STREAM_LOST_HINT,
       });
     }

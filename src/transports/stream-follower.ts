@@ -10,7 +10,7 @@ import type { Logger } from '../logging/logger.js';
 import { readReply, type ReadOptions, type StreamItem } from '../http/reply-reader.js';
 import { type AbortSource } from '../core/abort.js';
 import { type HttpExchange } from '../http/send.js';
-import { excerptOf } from '../http/body-text.js';
+import { excerptOf, type Mask } from '../logging/outgoing-text.js';
 
 /** Resumptions of one cut POST stream in a row that bring no message before the request is given up. */
 export const MAX_IDLE_RESUMES = 3;
@@ -23,6 +23,8 @@ export interface FollowOptions {
   first: HttpExchange;
   read: Pick<ReadOptions, 'maxMessageBytes' | 'room' | 'scanLarge'>;
   idleTimeoutMs: number;
+  /** Masks the run's secrets in what the server sent, before any of it is cut for a log line or an error. */
+  redact: Mask;
   /** 2025 streams with event ids may be resumed; a broken 2026-07-28 stream loses the request. */
   resumable: boolean;
   /** Each message of the stream, in order; resolves 'answered' when it was the request's response. */
@@ -62,7 +64,7 @@ export async function followRequestStream(options: FollowOptions): Promise<void>
             if (item.message === undefined) {
               // Priming events and comments are not progress; only messages are.
               if (item.unparsed === true)
-                logger.warn({ id: toLoggedId(pending.id), data: excerptOf(item.data ?? '') }, 'an event in the stream is not JSON; skipped');
+                logger.warn({ id: toLoggedId(pending.id), data: excerptOf(item.data ?? '', options.redact) }, 'an event in the stream is not JSON; skipped');
               return Promise.resolve('continue');
             }
             messages++;
@@ -72,7 +74,12 @@ export async function followRequestStream(options: FollowOptions): Promise<void>
       });
       if (reply.kind === 'stream' && reply.answered) return;
       if (reply.kind !== 'stream')
-        throw resumeRefused(pending.method, reply.status, reply.kind === 'http-error' || reply.kind === 'unexpected-type' ? reply.text : '', lastEventId);
+        throw resumeRefused(
+          pending.method,
+          reply.status,
+          reply.kind === 'http-error' || reply.kind === 'unexpected-type' ? excerptOf(reply.text, options.redact) : '',
+          lastEventId,
+        );
     } catch (error) {
       const failure = withStatus(options.failure(error, signal), exchange.status);
       // A connection that broke after events with ids is resumed like one that ended: 2025-06-18
@@ -107,10 +114,10 @@ export async function followRequestStream(options: FollowOptions): Promise<void>
   }
 }
 
-function resumeRefused(method: string, status: number, text: string, lastEventId: string | undefined): BridgeError {
+function resumeRefused(method: string, status: number, bodyExcerpt: string, lastEventId: string | undefined): BridgeError {
   return new BridgeError('REMOTE_STREAM_ENDED', `the stream for ${method} was cut and resuming it failed with HTTP ${status}`, {
     status,
-    bodyExcerpt: excerptOf(text),
+    bodyExcerpt,
     ...(lastEventId === undefined ? {} : { lastEventId }),
     hint: 'retry the call',
   });

@@ -18,7 +18,8 @@ import { refusesCredential, statusError } from '../http/status-errors.js';
 import { untilAborted, type Aborts, type AbortSource } from '../core/abort.js';
 import { type HttpExchange } from '../http/send.js';
 import { mediaTypeOf, retryAfterMs } from '../http/header-values.js';
-import { excerptOf, singleLineBytes } from '../http/body-text.js';
+import { singleLineBytes } from '../http/body-text.js';
+import { excerptOf } from '../logging/outgoing-text.js';
 import {
   isResponseTo,
   malformedResponse,
@@ -126,7 +127,7 @@ export class StreamableHttpTransport implements Transport {
         era.onAccepted(method);
         if (logger.isLevelEnabled('debug')) logger.debug({ method: label, status: reply.status }, 'message accepted');
       } else {
-        const body = reply.kind === 'http-error' ? excerptOf(this.#deps.redact(reply.text)) : undefined;
+        const body = reply.kind === 'http-error' ? excerptOf(reply.text, this.#deps.redact) : undefined;
         logger.warn({ method: label, status: reply.status, body }, 'the server did not accept the message');
       }
       return;
@@ -307,6 +308,7 @@ export class StreamableHttpTransport implements Transport {
       first,
       read: { maxMessageBytes: this.#deps.config.maxMessageBytes, room: this.#deps.room, scanLarge: !RESULT_READ_BY_BRIDGE.has(request.method) },
       idleTimeoutMs: isListen ? 0 : this.#deps.config.streamIdleTimeoutMs,
+      redact: this.#deps.redact,
       resumable: era === this.#deps.legacy,
       onMessage: async (item: StreamItem): Promise<'continue' | 'answered'> => {
         // A large event's line arrives as the server's bytes (proven one line of UTF-8 JSON), a small one as text.
@@ -332,7 +334,7 @@ export class StreamableHttpTransport implements Transport {
     const bad = (message: string, hint?: string) =>
       new BridgeError('REMOTE_BAD_REPLY', message, {
         status: exchange.status,
-        bodyExcerpt: excerptOf(this.#deps.redact(bytes.subarray(0, 4096).toString('utf8'))),
+        bodyExcerpt: excerptOf(bytes.toString('utf8'), this.#deps.redact),
         ...(hint === undefined ? {} : { hint }),
       });
     if (value === undefined)
@@ -397,7 +399,7 @@ export class StreamableHttpTransport implements Transport {
       case 'unexpected-type':
         return new BridgeError('REMOTE_BAD_REPLY', `the server answered with content type ${reply.type ?? '(none)'}, not JSON or an event stream`, {
           status,
-          bodyExcerpt: excerptOf(this.#deps.redact(reply.text)),
+          bodyExcerpt: excerptOf(reply.text, this.#deps.redact),
           hint: 'this URL may not be an MCP endpoint: check --url',
         });
       default:
@@ -428,7 +430,7 @@ function discoverRefusal(reply: Extract<Reply, { kind: 'http-error' }>, redact: 
     'Method not found: the server does not offer server/discover (it speaks a 2025 protocol revision: use initialize)',
     {
       status,
-      bodyExcerpt: excerptOf(redact(reply.text)),
+      bodyExcerpt: excerptOf(reply.text, redact),
     },
   );
 }

@@ -34,13 +34,13 @@ export async function clientCredentialsToken(
       deps.http.options(new URL(as.token_endpoint!), signal),
     );
     const tokens = await oauth.processClientCredentialsResponse(as, toClient(client), await withBearerDefault(response));
-    checkIssued(tokens, what);
+    checkIssued(tokens, what, deps.mask);
     registerTokens(deps, tokens);
     // A refresh token, if one came anyway, is not kept: a new token costs one request (RFC 6749 §4.4.3).
     return { ...toStoredTokens(tokens, deps.now()), refreshToken: undefined };
   } catch (error) {
     if (signal.aborted) throw error;
-    const failure = classifyTokenError(error, what);
+    const failure = classifyTokenError(error, what, deps.mask);
     if (failure.kind === 'invalid-client') {
       throw new BridgeError(
         'AUTH_REQUIRED',

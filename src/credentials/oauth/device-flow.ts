@@ -81,7 +81,7 @@ export async function deviceSignIn(deps: FlowDeps, request: SignInRequest & { se
     auth = await oauth.processDeviceAuthorizationResponse(as, toClient(client), response);
   } catch (error) {
     if (signal.aborted) throw error;
-    const failure = classifyTokenError(error, 'the device authorization request');
+    const failure = classifyTokenError(error, 'the device authorization request', deps.mask);
     throw new SignInError(
       failure.kind === 'invalid-client' ? 'client-rejected' : 'failed',
       failure.message,
@@ -123,7 +123,7 @@ export async function deviceSignIn(deps: FlowDeps, request: SignInRequest & { se
         additionalParameters: { resource: resource.href },
       });
       const tokens = await oauth.processDeviceCodeResponse(as, toClient(client), await withBearerDefault(response));
-      checkIssued(tokens, 'the device code exchange');
+      checkIssued(tokens, 'the device code exchange', deps.mask);
       registerTokens(deps, tokens);
       return { client, tokens: toStoredTokens(tokens, deps.now()) };
     } catch (error) {
@@ -135,13 +135,15 @@ export async function deviceSignIn(deps: FlowDeps, request: SignInRequest & { se
           continue;
         }
         if (error.error === 'access_denied') {
-          throw new SignInError('denied', `the device sign-in was denied (${serverWords(error.error_description ?? error.error)})`, { hint: DEVICE_HINT });
+          throw new SignInError('denied', `the device sign-in was denied (${serverWords(error.error_description ?? error.error, deps.mask)})`, {
+            hint: DEVICE_HINT,
+          });
         }
         if (error.error === 'expired_token') {
           throw new SignInError('timeout', 'the device code expired before anyone approved the sign-in', { hint: DEVICE_HINT });
         }
       }
-      const failure = classifyTokenError(error, what);
+      const failure = classifyTokenError(error, what, deps.mask);
       throw new SignInError(
         failure.kind === 'invalid-client' ? 'client-rejected' : 'failed',
         failure.message === '' ? `${what} failed: ${reasonOf(error)}` : failure.message,

@@ -3,6 +3,7 @@
 import * as oauth from 'oauth4webapi';
 import { BridgeError } from '../../core/errors.js';
 import { toTerminalLine } from '../../core/terminal-text.js';
+import { SERVER_WORDS_CHARS, terminalExcerptOf, type Mask } from '../../logging/outgoing-text.js';
 import { openableUrlProblem, UNOPENABLE_HINT } from './browser.js';
 import { startCallbackServer, type CallbackServer } from './callback-server.js';
 import { reasonOf, type Discovered } from './discovery.js';
@@ -14,7 +15,6 @@ import { issuedTokenProblem, type StoredClient, type StoredTokens } from './toke
 
 export const CLIENT_NAME = 'fenbs-mcp';
 /** An authorization server's words (an error code, a description, a token type) are shown this long at most. */
-export const MAX_SERVER_WORDS_CHARS = 200;
 /**
  * The longest lifetime taken from `expires_in` (a year): beyond it the expiry time would overflow
  * to Infinity, which JSON writes as null, and the cached token would read back as damaged.
@@ -26,6 +26,8 @@ export interface FlowDeps {
   settings: OAuthSettings;
   /** Every secret seen (code, verifier, tokens, client secret) is handed here for masking before any use; a refused token is never used. */
   registerSecret: (secret: string) => void;
+  /** Masks every secret of the run: what the authorization server says is masked before it is cut. */
+  mask: Mask;
   /** Shows the sign-in URL (stderr), whatever happens to the browser. */
   showUrl: (url: string) => void;
   /** Shows the device grant's verification URI and user code (stderr, never stdout). */
@@ -51,9 +53,9 @@ export class TokenRequestError extends Error {
   }
 }
 
-/** Text from the authorization server, as a message may carry it: one line, controls visible, bounded. */
-export function serverWords(text: string): string {
-  return toTerminalLine(text.length > MAX_SERVER_WORDS_CHARS ? `${text.slice(0, MAX_SERVER_WORDS_CHARS)}…` : text);
+/** Text from the authorization server, as a message may carry it: secrets masked, then bounded, then one line with controls visible. */
+export function serverWords(text: string, mask: Mask): string {
+  return terminalExcerptOf(text, mask, SERVER_WORDS_CHARS);
 }
 
 const UNSENDABLE_HINT =
@@ -65,9 +67,9 @@ const UNSENDABLE_HINT =
  * understand; a DPoP token, RFC 9449, needs a proof signed with a key this client does not hold),
  * or a token no Authorization header can carry (issuedTokenProblem).
  */
-export function checkIssued(tokens: oauth.TokenEndpointResponse, what: string): void {
+export function checkIssued(tokens: oauth.TokenEndpointResponse, what: string, mask: Mask): void {
   // oauth4webapi lowercases token_type (RFC 6749 §5.1: case-insensitive) and passes bearer and dpop.
-  if (tokens.token_type !== 'bearer') throw unsendableType(tokens.token_type, what);
+  if (tokens.token_type !== 'bearer') throw unsendableType(tokens.token_type, what, mask);
   for (const [name, token] of [
     ['an access token', tokens.access_token],
     ['a refresh token', tokens.refresh_token],
@@ -82,15 +84,15 @@ export function checkIssued(tokens: oauth.TokenEndpointResponse, what: string): 
   }
 }
 
-function unsendableType(type: string, what: string): TokenRequestError {
+function unsendableType(type: string, what: string, mask: Mask): TokenRequestError {
   return new TokenRequestError(
     'other',
-    `${what} returned a token of type "${serverWords(type)}": fenbs-mcp sends only Bearer tokens (RFC 6750), so it is not kept`,
+    `${what} returned a token of type "${serverWords(type, mask)}": fenbs-mcp sends only Bearer tokens (RFC 6750), so it is not kept`,
     { hint: UNSENDABLE_HINT },
   );
 }
 
-export function classifyTokenError(error: unknown, what: string): TokenRequestError {
+export function classifyTokenError(error: unknown, what: string, mask: Mask): TokenRequestError {
   if (error instanceof TokenRequestError) return error;
   if (error instanceof oauth.ResponseBodyError) {
     const kind =
@@ -101,7 +103,7 @@ export function classifyTokenError(error: unknown, what: string): TokenRequestEr
           : 'other';
     return new TokenRequestError(
       kind,
-      `${what} refused: ${serverWords(error.error)}${error.error_description === undefined ? '' : ` (${serverWords(error.error_description)})`}`,
+      `${what} refused: ${serverWords(error.error, mask)}${error.error_description === undefined ? '' : ` (${serverWords(error.error_description, mask)})`}`,
       { cause: error },
     );
   }
@@ -112,13 +114,13 @@ export function classifyTokenError(error: unknown, what: string): TokenRequestEr
     const code = params?.error ?? `HTTP ${error.status}`;
     return new TokenRequestError(
       error.status === 401 || code === 'invalid_client' ? 'invalid-client' : 'other',
-      `${what} refused: ${serverWords(code)}${params?.error_description === undefined ? '' : ` (${serverWords(params.error_description)})`}`,
+      `${what} refused: ${serverWords(code, mask)}${params?.error_description === undefined ? '' : ` (${serverWords(params.error_description, mask)})`}`,
       { cause: error },
     );
   }
   // oauth4webapi refuses a token_type it does not know (MAC, anything else) before returning it.
   const body = error instanceof oauth.UnsupportedOperationError ? (error.cause as { body?: { token_type?: unknown } } | undefined)?.body : undefined;
-  if (typeof body?.token_type === 'string') return unsendableType(body.token_type, what);
+  if (typeof body?.token_type === 'string') return unsendableType(body.token_type, what, mask);
   return new TokenRequestError('other', `${what} failed: ${reasonOf(error)}`, { cause: error });
 }
 
@@ -285,8 +287,8 @@ export async function signIn(deps: FlowDeps, request: SignInRequest): Promise<Si
         throw new SignInError(
           denied ? 'denied' : error.error === 'invalid_client' || error.error === 'unauthorized_client' ? 'client-rejected' : 'failed',
           denied
-            ? `the sign-in was denied (${serverWords(error.error_description ?? error.error)})`
-            : `the authorization server refused the sign-in: ${serverWords(error.error)}${error.error_description === undefined ? '' : ` (${serverWords(error.error_description)})`}`,
+            ? `the sign-in was denied (${serverWords(error.error_description ?? error.error, deps.mask)})`
+            : `the authorization server refused the sign-in: ${serverWords(error.error, deps.mask)}${error.error_description === undefined ? '' : ` (${serverWords(error.error_description, deps.mask)})`}`,
           {
             url: authorizationUrl,
             hint: denied
@@ -310,11 +312,11 @@ export async function signIn(deps: FlowDeps, request: SignInRequest): Promise<Si
       });
       tokens = await oauth.processAuthorizationCodeResponse(as, toClient(client), await withBearerDefault(response));
       // Before masking: a refused token is never used nor shown, and a huge one would slow every log line.
-      checkIssued(tokens, 'the code exchange');
+      checkIssued(tokens, 'the code exchange', deps.mask);
       registerTokens(deps, tokens);
     } catch (error) {
       if (request.signal.aborted) throw error;
-      const failure = classifyTokenError(error, 'the code exchange');
+      const failure = classifyTokenError(error, 'the code exchange', deps.mask);
       throw new SignInError(
         failure.kind === 'invalid-client' ? 'client-rejected' : 'failed',
         failure.message,
@@ -377,11 +379,11 @@ export async function refreshTokens(
       additionalParameters: { resource: resource.href },
     });
     const tokens = await oauth.processRefreshTokenResponse(as, toClient(client), await withBearerDefault(response));
-    checkIssued(tokens, 'the token refresh');
+    checkIssued(tokens, 'the token refresh', deps.mask);
     registerTokens(deps, tokens);
     return toStoredTokens(tokens, deps.now(), previous);
   } catch (error) {
     if (signal.aborted) throw error;
-    throw classifyTokenError(error, 'the token refresh');
+    throw classifyTokenError(error, 'the token refresh', deps.mask);
   }
 }

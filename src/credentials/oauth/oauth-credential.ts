@@ -4,7 +4,8 @@ import { homedir } from 'node:os';
 import type { Credential, CredentialChallenge } from '../../core/credential.js';
 import { BridgeError, isBridgeError } from '../../core/errors.js';
 import type { Logger } from '../../logging/logger.js';
-import { maskUrl } from '../../logging/redactor.js';
+import { createRedactor, maskUrl } from '../../logging/redactor.js';
+import type { Mask } from '../../logging/outgoing-text.js';
 import { toTerminalLine } from '../../core/terminal-text.js';
 import type { Dispatcher } from '../../http/undici-parts.js';
 import { openBrowser } from './browser.js';
@@ -64,6 +65,11 @@ export interface OAuthCredentialOptions {
   env: Readonly<Record<string, string | undefined>>;
   /** Masks a secret in everything the bridge writes from now on. */
   registerSecret: (secret: string) => void;
+  /**
+   * The run's mask (its Redactor), for what the authorization server says before it is cut into a
+   * message; without it, a mask of the secrets this credential itself registered.
+   */
+  mask?: Mask;
   dispatcher: Dispatcher;
   /** Writes text on stderr as is (the sign-in URL, for headless machines and remote shells). */
   writeStderr: (text: string) => void;
@@ -157,10 +163,20 @@ export class OAuthCredential implements Credential {
     this.store = createTokenStore(options.url, options.env, options.home, (message) => options.logger.warn(message));
     const http = createOAuthHttp(options.dispatcher, options.allowHttp);
     const platform = options.platform ?? process.platform;
+    // Without the run's mask, what the authorization server says is masked of every secret this
+    // credential registered (the ones it could echo back), before it is cut into a message.
+    const own = options.mask === undefined ? createRedactor([]) : undefined;
     this.#flow = {
       http,
       settings: options.settings,
-      registerSecret: options.registerSecret,
+      registerSecret:
+        own === undefined
+          ? options.registerSecret
+          : (secret) => {
+              own.add(secret);
+              options.registerSecret(secret);
+            },
+      mask: options.mask ?? own!,
       now: this.#now,
       showUrl: (url) =>
         options.writeStderr(
@@ -172,7 +188,7 @@ export class OAuthCredential implements Credential {
         ((url) =>
           openBrowser(url, { env: options.env, platform, onError: (message) => options.logger.warn(`${message}; open the sign-in URL shown above yourself`) })),
     };
-    if (options.settings.clientSecret !== undefined) options.registerSecret(options.settings.clientSecret);
+    if (options.settings.clientSecret !== undefined) this.#flow.registerSecret(options.settings.clientSecret);
     const contents = this.store.read();
     const tokens = contents.issuer === undefined ? undefined : contents.issuers[contents.issuer]?.tokens;
     if (contents.issuer !== undefined && tokens !== undefined) this.#adopt(contents.issuer, tokens);
@@ -255,8 +271,8 @@ export class OAuthCredential implements Credential {
   }
 
   #adopt(issuer: string, tokens: StoredTokens): void {
-    this.#options.registerSecret(tokens.accessToken);
-    if (tokens.refreshToken !== undefined) this.#options.registerSecret(tokens.refreshToken);
+    this.#flow.registerSecret(tokens.accessToken);
+    if (tokens.refreshToken !== undefined) this.#flow.registerSecret(tokens.refreshToken);
     this.#current = { issuer, tokens };
   }
 

@@ -76,6 +76,7 @@ describe('LegacySession', () => {
       endpoint: new Endpoint(config, dispatcher, {}, fixedCredential(config)),
       logger: recording.logger,
       maxMessageBytes: 1024 * 1024,
+      redact: (text) => text,
       onServerMessage: (message) => (serverMessages.push(message), Promise.resolve()),
     });
   });
@@ -265,6 +266,7 @@ describe('LegacySession', () => {
       endpoint: new Endpoint(sessionConfig, dispatcher, {}, fixedCredential(sessionConfig)),
       logger: pino({ level: 'silent' }),
       maxMessageBytes: 1024 * 1024,
+      redact: (text) => text,
       onServerMessage: () => Promise.resolve(),
       clock: { now: () => now, sleep: (ms) => (waits.push(ms), (now += ms), Promise.resolve()) },
     });

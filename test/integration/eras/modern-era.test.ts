@@ -55,6 +55,7 @@ describe('ModernEra', () => {
       tools,
       logger: recording.logger,
       maxMessageBytes: 1024 * 1024,
+      redact: (text) => text,
     });
   });
   afterEach(async () => {

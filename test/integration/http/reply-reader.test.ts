@@ -14,7 +14,7 @@ import {
 import { useRouteServer, type Handler } from '../../helpers/route-server.js';
 import { type HttpExchange } from '../../../src/http/send.js';
 import { headerValue, mediaTypeOf, retryAfterMs } from '../../../src/http/header-values.js';
-import { excerptOf, BODY_EXCERPT_CHARS, singleLineBytes } from '../../../src/http/body-text.js';
+import { singleLineBytes } from '../../../src/http/body-text.js';
 
 const routes = useRouteServer();
 /** Registers `handler` under a fresh path and POSTs there. */
@@ -49,7 +49,7 @@ describe('readErrorBody', () => {
 describe('readPrivateResponse', () => {
   it('rejects with REMOTE_HTTP_STATUS and a short excerpt when the server answers with an HTTP error', async () => {
     const exchange = await exchangeWith((_req, res) => res.writeHead(401, { 'content-type': 'text/plain' }).end('  token\n expired  '));
-    await expect(readPrivateResponse(exchange, 'own-1', 1024)).rejects.toMatchObject({
+    await expect(readPrivateResponse(exchange, 'own-1', { maxMessageBytes: 1024, mask: (text) => text })).rejects.toMatchObject({
       code: 'REMOTE_HTTP_STATUS',
       context: { status: 401, bodyExcerpt: 'token expired' },
     });
@@ -61,14 +61,18 @@ describe('readPrivateResponse', () => {
       res.write('data: {"jsonrpc":"2.0","id":"own-2","method":"sampling/createMessage","params":{}}\n\n');
       res.end('data: {"jsonrpc":"2.0","id":"own-2","result":{"found":true}}\n\n');
     });
-    expect(await readPrivateResponse(exchange, 'own-2', 1024)).toEqual({ jsonrpc: '2.0', id: 'own-2', result: { found: true } });
+    expect(await readPrivateResponse(exchange, 'own-2', { maxMessageBytes: 1024, mask: (text) => text })).toEqual({
+      jsonrpc: '2.0',
+      id: 'own-2',
+      result: { found: true },
+    });
   });
 
   it('rejects with REMOTE_BAD_REPLY when an event stream ends without its response', async () => {
     const exchange = await exchangeWith((_req, res) =>
       res.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: {"jsonrpc":"2.0","id":"other","result":{}}\n\n'),
     );
-    await expect(readPrivateResponse(exchange, 'own-3', 1024)).rejects.toMatchObject({ code: 'REMOTE_BAD_REPLY' });
+    await expect(readPrivateResponse(exchange, 'own-3', { maxMessageBytes: 1024, mask: (text) => text })).rejects.toMatchObject({ code: 'REMOTE_BAD_REPLY' });
   });
 });
 
@@ -333,11 +337,6 @@ describe('reply helpers', () => {
     expect(singleLineBytes(Buffer.from(' \r\n{"a":1}\n'))?.toString()).toBe('{"a":1}');
     expect(singleLineBytes(Buffer.from('{"a":\n1}'))).toBeUndefined();
     expect(singleLineBytes(Buffer.from('   '))?.length).toBe(0);
-  });
-
-  it('flattens an excerpt to one line and cuts it at BODY_EXCERPT_CHARS', () => {
-    expect(excerptOf(' a\n\tb ')).toBe('a b');
-    expect(excerptOf('y'.repeat(BODY_EXCERPT_CHARS + 1))).toBe(`${'y'.repeat(BODY_EXCERPT_CHARS)}…`);
   });
 });
 

@@ -77,6 +77,7 @@ describe('followRequestStream', () => {
     const url = new URL('http://127.0.0.1/');
     const run = followRequestStream({
       pending,
+      redact: (text) => text,
       first: await open(first, pending.signal),
       read: { maxMessageBytes: 1024 * 1024 },
       idleTimeoutMs: 0,
