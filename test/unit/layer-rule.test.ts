@@ -1,4 +1,5 @@
 // The layer rule of src/ (scripts/check-layers.js, run by npm run lint): what it refuses, and that src/ keeps it.
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error -- a plain script without types; its functions take and return plain data.
@@ -86,5 +87,17 @@ describe('the layer rule', () => {
     for (const [layer, allowed] of Object.entries(LAYERS as Record<string, string[]>)) {
       for (const target of allowed) expect(order.indexOf(target), `${layer} → ${target}`).toBeLessThan(order.indexOf(layer));
     }
+  });
+
+  it('is the table ARCHITECTURE.md shows, row for row', () => {
+    const text = readFileSync(fileURLToPath(new URL('../../ARCHITECTURE.md', import.meta.url)), 'utf8');
+    const section = text.slice(text.indexOf('## Folders and the layer rule'), text.indexOf('## Modules'));
+    const shown = Object.fromEntries(
+      [...section.matchAll(/^\| `([^`]+?)\/?` \| .* \| (nothing|(?:`[^`]+`(?:, )?)+) \|$/gm)].map(([, layer, imports]) => [
+        layer,
+        imports === 'nothing' ? [] : [...imports!.matchAll(/`([^`]+)`/g)].map((match) => match[1]),
+      ]),
+    );
+    expect(shown).toEqual(LAYERS);
   });
 });
