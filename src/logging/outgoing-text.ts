@@ -27,11 +27,10 @@ export type Mask = (text: string) => string;
  */
 export function excerptOf(text: string, mask: Mask, maxChars: number = BODY_EXCERPT_CHARS): string {
   const masked = mask(text);
-  const flat = masked
-    .slice(0, maxChars * FOLD_WINDOW_PER_CHAR)
-    .replace(/\s+/g, ' ')
-    .trim();
-  if (flat.length <= maxChars && masked.length <= maxChars * FOLD_WINDOW_PER_CHAR) return flat;
+  const window = maxChars * FOLD_WINDOW_PER_CHAR;
+  const flat = masked.slice(0, window).replace(/\s+/g, ' ').trim();
+  // Cut when more is kept than fits, or when words lie past the folded window.
+  if (flat.length <= maxChars && (masked.length <= window || !/\S/.test(masked.slice(window)))) return flat;
   // Never half a surrogate pair at the cut.
   const end = maxChars > 0 && isHighSurrogate(flat.charCodeAt(maxChars - 1)) ? maxChars - 1 : maxChars;
   return `${flat.slice(0, end)}…`;

@@ -43,6 +43,12 @@ describe('excerptOf', () => {
     expect(excerptOf('y'.repeat(BODY_EXCERPT_CHARS), redact)).toBe('y'.repeat(BODY_EXCERPT_CHARS));
   });
 
+  it('is empty for text that is only whitespace, however long, and says … only when words were left out', () => {
+    expect(excerptOf(' \n'.repeat(100_000), redact, LOG_EXCERPT_CHARS)).toBe('');
+    expect(excerptOf(`short${' '.repeat(100_000)}`, redact, LOG_EXCERPT_CHARS)).toBe('short');
+    expect(excerptOf(`short${' '.repeat(100_000)}more`, redact, LOG_EXCERPT_CHARS)).toBe('short…');
+  });
+
   it('never leaves half a surrogate pair at the cut', () => {
     const excerpt = excerptOf(`${'y'.repeat(9)}😀😀`, redact, 10);
     expect(excerpt).toBe(`${'y'.repeat(9)}…`);
