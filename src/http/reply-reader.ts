@@ -339,24 +339,49 @@ function standIn(bytes: Buffer, scan: JsonScan): { value: JsonObject; line: Buff
 
 /**
  * Reads at most ERROR_BODY_MAX_BYTES as text within SIDE_BODY_TIMEOUT_MS; a body that breaks or
- * stalls still leaves what was read. Never throws.
+ * stalls still leaves what was read. A read that ended before the body did ends at a word's end
+ * (headBeforeCut). Never throws.
  */
 async function readExcerpt(body: OpenBody): Promise<string> {
   const chunks: Buffer[] = [];
   let total = 0;
-  const timer = setTimeout(() => body.release(), SIDE_BODY_TIMEOUT_MS);
+  let whole = false;
+  let stalled = false;
+  const timer = setTimeout(() => {
+    stalled = true;
+    body.release();
+  }, SIDE_BODY_TIMEOUT_MS);
   try {
     for await (const chunk of body.chunks) {
       chunks.push(chunk);
       total += chunk.length;
       if (total >= ERROR_BODY_MAX_BYTES) break;
     }
+    whole = !stalled && total < ERROR_BODY_MAX_BYTES;
   } catch {
     // A broken error body still leaves the status to report.
   } finally {
     clearTimeout(timer);
   }
-  return Buffer.concat(chunks).subarray(0, ERROR_BODY_MAX_BYTES).toString('utf8');
+  const text = Buffer.concat(chunks).subarray(0, ERROR_BODY_MAX_BYTES).toString('utf8');
+  return whole ? text : headBeforeCut(text);
+}
+
+/** One character a secret is written with in any spelling the redactor knows: token68, `%` escapes, JSON `\u` escapes. */
+const SECRET_CHAR = /[A-Za-z0-9\-._~+/=%\\]/;
+
+/**
+ * A body cut before its end (the read limit, a stall, a break) without its last run of the
+ * characters a secret is written with: a secret the cut fell inside is no longer recognised by the
+ * redactor, and what comes before it may shrink when masked or folded until its front is inside
+ * an excerpt. The rest is masked whole, as any text, before it is cut (logging/outgoing-text.ts).
+ */
+export function headBeforeCut(text: string): string {
+  // A loop from the end, not a regular expression anchored at it: that one would retry from every
+  // start of a long run, quadratic in a body a server chose.
+  let end = text.length;
+  while (end > 0 && SECRET_CHAR.test(text.charAt(end - 1))) end--;
+  return text.slice(0, end);
 }
 
 /**

@@ -108,6 +108,47 @@ describe('a secret across the cut of a server text', () => {
     expect(reply.error.data).toMatchObject({ bridgeCode: 'REMOTE_BAD_REPLY', bodyExcerpt: expect.stringContaining('[REDACTED]') });
   });
 
+  it('is not shown in part when the read limit of an error body cuts it, after copies of it that masking shrinks (bodyExcerpt on stdout)', async () => {
+    // A long token (an OAuth access token may be kilobytes), sent back whole 16 times and cut at
+    // ERROR_BODY_MAX_BYTES: masked, the copies shrink to a few characters each, and the front of
+    // the cut one would come inside the excerpt.
+    const long = `tok-${'0123456789abcdef'.repeat(250)}`;
+    const server = await serve(({ message, res }) => {
+      if (message?.method !== 'tools/call') return false;
+      res.writeHead(502, { 'content-type': 'text/plain' }).end(`${`${long} `.repeat(16)}${long}${long}`);
+      return true;
+    });
+    const bridge = startInProcessBridge(['--url', server.url.href], { FENBS_TOKEN: long });
+    cleanups.push(() => bridge.kill());
+    await openSession(bridge, server);
+    bridge.send(call('limit'));
+    const reply = await bridge.reply('limit');
+    expect(everything(bridge)).not.toContain(frontOf(long));
+    expect(reply.error.data).toMatchObject({
+      bridgeCode: 'REMOTE_HTTP_STATUS',
+      bodyExcerpt: expect.stringMatching(/^(\[REDACTED\] ){16}$|^(\[REDACTED\] )+\[REDACTED\]…?$/),
+    });
+  });
+
+  it('is not shown in part when re-initializing an expired session is refused with it in the body (bodyExcerpt on stdout)', async () => {
+    let expired = false;
+    const server = await serve(({ message, res }) => {
+      if (message?.method === 'tools/call' && !expired) {
+        expired = true;
+        res.writeHead(404).end();
+        return true;
+      }
+      if (message?.method !== 'initialize' || !expired) return false;
+      res.writeHead(500, { 'content-type': 'text/plain' }).end(across(LOG_EXCERPT_CHARS, TOKEN));
+      return true;
+    });
+    const bridge = await openSession(bridgeTo(server), server);
+    bridge.send(call('healed'));
+    const reply = await bridge.reply('healed');
+    expect(everything(bridge)).not.toContain(frontOf(TOKEN));
+    expect(JSON.stringify(reply.error.data)).toContain('[REDACTED]');
+  });
+
   it('is not shown in part when an error status carries it (bodyExcerpt on stdout)', async () => {
     const server = await serve(({ message, res }) => {
       if (message?.method !== 'tools/call') return false;
