@@ -41,8 +41,18 @@ describe('readErrorBody', () => {
   });
 
   it('keeps at most ERROR_BODY_MAX_BYTES of a long error body', async () => {
-    const exchange = await exchangeWith((_req, res) => res.writeHead(500, { 'content-type': 'text/plain' }).end('x'.repeat(ERROR_BODY_MAX_BYTES * 2)));
+    // The cut falls after a space: everything before it is kept.
+    const exchange = await exchangeWith((_req, res) => res.writeHead(500, { 'content-type': 'text/plain' }).end('x y '.repeat(ERROR_BODY_MAX_BYTES)));
     expect((await readErrorBody(exchange)).length).toBe(ERROR_BODY_MAX_BYTES);
+  });
+
+  it('ends a body cut at ERROR_BODY_MAX_BYTES before the word the cut fell inside, which no mask could recognise', async () => {
+    const exchange = await exchangeWith((_req, res) =>
+      res.writeHead(500, { 'content-type': 'text/plain' }).end(`${'x '.repeat(ERROR_BODY_MAX_BYTES / 2 - 4)}tok-0123456789abcdef`),
+    );
+    const text = await readErrorBody(exchange);
+    expect(text.length).toBe(ERROR_BODY_MAX_BYTES - 8);
+    expect(text.endsWith('x ')).toBe(true);
   });
 });
 
