@@ -6,7 +6,7 @@ import type { Credential, CredentialChallenge } from '../core/credential.js';
 import { BridgeError } from '../core/errors.js';
 import type { Logger } from '../logging/logger.js';
 import { createRedactor, MIN_MASKABLE_SECRET_CHARS, registerSecret, type Redactor } from '../logging/redactor.js';
-import { terminalExcerptOf } from '../logging/outgoing-text.js';
+import { headBeforeCut, terminalExcerptOf } from '../logging/outgoing-text.js';
 import { untilAborted } from '../core/abort.js';
 
 /** A password manager may wait for the user to unlock it; longer than this, the command is hung. */
@@ -113,12 +113,8 @@ function maskerFor(stdout: string): (text: string) => string {
  */
 function excerptOf(stderr: Buffer, cut: boolean, mask: (text: string) => string): string | undefined {
   let raw = stderr.toString('utf8');
-  if (cut) {
-    // Kept up to MAX_TOKEN_COMMAND_STDERR_BYTES: a word cut there would no longer match its mask,
-    // so it goes (one word of that size is no token, and stays).
-    const lastSpace = Math.max(raw.lastIndexOf(' '), raw.lastIndexOf('\n'), raw.lastIndexOf('\t'), raw.lastIndexOf('\r'));
-    if (lastSpace !== -1) raw = raw.slice(0, lastSpace);
-  }
+  // Kept up to MAX_TOKEN_COMMAND_STDERR_BYTES: a token cut there would no longer match its mask.
+  if (cut) raw = headBeforeCut(raw);
   // The one gate: masked before it is cut to length, so no part of a secret is left at the cut.
   const text = terminalExcerptOf(raw, mask, TOKEN_COMMAND_STDERR_EXCERPT_CHARS);
   return text === '' ? undefined : text;

@@ -12,7 +12,7 @@ import { type HttpExchange } from './send.js';
 import { headerValue, mediaTypeOf } from './header-values.js';
 import { decoderFor } from './content-decoding.js';
 import { singleLineBytes, tryParseJson } from './body-text.js';
-import { excerptOf, LOG_EXCERPT_CHARS, type Mask } from '../logging/outgoing-text.js';
+import { excerptOf, headBeforeCut, LOG_EXCERPT_CHARS, type Mask } from '../logging/outgoing-text.js';
 import { defineOpenedOnRead, setMember } from '../core/lazy-object.js';
 
 /** Every stream's linger after its answer, on one timer: one per event-stream reply would be one timer per message. */
@@ -365,23 +365,6 @@ async function readExcerpt(body: OpenBody): Promise<string> {
   }
   const text = Buffer.concat(chunks).subarray(0, ERROR_BODY_MAX_BYTES).toString('utf8');
   return whole ? text : headBeforeCut(text);
-}
-
-/** One character a secret is written with in any spelling the redactor knows: token68, `%` escapes, JSON `\u` escapes. */
-const SECRET_CHAR = /[A-Za-z0-9\-._~+/=%\\]/;
-
-/**
- * A body cut before its end (the read limit, a stall, a break) without its last run of the
- * characters a secret is written with: a secret the cut fell inside is no longer recognised by the
- * redactor, and what comes before it may shrink when masked or folded until its front is inside
- * an excerpt. The rest is masked whole, as any text, before it is cut (logging/outgoing-text.ts).
- */
-export function headBeforeCut(text: string): string {
-  // A loop from the end, not a regular expression anchored at it: that one would retry from every
-  // start of a long run, quadratic in a body a server chose.
-  let end = text.length;
-  while (end > 0 && SECRET_CHAR.test(text.charAt(end - 1))) end--;
-  return text.slice(0, end);
 }
 
 /**

@@ -36,6 +36,23 @@ export function excerptOf(text: string, mask: Mask, maxChars: number = BODY_EXCE
   return `${flat.slice(0, end)}…`;
 }
 
+/** One character a secret is written with in any spelling the redactor knows: the b64token set (RFC 6750 §2.1), `%` escapes, JSON `\u` escapes. */
+const SECRET_CHAR = /[A-Za-z0-9\-._~+/=%\\]/;
+
+/**
+ * Text that was cut before its end (a read limit, a stall, a break) without its last run of the
+ * characters a secret is written with. A secret the cut fell inside is no longer recognised by the
+ * redactor, and what comes before it may shrink when masked or folded until its front is inside
+ * an excerpt; so whoever cuts what it reads passes the text here before it reaches excerptOf.
+ */
+export function headBeforeCut(text: string): string {
+  // A loop from the end, not a regular expression anchored at it: that one would retry from every
+  // start of a long run, quadratic in a body a server chose.
+  let end = text.length;
+  while (end > 0 && SECRET_CHAR.test(text.charAt(end - 1))) end--;
+  return text.slice(0, end);
+}
+
 function isHighSurrogate(unit: number): boolean {
   return unit >= 0xd800 && unit <= 0xdbff;
 }

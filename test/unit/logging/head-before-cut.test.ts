@@ -1,7 +1,7 @@
 // headBeforeCut: a body cut before its end loses the run of secret characters the cut fell inside, and no more.
 
 import { describe, expect, it } from 'vitest';
-import { headBeforeCut } from '../../../src/http/reply-reader.js';
+import { headBeforeCut } from '../../../src/logging/outgoing-text.js';
 
 describe('headBeforeCut', () => {
   it('drops the last run of the characters a secret is written with, in any spelling', () => {
