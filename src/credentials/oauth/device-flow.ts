@@ -68,6 +68,9 @@ export async function deviceSignIn(deps: FlowDeps, request: SignInRequest & { se
   const client = await obtainClient(deps, as, request.storedClient, undefined, signal, [DEVICE_CODE_GRANT, 'refresh_token']);
   if (client !== request.storedClient) request.onClient?.(client);
   let auth: oauth.DeviceAuthorizationResponse;
+  // The code's lifetime runs from when the server issued it, which is no earlier than this request
+  // (RFC 8628 §3.2 expires_in): measured from here, the last poll never carries an expired code.
+  const asked = deps.now();
   try {
     const parameters: Record<string, string> = { resource: resource.href };
     if (request.scope !== undefined && request.scope !== '') parameters.scope = request.scope;
@@ -106,7 +109,7 @@ export async function deviceSignIn(deps: FlowDeps, request: SignInRequest & { se
   let intervalS = clampInterval(auth.interval ?? DEFAULT_POLL_INTERVAL_S);
   const lifetimeMs = Math.min(auth.expires_in, MAX_EXPIRES_IN_SECONDS) * 1000;
   const waitMs = Math.min(lifetimeMs, deps.settings.loginTimeoutMs);
-  const deadline = deps.now() + waitMs;
+  const deadline = asked + waitMs;
   const what = 'the device sign-in';
   // Bounded: every turn waits at least MIN_POLL_INTERVAL_S, and the deadline ends the loop.
   for (;;) {

@@ -94,12 +94,13 @@ describe('the device authorization grant (RFC 8628) against oidc-provider', () =
   });
 
   it('stops polling when expires_in has passed and answers the waiting request with AUTH_REQUIRED saying nobody approved', async () => {
-    const setup = await setupWith({ deviceFlow: { intervalSeconds: 1, codeTtlSeconds: 2 } });
+    // Three seconds, so a machine that stalls for one still polls before the code expires.
+    const setup = await setupWith({ deviceFlow: { intervalSeconds: 1, codeTtlSeconds: 3 } });
     const b = bridge(setup.mcpUrl, ['--oauth-device-code'], envFor(home()));
     b.send(initializeRequest('init'));
     const reply = await b.reply('init', 30_000);
     expect(reply.error).toMatchObject({ code: -31015, data: { bridgeCode: 'AUTH_REQUIRED', hint: expect.stringMatching(/--oauth-device-code/) } });
-    expect(reply.error.message).toMatch(/nobody approved the device sign-in within 2 s/);
+    expect(reply.error.message).toMatch(/nobody approved the device sign-in within 3 s/);
     expect(setup.tokenOutcomes.length).toBeGreaterThan(0);
   });
 
