@@ -35,8 +35,6 @@ export interface Connection {
   readonly inFlight: InFlight;
   /** The 2024-11-05 HTTP+SSE transport, where --transport lets the run use it (doctor opens its stream on its own). */
   readonly sse: HttpSseTransport | undefined;
-  /** Which transport the run speaks, once known. */
-  transportInUse(): 'streamable-http' | 'sse' | undefined;
   /** Shutdown has begun: nothing is kept alive from now on. */
   beginShutdown(): void;
   /** Ends the transports: the 2025 session's DELETE within `graceMs`, the HTTP+SSE stream. */
@@ -66,15 +64,14 @@ export function connectPipeline(endpoint: Endpoint, options: PipelineOptions): C
   const streamable = new StreamableHttpTransport({ config, endpoint, legacy, modern, sink: router, room, logger, redact });
   const sse = config.transport === 'streamable-http' ? undefined : new HttpSseTransport({ config, endpoint, sink: router, room, logger, redact });
   const automatic = config.transport === 'auto' && sse !== undefined ? new AutomaticTransport({ streamable, sse, logger }) : undefined;
-  // The 2025 session of the Streamable HTTP transport is made either way; with --transport sse it
-  // is never opened, so closing it sends nothing.
+  // The Streamable HTTP transport is made either way; with --transport sse it is never used, so
+  // it has no session to close.
   const transport: Transport = automatic ?? sse ?? streamable;
   const forwarder = new Forwarder({ transport, endpoint, inFlight, write, logger, toolFilter, requestTimeoutMs: config.requestTimeoutMs });
   return {
     forwarder,
     inFlight,
     sse,
-    transportInUse: () => (automatic === undefined ? (transport === sse ? 'sse' : 'streamable-http') : automatic.chosen),
     beginShutdown: () => transport.beginShutdown(),
     close: (graceMs) => transport.close(graceMs),
   };
