@@ -1,4 +1,4 @@
-// The command line's entry: runs the program's commands with the environment, signals and exit codes. Only cli/ touches `process`.
+// The command line's entry: runs the program's commands with the environment, signals and exit codes. Only cli/ reads the environment and argv and sets the exit code.
 
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { CommanderError } from 'commander';

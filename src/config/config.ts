@@ -89,7 +89,7 @@ export interface BridgeConfig {
   readonly logFile: string | undefined;
   /** Whether the bridge may translate between protocol eras (see era-translator.ts). */
   readonly protocol: ProtocolMode;
-  /** Which HTTP transport the bridge speaks (see legacy-sse/transport-choice.ts). */
+  /** Which HTTP transport the bridge speaks (see transports/automatic.ts). */
   readonly transport: TransportMode;
   /** --allow-tools / --deny-tools globs; empty = no such filter (see tool-filter.ts). */
   readonly allowTools: readonly string[];
