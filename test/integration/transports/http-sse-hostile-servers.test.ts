@@ -294,3 +294,28 @@ describe('the HTTP+SSE transport with --transport sse', () => {
     expect(bridge.stderr()).toContain('a response for no outstanding request');
   });
 });
+
+describe('--transport auto while the first initialize decides', () => {
+  it('never sends a request the client cancelled while it waited behind the initialize', async () => {
+    let answerInitialize: () => void = () => undefined;
+    const server = await serverWith(({ message, res }) => {
+      if (message?.method !== 'initialize') return false;
+      answerInitialize = () =>
+        sendJson(res, 200, result(message.id, { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 's', version: '1' } }));
+      return true;
+    });
+    const bridge = bridgeFor(server);
+    bridge.send(initializeRequest(1));
+    await server.waitForRequest((r) => r.message?.method === 'initialize');
+    bridge.send(call(2));
+    bridge.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2 } });
+    bridge.send(call(3));
+    answerInitialize();
+    expect((await bridge.reply(1)).result.protocolVersion).toBe('2025-06-18');
+    expect((await bridge.reply(3)).result).toBeDefined();
+    await server.waitForRequest((r) => r.message?.method === 'notifications/cancelled');
+    // Held, then cancelled: the server never hears of request 2, and the client gets no answer for it.
+    expect(server.requests.filter((r) => r.message?.id === 2)).toEqual([]);
+    expect(bridge.lines.map((line) => JSON.parse(line).id)).toEqual([1, 3]);
+  });
+});
