@@ -1,7 +1,7 @@
 // Knows the secret values of this run and blanks them out of any text before it leaves the process.
 
 import type { Logger } from 'pino';
-import { BACKSLASH, QUOTE } from '../core/bytes.js';
+import { BACKSLASH } from '../core/bytes.js';
 
 const MASK = '[REDACTED]';
 /** What stands for a user name, password, query value or fragment in a URL shown in a message. */
@@ -34,8 +34,8 @@ export interface Redactor {
   /** Log text: every occurrence of a secret (as is, JSON-escaped, `\/`-escaped, URL-encoded) is masked. */
   (text: string): string;
   /**
-   * One JSON-RPC line bound for stdout: secrets in its string values and keys are masked, the
-   * top-level `id` is never touched, and every other byte stays as the server sent it. Returns
+   * One JSON-RPC line bound for stdout: secrets in its string values and keys are masked (an `id`
+   * too), and every other byte stays as the server sent it. Returns
    * the very same value (same reference) when there is nothing to mask, so the common case costs
    * a byte search and no decode.
    */
@@ -51,15 +51,15 @@ export interface Redactor {
 }
 
 /**
- * The spellings a secret takes in text, found by substring search: as is, URL-encoded, and each
- * of those as a JSON encoder writes it inside a string literal (RFC 8259 §7), once and twice (a
- * tool result that holds JSON text is JSON inside a JSON string): the shortest escapes, with `/`
- * as is and as `\/` (PHP's json_encode). Other spellings (`\uXXXX` for any character, a mix of
- * `/` and `\/`) are found by decoding the escapes first (see Spellable).
+ * The spellings a secret takes in text, found by substring search: each of its URL spellings
+ * (urlSpellings), as is and as a JSON encoder writes it inside a string literal (RFC 8259 §7),
+ * once and twice (a tool result that holds JSON text is JSON inside a JSON string): the shortest
+ * escapes, with `/` as is and as `\/` (PHP's json_encode). Other spellings (`\uXXXX` for any
+ * character, a mix of `/` and `\/`) are found by decoding the escapes first (see Spellable).
  */
 function encodedForms(secret: string): string[] {
   const forms = new Set<string>();
-  for (const text of new Set([secret, encodeURIComponent(secret)])) {
+  for (const text of urlSpellings(secret)) {
     const once = jsonEscaped(text);
     const twice = jsonEscaped(once);
     forms
@@ -70,6 +70,46 @@ function encodedForms(secret: string): string[] {
       .add(jsonEscaped(once.replaceAll('/', '\\/')));
   }
   return [...forms];
+}
+
+/**
+ * A secret as it is sent and as a server may echo what it received: as is; percent-encoded in a
+ * URL (RFC 3986 §2.1, `encodeURIComponent`); in a form body (WHATWG application/x-www-form-urlencoded,
+ * which URLSearchParams writes: `~` as `%7E`, a space as `+`); and in the stricter form encoding
+ * of a client_secret_basic credential (RFC 6749 §2.3.1, Appendix B: every character but letters
+ * and digits escaped); each percent spelling with its hex digits in upper and in lower case, which
+ * RFC 3986 §2.1 makes equivalent.
+ */
+function urlSpellings(secret: string): Set<string> {
+  const spellings = new Set([secret, new URLSearchParams({ s: secret }).toString().slice(2)]);
+  const uriEncoded = encodedUriComponent(secret);
+  if (uriEncoded !== undefined) spellings.add(uriEncoded).add(strictFormEncoded(uriEncoded));
+  for (const spelling of [...spellings]) spellings.add(spelling.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()));
+  return spellings;
+}
+
+/** `encodeURIComponent(text)`, or undefined for text it cannot encode (a lone surrogate). */
+function encodedUriComponent(text: string): string | undefined {
+  try {
+    return encodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** RFC 6749 Appendix B on top of encodeURIComponent: the marks it leaves (`-_.!~*'()`) escaped too, a space as `+`. */
+function strictFormEncoded(uriEncoded: string): string {
+  return uriEncoded.replace(/[-_.!~*'()]|%20/g, (part) => (part === '%20' ? '+' : `%${part.charCodeAt(0).toString(16).toUpperCase()}`));
+}
+
+/**
+ * The client_secret_basic credential (RFC 6749 §2.3.1): base64 of the form-encoded client id, a
+ * colon, and the form-encoded secret, as the Authorization header carries it. A secret of its own:
+ * an authorization server that echoes the request's headers shows it whole.
+ */
+export function basicCredentialOf(clientId: string, clientSecret: string): string {
+  const encode = (text: string) => strictFormEncoded(encodedUriComponent(text) ?? text);
+  return Buffer.from(`${encode(clientId)}:${encode(clientSecret)}`, 'utf8').toString('base64');
 }
 
 /** `text` as it stands between the quotes of a JSON string. */
@@ -111,7 +151,7 @@ function decodeEscapes(text: string): string {
  * such text is never decoded.
  */
 interface Spellable {
-  /** The secrets as is and URL-encoded, longest first. */
+  /** The secrets in each of their URL spellings (urlSpellings), longest first. */
   forms: string[];
   /** An escape of a character of `forms`; undefined when there are no forms. */
   escape: RegExp | undefined;
@@ -119,7 +159,7 @@ interface Spellable {
 }
 
 function spellableFor(secrets: readonly string[]): Spellable {
-  const forms = byLength(secrets.flatMap((secret) => [secret, encodeURIComponent(secret)]));
+  const forms = byLength(secrets.flatMap((secret) => [...urlSpellings(secret)]));
   // Any ASCII escape (a class V8 searches fast), and the other units of the forms one by one.
   const units = new Set<number>();
   for (const form of forms) for (let i = 0; i < form.length; i++) if (form.charCodeAt(i) >= 0x80) units.add(form.charCodeAt(i));
@@ -299,13 +339,38 @@ export function createRedactor(secrets: readonly (string | undefined)[]): Redact
     return secret.length >= MIN_MASKABLE_SECRET_CHARS;
   };
 
-  const redact = (text: string) => {
+  const maskLogText = (text: string): string => {
     const masked = replaceAll(text, needles.log);
     return maskSpelled(masked, holdsSpelled(masked, needles.logSpellable));
+  };
+  /**
+   * A log line is JSON (pino's) or plain text. In JSON each string literal is masked decoded and
+   * written back escaped, so a secret that begins inside an escape (`\u0030…` for a secret that
+   * starts with `0`, or the hex digits of one) is masked whole and the line stays valid JSON.
+   */
+  const redact = (text: string): string => {
+    const masked = maskLogText(text);
+    if (masked === text || !mayBeJson(text)) return masked;
+    try {
+      JSON.parse(text);
+    } catch {
+      return masked;
+    }
+    const structured = maskJsonStrings(text, maskLogText);
+    // A secret whose characters stand in the escapes themselves (`\u0030…` holds `30…`) is not in
+    // any decoded value: then the text masked as is, valid JSON or not, is what goes out.
+    return maskLogText(structured) === structured ? structured : masked;
   };
   return Object.defineProperties(Object.assign(redact, { maskMessageLine, add }), {
     unmaskable: { get: () => needles.unmaskable, enumerable: true },
   }) as Redactor;
+}
+
+/** Whether `text` may be one JSON object or array: the first and last characters that are not white space. */
+function mayBeJson(text: string): boolean {
+  const first = text.trimStart().charAt(0);
+  const last = text.trimEnd().slice(-1);
+  return (first === '{' && last === '}') || (first === '[' && last === ']');
 }
 
 /** The index just past the string literal that starts at `start` (a quote); `text` is valid JSON. */
@@ -321,53 +386,32 @@ function endOfString(text: string, start: number): number {
 }
 
 /**
- * Masks `needles` inside every string literal (values and keys) of one JSON text, except the
- * value of the top-level `id`: the id pairs a reply with its request (JSON-RPC 2.0 §5) and goes
- * back exactly as sent. Each literal is decoded first, so every escaped form of a secret is found
- * (`\/`, `\uXXXX`). Everything outside a changed literal (numbers, spacing, key order) keeps the
- * server's bytes. `text` must be valid JSON.
+ * Masks secrets inside every string literal (values and keys) of one JSON text, the top-level
+ * `id` too: an id pairs a reply with its request (JSON-RPC 2.0 §5), and one that carries a secret
+ * of the run came from a server that is echoing it, so it goes out masked like any other string.
+ * Each literal is decoded first, so every escaped form of a secret is found (`\/`, `\uXXXX`).
+ * Everything outside a changed literal (numbers, spacing, key order) keeps the server's bytes.
+ * `text` must be valid JSON.
  */
 function maskJsonStrings(text: string, mask: (decoded: string) => string): string {
   let out = '';
   let copied = 0;
-  let depth = 0;
-  let idValueAt = -1;
   // The next backslash at or after the literal being read: found again only once passed, so a
   // line of many short literals and one late backslash is searched once, not once per literal.
   let backslash = -2;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code === 0x7b || code === 0x5b)
-      depth++; // { [
-    else if (code === 0x7d || code === 0x5d)
-      depth--; // } ]
-    else if (code === QUOTE) {
-      const end = endOfString(text, i);
-      if (i !== idValueAt) {
-        if (backslash !== -1 && backslash < i) backslash = text.indexOf('\\', i);
-        // A literal without a backslash is its own decoding.
-        const decoded = backslash === -1 || backslash >= end ? text.slice(i + 1, end - 1) : (JSON.parse(text.slice(i, end)) as string);
-        const masked = mask(decoded);
-        if (masked !== decoded) {
-          out += text.slice(copied, i) + JSON.stringify(masked);
-          copied = end;
-        }
-        if (depth === 1 && decoded === 'id') idValueAt = stringValueAfterColon(text, end);
-      }
-      i = end - 1;
+  for (let i = text.indexOf('"'); i !== -1; i = text.indexOf('"', i)) {
+    const end = endOfString(text, i);
+    if (backslash !== -1 && backslash < i) backslash = text.indexOf('\\', i);
+    // A literal without a backslash is its own decoding.
+    const decoded = backslash === -1 || backslash >= end ? text.slice(i + 1, end - 1) : (JSON.parse(text.slice(i, end)) as string);
+    const masked = mask(decoded);
+    if (masked !== decoded) {
+      out += text.slice(copied, i) + JSON.stringify(masked);
+      copied = end;
     }
+    i = end;
   }
   return copied === 0 ? text : out + text.slice(copied);
-}
-
-/** Where the string value after `"key"` starts (its quote), or -1 when the value is not a string. */
-function stringValueAfterColon(text: string, from: number): number {
-  let i = from;
-  while (/\s/.test(text.charAt(i))) i++;
-  if (text.charAt(i) !== ':') return -1; // a string value "id", not a key
-  i++;
-  while (/\s/.test(text.charAt(i))) i++;
-  return text.charCodeAt(i) === QUOTE ? i : -1;
 }
 
 /**

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRedactor, maskUrl, MIN_MASKABLE_SECRET_CHARS } from '../../../src/logging/redactor.js';
+import { basicCredentialOf, createRedactor, maskUrl, MIN_MASKABLE_SECRET_CHARS } from '../../../src/logging/redactor.js';
 import { startMcpServer } from '../../helpers/hardening-servers.js';
 import { startInProcessBridge } from '../../helpers/in-process-bridge.js';
 import { initializeRequest } from '../../helpers/spawn-bridge.js';
@@ -18,6 +18,41 @@ describe('createRedactor: log text', () => {
     expect(redact(`a ${TOKEN} b`)).toBe('a [REDACTED] b');
     expect(redact(`a ${encodeURIComponent(TOKEN)} b`)).toBe('a [REDACTED] b');
     expect(redact(`{"t":"${TOKEN.replaceAll('/', '\\/')}"}`)).toBe('{"t":"[REDACTED]"}');
+  });
+});
+
+describe('createRedactor: the spellings of a secret on the wire', () => {
+  // Azure-style client secrets carry ~ and .; form bodies write ~ as %7E (WHATWG urlencoded).
+  const SECRET = 'Qx8~Q_abc.def~ghi-jkl mno*';
+
+  it('masks it form-encoded (URLSearchParams), strictly form-encoded (client_secret_basic), percent-encoded with lower-case hex', () => {
+    const redact = createRedactor([SECRET]);
+    const form = new URLSearchParams({ client_secret: SECRET }).toString();
+    expect(form).toContain('%7E');
+    expect(redact(`body ${form}`)).toBe('body client_secret=[REDACTED]');
+    const strict = encodeURIComponent(SECRET).replace(/[-_.!~*'()]|%20/g, (part) => (part === '%20' ? '+' : `%${part.charCodeAt(0).toString(16).toUpperCase()}`));
+    expect(redact(`got ${strict}`)).toBe('got [REDACTED]');
+    expect(redact(`got ${encodeURIComponent(SECRET).replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase())}`)).toBe('got [REDACTED]');
+    const line = JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -1, message: `you sent ${form}` } });
+    expect(JSON.parse(String(redact.maskMessageLine(line))).error.message).toBe('you sent client_secret=[REDACTED]');
+  });
+
+  it('masks the client_secret_basic credential, base64 of the form-encoded id and secret, once it is known', () => {
+    const redact = createRedactor([SECRET]);
+    const basic = basicCredentialOf('client:1', SECRET);
+    expect(Buffer.from(basic, 'base64').toString()).toBe(`client%3A1:${SECRET.replaceAll('~', '%7E').replaceAll('_', '%5F').replaceAll('.', '%2E').replaceAll('-', '%2D').replaceAll(' ', '+').replaceAll('*', '%2A')}`);
+    redact.add(basic);
+    expect(redact(`authorization: Basic ${basic}`)).toBe('authorization: Basic [REDACTED]');
+    const line = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { headers: { authorization: `Basic ${basic}` } } });
+    expect(JSON.parse(String(redact.maskMessageLine(Buffer.from(line)))).result.headers.authorization).toBe('Basic [REDACTED]');
+  });
+
+  it('keeps a JSON log line valid when a secret is spelled from inside an escape (\\u0030 for a leading 0)', () => {
+    const redact = createRedactor(['0f,x/u00a']);
+    expect(redact('{"k":"\\u0030f,x/u00a"}')).toBe('{"k":"[REDACTED]"}');
+    // Its characters in the escape's own hex digits: not a value anywhere, but shown, so masked as text.
+    const hex = createRedactor(['30f,x/u00a']);
+    expect(hex('{"k":"\\u0030f,x/u00a"}')).not.toContain('30f,x/u00a');
   });
 });
 
@@ -49,13 +84,21 @@ describe('createRedactor: maskMessageLine (stdout)', () => {
     expect(JSON.parse(masked).result).toEqual({ '[REDACTED]': 1 });
   });
 
-  it('never changes the top-level id, even when it holds the token', () => {
+  it('masks the token in the top-level id, in a duplicate id key and in the id of a server request', () => {
     const line = JSON.stringify({ jsonrpc: '2.0', id: `req-${TOKEN}`, result: { text: TOKEN } });
     const masked = JSON.parse(String(redact.maskMessageLine(line)));
-    expect(masked.id).toBe(`req-${TOKEN}`);
+    expect(masked.id).toBe('req-[REDACTED]');
     expect(masked.result.text).toBe('[REDACTED]');
-    const onlyId = JSON.stringify({ jsonrpc: '2.0', id: `req-${TOKEN}`, result: {} });
-    expect(redact.maskMessageLine(onlyId)).toBe(onlyId);
+    // A duplicate key: a client's parser may keep the first, JSON.parse keeps the last.
+    const duplicate = `{"jsonrpc":"2.0","id":"${TOKEN}","id":1,"result":{}}`;
+    expect(String(redact.maskMessageLine(duplicate))).toBe('{"jsonrpc":"2.0","id":"[REDACTED]","id":1,"result":{}}');
+    const serverRequest = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: TOKEN, method: 'roots/list' }));
+    expect(String(redact.maskMessageLine(serverRequest))).toBe('{"jsonrpc":"2.0","id":"[REDACTED]","method":"roots/list"}');
+  });
+
+  it('keeps an id that holds no secret byte for byte, in a line that is masked elsewhere', () => {
+    const line = `{"jsonrpc":"2.0","id":"a\\u0041 9007199254740993","result":{"text":"${TOKEN}"}}`;
+    expect(String(redact.maskMessageLine(line))).toBe('{"jsonrpc":"2.0","id":"a\\u0041 9007199254740993","result":{"text":"[REDACTED]"}}');
   });
 
   it(`does not mask a token shorter than ${MIN_MASKABLE_SECRET_CHARS} characters, and reports it`, () => {
@@ -71,7 +114,7 @@ describe('createRedactor: maskMessageLine (stdout)', () => {
     expect(redact.maskMessageLine(line)).toBe(`{"jsonrpc":"2.0", "id":"a\\u0041", "result":{"n":12345678901234567890, "e":"\\u00e9", "t":"[REDACTED]"}}`);
   });
 
-  it('masks a string value "id" and a nested id, leaving only the top-level id alone', () => {
+  it('masks a string value "id" and a nested id', () => {
     const line = JSON.stringify({ jsonrpc: '2.0', id: 3, result: { id: TOKEN, name: 'id', list: [{ id: `x${TOKEN}` }] } });
     expect(JSON.parse(String(redact.maskMessageLine(line))).result).toEqual({ id: '[REDACTED]', name: 'id', list: [{ id: 'x[REDACTED]' }] });
   });
