@@ -29,7 +29,7 @@ export async function clientCredentialsToken(
     const response = await oauth.clientCredentialsGrantRequest(
       as,
       toClient(client),
-      clientAuth(as, client),
+      clientAuth(as, client, deps),
       parameters,
       deps.http.options(new URL(as.token_endpoint!), signal),
     );

@@ -77,7 +77,7 @@ export async function deviceSignIn(deps: FlowDeps, request: SignInRequest & { se
     const response = await oauth.deviceAuthorizationRequest(
       as,
       toClient(client),
-      clientAuth(as, client),
+      clientAuth(as, client, deps),
       parameters,
       deps.http.options(new URL(as.device_authorization_endpoint), signal),
     );
@@ -121,7 +121,7 @@ export async function deviceSignIn(deps: FlowDeps, request: SignInRequest & { se
     }
     await sleep(intervalS * 1000, undefined, { signal });
     try {
-      const response = await oauth.deviceCodeGrantRequest(as, toClient(client), clientAuth(as, client), auth.device_code, {
+      const response = await oauth.deviceCodeGrantRequest(as, toClient(client), clientAuth(as, client, deps), auth.device_code, {
         ...deps.http.options(new URL(as.token_endpoint!), signal),
         additionalParameters: { resource: resource.href },
       });

@@ -4,6 +4,7 @@ import * as oauth from 'oauth4webapi';
 import { BridgeError } from '../../core/errors.js';
 import { toTerminalLine } from '../../core/terminal-text.js';
 import { SERVER_WORDS_CHARS, terminalExcerptOf, type Mask } from '../../logging/outgoing-text.js';
+import { basicCredentialOf } from '../../logging/redactor.js';
 import { openableUrlProblem, UNOPENABLE_HINT } from './browser.js';
 import { startCallbackServer, type CallbackServer } from './callback-server.js';
 import { reasonOf, type Discovered } from './discovery.js';
@@ -128,12 +129,17 @@ export function toClient(stored: StoredClient): oauth.Client {
   return { client_id: stored.clientId };
 }
 
-/** RFC 6749 §2.3.1: client_secret_basic unless the server lists only client_secret_post. */
-export function clientAuth(as: oauth.AuthorizationServer, stored: StoredClient): oauth.ClientAuth {
+/**
+ * RFC 6749 §2.3.1: client_secret_basic unless the server lists only client_secret_post. The
+ * secret, and the Basic credential made of it, join the run's secrets before they are sent: an
+ * authorization server that echoes its request in an error shows either one.
+ */
+export function clientAuth(as: oauth.AuthorizationServer, stored: StoredClient, deps: Pick<FlowDeps, 'registerSecret'>): oauth.ClientAuth {
   if (stored.clientSecret === undefined) return oauth.None();
-  return chooseClientAuthMethod(as.token_endpoint_auth_methods_supported) === 'client_secret_post'
-    ? oauth.ClientSecretPost(stored.clientSecret)
-    : oauth.ClientSecretBasic(stored.clientSecret);
+  deps.registerSecret(stored.clientSecret);
+  if (chooseClientAuthMethod(as.token_endpoint_auth_methods_supported) === 'client_secret_post') return oauth.ClientSecretPost(stored.clientSecret);
+  deps.registerSecret(basicCredentialOf(stored.clientId, stored.clientSecret));
+  return oauth.ClientSecretBasic(stored.clientSecret);
 }
 
 export function toStoredTokens(response: oauth.TokenEndpointResponse, now: number, previous?: StoredTokens): StoredTokens {
@@ -306,7 +312,7 @@ export async function signIn(deps: FlowDeps, request: SignInRequest): Promise<Si
     if (code !== null) deps.registerSecret(code);
     let tokens: oauth.TokenEndpointResponse;
     try {
-      const response = await oauth.authorizationCodeGrantRequest(as, toClient(client), clientAuth(as, client), checked, callback.redirectUri, verifier, {
+      const response = await oauth.authorizationCodeGrantRequest(as, toClient(client), clientAuth(as, client, deps), checked, callback.redirectUri, verifier, {
         ...deps.http.options(new URL(as.token_endpoint!), request.signal),
         additionalParameters: { resource: resource.href },
       });
@@ -374,7 +380,7 @@ export async function refreshTokens(
   const { as, resource } = discovered;
   if (previous.refreshToken === undefined) throw new TokenRequestError('invalid-grant', 'no refresh token was issued');
   try {
-    const response = await oauth.refreshTokenGrantRequest(as, toClient(client), clientAuth(as, client), previous.refreshToken, {
+    const response = await oauth.refreshTokenGrantRequest(as, toClient(client), clientAuth(as, client, deps), previous.refreshToken, {
       ...deps.http.options(new URL(as.token_endpoint!), signal),
       additionalParameters: { resource: resource.href },
     });
