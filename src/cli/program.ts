@@ -101,6 +101,18 @@ function addConnectionOptions(command: Command): Command {
     .option('--oauth-client-metadata-url <url>', 'OAuth: an https URL of a Client ID Metadata Document, used as client id where supported')
     .option('--oauth-callback-port <port>', 'OAuth: loopback port for the sign-in callback (default: a free port)')
     .option('--oauth-login-timeout <ms>', 'OAuth: how long a sign-in in the browser may take, in ms (default 300000 = 5 min)')
+    .option(
+      '--oauth-scope <scopes>',
+      "OAuth: the scopes to request instead of the server's, space-separated (default: the server's, plus offline_access when the authorization server lists it)",
+    )
+    .option('--oauth-resource <uri>', "OAuth: the RFC 8707 resource to send instead of the server's URL (Entra ID: the API's App ID URI)")
+    .option('--oauth-no-resource', 'OAuth: send no RFC 8707 resource parameter (for authorization servers that refuse it)')
+    .option(
+      '--oauth-authorize-param <name=value>',
+      'OAuth: an extra parameter of the authorization request, the device authorization request or the client credentials token request (repeatable): audience=…, prompt=consent, access_type=offline',
+      collect,
+    )
+    .option('--oauth-client-key <pem>', 'OAuth: authenticate the client with this private key (private_key_jwt, RFC 7523) instead of a secret')
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (env FENBS_MCP_LOG_LEVEL, default info)'))
     .option('--log-format <format>', 'json or pretty: how stderr shows the logs (default: pretty on a terminal, json otherwise)')
     .option('--log-file <path>', 'also append the logs to this file (always JSON)')

@@ -123,7 +123,7 @@ export async function runDoctor(
   if (client !== undefined) add(client);
   if (config.credential.kind === 'none' && config.oauth.grant !== 'authorization-code')
     begin('oauth grant', 'checking the OAuth grant with the authorization server');
-  const grant = await oauthGrantCheck(config, env, (secret) => void redact.add(secret));
+  const grant = await oauthGrantCheck(config, env, redact);
   if (grant !== undefined) add(grant);
   try {
     await checkConnection(config, env, credential, report, add, begin, redact);

@@ -10,6 +10,7 @@ import { discover, NO_CHALLENGE, reasonOf } from '../credentials/oauth/discovery
 import { createOAuthHttp } from '../credentials/oauth/http.js';
 import { cachedState, createTokenStore, OAuthCredential } from '../credentials/oauth/oauth-credential.js';
 import { createRunDispatcher } from '../connection.js';
+import type { Redactor } from '../logging/redactor.js';
 
 /** How long doctor's grant check may take (discovery and one token request). */
 export const DOCTOR_GRANT_TIMEOUT_MS = 15_000;
@@ -70,7 +71,7 @@ export function cachedOAuthCredential(
 export async function oauthGrantCheck(
   config: BridgeConfig,
   env: Readonly<Record<string, string | undefined>>,
-  redact: (secret: string) => void,
+  redact: Redactor,
 ): Promise<{ name: string; ok: boolean; detail: string; hint?: string } | undefined> {
   const grant = config.oauth.grant;
   if (config.credential.kind !== 'none' || grant === 'authorization-code') return undefined;
@@ -78,7 +79,11 @@ export async function oauthGrantCheck(
   const signal = AbortSignal.timeout(DOCTOR_GRANT_TIMEOUT_MS);
   try {
     if (grant === 'device-code') {
-      const { as } = await discover(createOAuthHttp(dispatcher, config.allowHttp), config.url, NO_CHALLENGE, signal, config.oauth.issuer);
+      const { as } = await discover(createOAuthHttp(dispatcher, config.allowHttp), config.url, NO_CHALLENGE, signal, {
+        issuer: config.oauth.issuer,
+        grant: config.oauth.grant,
+        mask: redact,
+      });
       return as.device_authorization_endpoint === undefined
         ? {
             name: 'oauth grant',
@@ -98,7 +103,8 @@ export async function oauthGrantCheck(
       settings: config.oauth,
       logger: pino({ level: 'silent' }, { write: () => undefined }),
       env,
-      registerSecret: redact,
+      registerSecret: (secret) => void redact.add(secret),
+      mask: redact,
       dispatcher,
       writeStderr: () => undefined,
     });

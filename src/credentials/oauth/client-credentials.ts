@@ -4,7 +4,19 @@ import * as oauth from 'oauth4webapi';
 import { BridgeError } from '../../core/errors.js';
 import { toTerminalLine } from '../../core/terminal-text.js';
 import type { Discovered } from './discovery.js';
-import { checkIssued, classifyTokenError, clientAuth, registerTokens, toClient, toStoredTokens, TokenRequestError, type FlowDeps } from './flow.js';
+import {
+  checkIssued,
+  classifyTokenError,
+  clientAuth,
+  extraParameters,
+  registerTokens,
+  requestedScope,
+  resourceParameters,
+  toClient,
+  toStoredTokens,
+  TokenRequestError,
+  type FlowDeps,
+} from './flow.js';
 import { chooseClientAuthMethod } from './client-auth-method.js';
 import { withBearerDefault } from './token-type.js';
 import type { StoredClient, StoredTokens } from './token-store.js';
@@ -22,8 +34,9 @@ export async function clientCredentialsToken(
   signal: AbortSignal,
 ): Promise<StoredTokens> {
   const { as, resource } = discovered;
-  const parameters: Record<string, string> = { resource: resource.href };
-  if (scope !== undefined && scope !== '') parameters.scope = scope;
+  const parameters: Record<string, string> = { ...extraParameters(deps), ...resourceParameters(deps, resource) };
+  const requested = requestedScope(deps, as, scope);
+  if (requested !== undefined) parameters.scope = requested;
   const what = 'the client credentials token request';
   try {
     const response = await oauth.clientCredentialsGrantRequest(
@@ -44,9 +57,9 @@ export async function clientCredentialsToken(
     if (failure.kind === 'invalid-client') {
       throw new BridgeError(
         'AUTH_REQUIRED',
-        `the authorization server ${toTerminalLine(as.issuer)} refused the client authentication of ${toTerminalLine(client.clientId)} (${chooseClientAuthMethod(as.token_endpoint_auth_methods_supported)}): ${failure.message}`,
+        `the authorization server ${toTerminalLine(as.issuer)} refused the client authentication of ${toTerminalLine(client.clientId)} (${deps.settings.clientKey === undefined ? chooseClientAuthMethod(as.token_endpoint_auth_methods_supported) : 'private_key_jwt'}): ${failure.message}`,
         {
-          hint: 'check --oauth-client-id and the secret in FENBS_MCP_OAUTH_CLIENT_SECRET or --oauth-client-secret-file; requests are refused without asking again for a few minutes, and fenbs-mcp login --oauth-client-credentials tries again at once',
+          hint: `check --oauth-client-id and ${deps.settings.clientKey === undefined ? 'the secret in FENBS_MCP_OAUTH_CLIENT_SECRET or --oauth-client-secret-file' : `that the authorization server holds the public key of --oauth-client-key ${deps.settings.clientKey.file} for this client and accepts the token endpoint as the assertion's audience`}; requests are refused without asking again for a few minutes, and fenbs-mcp login --oauth-client-credentials tries again at once`,
         },
         { cause: failure },
       );

@@ -9,6 +9,9 @@ import {
   checkIssued,
   classifyTokenError,
   clientAuth,
+  extraParameters,
+  requestedScope,
+  resourceParameters,
   MAX_EXPIRES_IN_SECONDS,
   obtainClient,
   registerTokens,
@@ -72,8 +75,9 @@ export async function deviceSignIn(deps: FlowDeps, request: SignInRequest & { se
   // (RFC 8628 §3.2 expires_in): measured from here, the last poll never carries an expired code.
   const asked = deps.now();
   try {
-    const parameters: Record<string, string> = { resource: resource.href };
-    if (request.scope !== undefined && request.scope !== '') parameters.scope = request.scope;
+    const parameters: Record<string, string> = { ...extraParameters(deps), ...resourceParameters(deps, resource) };
+    const scope = requestedScope(deps, as, request.scope);
+    if (scope !== undefined) parameters.scope = scope;
     const response = await oauth.deviceAuthorizationRequest(
       as,
       toClient(client),
@@ -123,7 +127,7 @@ export async function deviceSignIn(deps: FlowDeps, request: SignInRequest & { se
     try {
       const response = await oauth.deviceCodeGrantRequest(as, toClient(client), clientAuth(as, client, deps), auth.device_code, {
         ...deps.http.options(new URL(as.token_endpoint!), signal),
-        additionalParameters: { resource: resource.href },
+        additionalParameters: resourceParameters(deps, resource),
       });
       const tokens = await oauth.processDeviceCodeResponse(as, toClient(client), await withBearerDefault(response));
       checkIssued(tokens, 'the device code exchange', deps.mask);

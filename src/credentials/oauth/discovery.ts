@@ -4,9 +4,11 @@ import * as oauth from 'oauth4webapi';
 import { BridgeError } from '../../core/errors.js';
 import { maskUrl } from '../../logging/redactor.js';
 import { toTerminalLine } from '../../core/terminal-text.js';
+import { terminalExcerptOf, type Mask } from '../../logging/outgoing-text.js';
 import { openableUrlProblem, UNOPENABLE_HINT } from './browser.js';
 import { oauthUrlRefusal, RefusedOAuthUrlError, type OAuthHttp } from './http.js';
 import { toBridgeError } from '../../http/failures.js';
+import type { OAuthGrant } from '../../config/oauth-settings.js';
 
 /** What a `WWW-Authenticate: Bearer` challenge says (RFC 6750 §3, RFC 9728 §5.1). */
 export interface BearerChallenge {
@@ -75,6 +77,9 @@ export function authorizationServerMetadataUrls(issuer: URL): URL[] {
     new URL(`${path}/.well-known/openid-configuration`, issuer.origin),
   ];
 }
+
+/** How much of an issuer a server published the refusal quotes: a hostile one may be megabytes. */
+const MAX_ISSUER_CHARS = 200;
 
 function discoveryFailure(message: string, hint: string, cause?: unknown): BridgeError {
   return new BridgeError('AUTH_REQUIRED', message, { hint }, { cause });
@@ -206,7 +211,12 @@ function checkEndpoints(http: OAuthHttp, as: oauth.AuthorizationServer): void {
  * oauth4webapi rejects a document whose `issuer` is not exactly `issuer` (RFC 8414 §3.3), and
  * checkEndpoints one whose endpoints the bridge would not use.
  */
-export async function fetchAuthorizationServer(http: OAuthHttp, issuer: URL, signal: AbortSignal): Promise<oauth.AuthorizationServer> {
+export async function fetchAuthorizationServer(
+  http: OAuthHttp,
+  issuer: URL,
+  signal: AbortSignal,
+  mask: Mask = (text) => text,
+): Promise<oauth.AuthorizationServer> {
   const reasons: string[] = [];
   for await (const { url, response } of answersFrom(http, authorizationServerMetadataUrls(issuer), signal, reasons)) {
     if (response.status === 404) {
@@ -218,10 +228,12 @@ export async function fetchAuthorizationServer(http: OAuthHttp, issuer: URL, sig
       as = await oauth.processDiscoveryResponse(issuer, response);
     } catch (error) {
       if (error instanceof oauth.OperationProcessingError && error.code === oauth.JSON_ATTRIBUTE_COMPARISON) {
-        // A document for another issuer is refused outright, never tried as a fallback.
+        // A document for another issuer is refused outright, never tried as a fallback; both
+        // values are named, so the user can tell the server's metadata is at fault.
+        const named = (error.cause as { body?: { issuer?: unknown } } | undefined)?.body?.issuer;
         throw discoveryFailure(
-          `the authorization server metadata at ${url.href} names a different issuer than ${issuer.href}: refused (RFC 8414 §3.3)`,
-          'the server or its authorization server is misconfigured, or something is impersonating it; contact its operator',
+          `the authorization server metadata at ${toTerminalLine(maskUrl(url))} says its issuer is ${terminalExcerptOf(JSON.stringify(String(named)), mask, MAX_ISSUER_CHARS)}, but it was looked up for the issuer ${JSON.stringify(toTerminalLine(maskUrl(issuer)))}: refused, as RFC 8414 §3.3 requires`,
+          "the server's OAuth metadata is at fault (its authorization_servers entry and the issuer's own metadata must name the same URL, to the trailing slash): tell the server's operator; no client setting can safely work around it",
           error,
         );
       }
@@ -249,11 +261,63 @@ export function otherIssuerRefusal(named: URL, configured: URL | undefined): Bri
   );
 }
 
+export interface DiscoverOptions {
+  /** The one authorization server to use (`--oauth-issuer`). */
+  issuer?: URL | undefined;
+  /** The grant the metadata must serve (its endpoints); the browser sign-in when absent. */
+  grant?: OAuthGrant;
+  /** The run's mask, for what a server published that a message quotes (masked, then cut). */
+  mask?: Mask;
+}
+
+/**
+ * Refuses metadata that lacks an endpoint the chosen grant uses, and nothing else: RFC 8414 §2
+ * makes authorization_endpoint "REQUIRED unless no grant types are supported that use the
+ * authorization endpoint", so a device-only or machine-only server legally has none.
+ */
+function checkGrantEndpoints(as: oauth.AuthorizationServer, grant: OAuthGrant): void {
+  const needed: Record<OAuthGrant, readonly (keyof oauth.AuthorizationServer)[]> = {
+    'authorization-code': ['authorization_endpoint', 'token_endpoint'],
+    'device-code': ['token_endpoint'],
+    'client-credentials': ['token_endpoint'],
+  };
+  const missing = needed[grant].filter((name) => as[name] === undefined);
+  if (missing.length > 0) {
+    throw discoveryFailure(
+      `the authorization server ${toTerminalLine(as.issuer)} lists no ${missing.join(' and ')}, which the ${GRANT_NAMES[grant]} needs`,
+      grant === 'authorization-code'
+        ? 'the authorization server metadata is incomplete, or the server offers only machine grants: try --oauth-device-code or --oauth-client-credentials'
+        : 'the authorization server metadata is incomplete; contact its operator',
+    );
+  }
+  // PKCE with S256 is a MUST for the code flow (authorization §Authorization Code Protection): a
+  // server that does not advertise it is refused rather than trusted to do it anyway.
+  if (grant === 'authorization-code' && !as.code_challenge_methods_supported?.includes('S256')) {
+    throw discoveryFailure(
+      `the authorization server ${toTerminalLine(as.issuer)} does not advertise PKCE with S256 (code_challenge_methods_supported): refused`,
+      'MCP requires PKCE S256; the authorization server must support and advertise it',
+    );
+  }
+}
+
+const GRANT_NAMES: Readonly<Record<OAuthGrant, string>> = {
+  'authorization-code': 'browser sign-in (authorization code grant)',
+  'device-code': 'device grant (--oauth-device-code)',
+  'client-credentials': 'client credentials grant (--oauth-client-credentials)',
+};
+
 /**
  * The whole discovery: challenge → resource metadata → the first listed authorization server's
- * metadata; with `issuer` (--oauth-issuer), a server naming another is refused before any request to it.
+ * metadata, holding the endpoints `grant` uses; with `issuer` (--oauth-issuer), a server naming
+ * another is refused before any request to it.
  */
-export async function discover(http: OAuthHttp, server: URL, challenge: BearerChallenge, signal: AbortSignal, issuer?: URL): Promise<Discovered> {
+export async function discover(
+  http: OAuthHttp,
+  server: URL,
+  challenge: BearerChallenge,
+  signal: AbortSignal,
+  { issuer, grant = 'authorization-code', mask = (text) => text }: DiscoverOptions = {},
+): Promise<Discovered> {
   const metadata = await findResourceMetadata(http, server, challenge, signal);
   const issuerText = metadata.authorization_servers?.[0];
   if (issuerText === undefined || !URL.canParse(issuerText)) {
@@ -264,20 +328,7 @@ export async function discover(http: OAuthHttp, server: URL, challenge: BearerCh
   }
   const refused = otherIssuerRefusal(new URL(issuerText), issuer);
   if (refused !== undefined) throw refused;
-  const as = await fetchAuthorizationServer(http, new URL(issuerText), signal);
-  if (as.authorization_endpoint === undefined || as.token_endpoint === undefined) {
-    throw discoveryFailure(
-      `the authorization server ${as.issuer} lists no authorization or token endpoint`,
-      'the authorization server metadata is incomplete; contact its operator',
-    );
-  }
-  // PKCE with S256 is a MUST (authorization §Authorization Code Protection): a server that does not
-  // advertise it is refused rather than trusted to do it anyway.
-  if (!as.code_challenge_methods_supported?.includes('S256')) {
-    throw discoveryFailure(
-      `the authorization server ${as.issuer} does not advertise PKCE with S256 (code_challenge_methods_supported): refused`,
-      'MCP requires PKCE S256; the authorization server must support and advertise it',
-    );
-  }
+  const as = await fetchAuthorizationServer(http, new URL(issuerText), signal, mask);
+  checkGrantEndpoints(as, grant);
   return { resource: new URL(metadata.resource), scopesSupported: metadata.scopes_supported, as };
 }

@@ -1,5 +1,7 @@
 // The OAuth 2.1 steps (oauth4webapi does the protocol): client id, authorization code with PKCE in the browser, refresh.
 
+import { createRequire } from 'node:module';
+import type * as Crypto from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import { BridgeError } from '../../core/errors.js';
 import { toTerminalLine } from '../../core/terminal-text.js';
@@ -9,7 +11,7 @@ import { openableUrlProblem, UNOPENABLE_HINT } from './browser.js';
 import { startCallbackServer, type CallbackServer } from './callback-server.js';
 import { reasonOf, type Discovered } from './discovery.js';
 import type { OAuthHttp } from './http.js';
-import type { OAuthSettings } from '../../config/oauth-settings.js';
+import type { ClientKey, OAuthSettings } from '../../config/oauth-settings.js';
 import { chooseClientAuthMethod } from './client-auth-method.js';
 import { withBearerDefault } from './token-type.js';
 import { issuedTokenProblem, type StoredClient, type StoredTokens } from './token-store.js';
@@ -35,6 +37,39 @@ export interface FlowDeps {
   showDeviceCode: (text: string) => void;
   openBrowser: (url: string) => void;
   now: () => number;
+  /** A note for the debug log (what the flow chose on the user's behalf). */
+  debug?: (message: string) => void;
+}
+
+/** RFC 6749 §6 / OpenID Connect Core §11: the scope an authorization server issues a refresh token for. */
+const OFFLINE_ACCESS = 'offline_access';
+
+/**
+ * The scope to request: `--oauth-scope` exactly as given, else the server's, with `offline_access`
+ * added when the authorization server lists it (MCP authorization 2026-07-28 §Refresh Tokens lets
+ * a client add it; Entra ID and others issue a refresh token only then). The client credentials
+ * grant gets no refresh token (RFC 6749 §4.4.3), so nothing is added there.
+ */
+export function requestedScope(deps: FlowDeps, as: oauth.AuthorizationServer, fromServer: string | undefined): string | undefined {
+  if (deps.settings.scope !== undefined) return deps.settings.scope;
+  const scopes = (fromServer ?? '').split(' ').filter((scope) => scope !== '');
+  if (deps.settings.grant !== 'client-credentials' && as.scopes_supported?.includes(OFFLINE_ACCESS) === true && !scopes.includes(OFFLINE_ACCESS)) {
+    deps.debug?.(`OAuth: asking for ${OFFLINE_ACCESS} too: the authorization server lists it, and without it no refresh token is issued`);
+    scopes.push(OFFLINE_ACCESS);
+  }
+  return scopes.length === 0 ? undefined : scopes.join(' ');
+}
+
+/** The RFC 8707 `resource` parameter, as the options say: the server's URI, another, or none at all. */
+export function resourceParameters(deps: FlowDeps, resource: URL): Record<string, string> {
+  const chosen = deps.settings.resource;
+  if (chosen === false) return {};
+  return { resource: (chosen ?? resource).href };
+}
+
+/** The extra parameters of a grant's first request (`--oauth-authorize-param`), in order. */
+export function extraParameters(deps: FlowDeps): Record<string, string> {
+  return Object.fromEntries(deps.settings.authorizeParams);
 }
 
 /** Why a token request failed, as the caller must react to it. */
@@ -47,7 +82,7 @@ export class TokenRequestError extends Error {
   constructor(
     readonly kind: TokenFailure,
     message: string,
-    options?: { cause?: unknown; hint?: string },
+    options?: { cause?: unknown; hint?: string | undefined },
   ) {
     super(message, options);
     this.hint = options?.hint;
@@ -93,6 +128,19 @@ function unsendableType(type: string, what: string, mask: Mask): TokenRequestErr
   );
 }
 
+/**
+ * The option that fixes an authorization server's refusal, when its words say which: a `resource`
+ * (RFC 8707) that does not match the scopes, which RFC 8707 §2 calls invalid_target and Entra ID
+ * reports as AADSTS9010010 inside invalid_request (or AADSTS500011 for an unknown resource).
+ */
+export function fixFor(error: string, description: string | undefined): string | undefined {
+  const words = `${error} ${description ?? ''}`;
+  if (error === 'invalid_target' || /AADSTS(9010010|500011)\b/.test(words) || /\bresource\b.*\b(match|scope)/i.test(description ?? '')) {
+    return 'the authorization server refuses the resource parameter (RFC 8707) with these scopes: pass --oauth-no-resource, or --oauth-resource with the API identifier its scopes belong to, and --oauth-scope with those scopes (Entra ID: --oauth-scope "api://<app id>/.default offline_access")';
+  }
+  return undefined;
+}
+
 export function classifyTokenError(error: unknown, what: string, mask: Mask): TokenRequestError {
   if (error instanceof TokenRequestError) return error;
   if (error instanceof oauth.ResponseBodyError) {
@@ -105,7 +153,7 @@ export function classifyTokenError(error: unknown, what: string, mask: Mask): To
     return new TokenRequestError(
       kind,
       `${what} refused: ${serverWords(error.error, mask)}${error.error_description === undefined ? '' : ` (${serverWords(error.error_description, mask)})`}`,
-      { cause: error },
+      { cause: error, hint: fixFor(error.error, error.error_description) },
     );
   }
   if (error instanceof oauth.WWWAuthenticateChallengeError) {
@@ -134,12 +182,55 @@ export function toClient(stored: StoredClient): oauth.Client {
  * secret, and the Basic credential made of it, join the run's secrets before they are sent: an
  * authorization server that echoes its request in an error shows either one.
  */
-export function clientAuth(as: oauth.AuthorizationServer, stored: StoredClient, deps: Pick<FlowDeps, 'registerSecret'>): oauth.ClientAuth {
+export function clientAuth(as: oauth.AuthorizationServer, stored: StoredClient, deps: Pick<FlowDeps, 'registerSecret' | 'settings'>): oauth.ClientAuth {
+  const key = deps.settings.clientKey;
+  if (key !== undefined && stored.kind === 'pre-registered' && stored.clientId === deps.settings.clientId) return privateKeyJwt(as, key, deps);
   if (stored.clientSecret === undefined) return oauth.None();
   deps.registerSecret(stored.clientSecret);
   if (chooseClientAuthMethod(as.token_endpoint_auth_methods_supported) === 'client_secret_post') return oauth.ClientSecretPost(stored.clientSecret);
   deps.registerSecret(basicCredentialOf(stored.clientId, stored.clientSecret));
   return oauth.ClientSecretBasic(stored.clientSecret);
+}
+
+/**
+ * private_key_jwt (RFC 7523 §2.2, OpenID Connect Core §9): a client assertion signed with the key,
+ * `iss` and `sub` the client id, a fresh `jti`, a 60 s `exp`, and `aud` the token endpoint, which
+ * RFC 7523 §3 names as the value an authorization server accepts (Entra ID, Okta and Keycloak
+ * check it). The key is imported once, when first used; its PEM text is a secret of the run.
+ */
+function privateKeyJwt(as: oauth.AuthorizationServer, key: ClientKey, deps: Pick<FlowDeps, 'registerSecret'>): oauth.ClientAuth {
+  deps.registerSecret(key.pem);
+  const audience = as.token_endpoint ?? as.issuer;
+  return async (server, client, body, headers) => {
+    const cryptoKey = await importSigningKey(key);
+    await oauth.PrivateKeyJwt(cryptoKey, {
+      [oauth.modifyAssertion]: (_header, payload) => {
+        payload.aud = audience;
+      },
+    })(server, client, body, headers);
+  };
+}
+
+// node:crypto is loaded only when a client key signs, not at every start.
+const requireBuiltin = createRequire(import.meta.url);
+
+const signingKeys = new WeakMap<ClientKey, Promise<Crypto.webcrypto.CryptoKey>>();
+
+function importSigningKey(key: ClientKey): Promise<Crypto.webcrypto.CryptoKey> {
+  let imported = signingKeys.get(key);
+  if (imported === undefined) {
+    const der = Buffer.from(key.pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, ''), 'base64');
+    const algorithm =
+      key.algorithm === 'RS256'
+        ? { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }
+        : key.algorithm === 'ES256'
+          ? { name: 'ECDSA', namedCurve: 'P-256' }
+          : { name: 'Ed25519' };
+    const { webcrypto } = requireBuiltin('node:crypto') as typeof Crypto;
+    imported = webcrypto.subtle.importKey('pkcs8', der, algorithm, false, ['sign']);
+    signingKeys.set(key, imported);
+  }
+  return imported;
 }
 
 export function toStoredTokens(response: oauth.TokenEndpointResponse, now: number, previous?: StoredTokens): StoredTokens {
@@ -273,8 +364,11 @@ export async function signIn(deps: FlowDeps, request: SignInRequest): Promise<Si
     url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(verifier));
     url.searchParams.set('code_challenge_method', 'S256');
     url.searchParams.set('state', state);
-    url.searchParams.set('resource', resource.href);
-    if (request.scope !== undefined && request.scope !== '') url.searchParams.set('scope', request.scope);
+    for (const [name, value] of Object.entries(resourceParameters(deps, resource))) url.searchParams.set(name, value);
+    const scope = requestedScope(deps, as, request.scope);
+    if (scope !== undefined) url.searchParams.set('scope', scope);
+    // Extra parameters last, but never over one the flow set (the options refuse those names).
+    for (const [name, value] of deps.settings.authorizeParams) if (!url.searchParams.has(name)) url.searchParams.append(name, value);
     authorizationUrl = url.href;
     // Checked before it is shown or opened, whichever opener deps carries (CVE-2025-6514).
     const problem = openableUrlProblem(authorizationUrl);
@@ -299,7 +393,7 @@ export async function signIn(deps: FlowDeps, request: SignInRequest): Promise<Si
             url: authorizationUrl,
             hint: denied
               ? 'sign in again and allow access: run fenbs-mcp login (requests open a new sign-in only after a quiet period)'
-              : 'see the message from the authorization server',
+              : (fixFor(error.error, error.error_description) ?? 'see the message from the authorization server'),
           },
         );
       }
@@ -314,7 +408,7 @@ export async function signIn(deps: FlowDeps, request: SignInRequest): Promise<Si
     try {
       const response = await oauth.authorizationCodeGrantRequest(as, toClient(client), clientAuth(as, client, deps), checked, callback.redirectUri, verifier, {
         ...deps.http.options(new URL(as.token_endpoint!), request.signal),
-        additionalParameters: { resource: resource.href },
+        additionalParameters: resourceParameters(deps, resource),
       });
       tokens = await oauth.processAuthorizationCodeResponse(as, toClient(client), await withBearerDefault(response));
       // Before masking: a refused token is never used nor shown, and a huge one would slow every log line.
@@ -382,7 +476,7 @@ export async function refreshTokens(
   try {
     const response = await oauth.refreshTokenGrantRequest(as, toClient(client), clientAuth(as, client, deps), previous.refreshToken, {
       ...deps.http.options(new URL(as.token_endpoint!), signal),
-      additionalParameters: { resource: resource.href },
+      additionalParameters: resourceParameters(deps, resource),
     });
     const tokens = await oauth.processRefreshTokenResponse(as, toClient(client), await withBearerDefault(response));
     checkIssued(tokens, 'the token refresh', deps.mask);

@@ -90,7 +90,8 @@ export type CachedState =
 type Mode = 'renew' | 'step-up' | 'refresh-only' | 'login';
 
 /** What the server's refusal of a token it was just given means, and what to do. */
-export const REFUSED_TOKEN_HINT = "the server refused the token it just issued: check the scopes / the server's configuration";
+export const REFUSED_TOKEN_HINT =
+  "the server refused the token it just issued: check the scopes / the server's configuration; an authorization server that issues tokens for another API unless told which (Auth0) needs --oauth-authorize-param audience=<the API identifier>";
 
 function seconds(ms: number): string {
   return `${Math.max(0, Math.round(ms / 1000))} s`;
@@ -178,6 +179,7 @@ export class OAuthCredential implements Credential {
             },
       mask: options.mask ?? own!,
       now: this.#now,
+      debug: (message) => options.logger.debug(message),
       showUrl: (url) =>
         options.writeStderr(
           `fenbs-mcp: sign in to ${maskUrl(options.url)} in your browser. If no browser opened, open this URL:\n\n  ${toTerminalLine(url)}\n\n`,
@@ -189,6 +191,7 @@ export class OAuthCredential implements Credential {
           openBrowser(url, { env: options.env, platform, onError: (message) => options.logger.warn(`${message}; open the sign-in URL shown above yourself`) })),
     };
     if (options.settings.clientSecret !== undefined) this.#flow.registerSecret(options.settings.clientSecret);
+    if (options.settings.clientKey !== undefined) this.#flow.registerSecret(options.settings.clientKey.pem);
     const contents = this.store.read();
     const tokens = contents.issuer === undefined ? undefined : contents.issuers[contents.issuer]?.tokens;
     if (contents.issuer !== undefined && tokens !== undefined) this.#adopt(contents.issuer, tokens);
@@ -303,7 +306,11 @@ export class OAuthCredential implements Credential {
         return { as, resource: new URL(entry.resource), scopesSupported: undefined };
       }
     }
-    this.#discovered = await discover(this.#flow.http, this.#options.url, bearer ?? NO_CHALLENGE, signal, this.#options.settings.issuer);
+    this.#discovered = await discover(this.#flow.http, this.#options.url, bearer ?? NO_CHALLENGE, signal, {
+      issuer: this.#options.settings.issuer,
+      grant: this.#options.settings.grant,
+      mask: this.#flow.mask,
+    });
     return this.#discovered;
   }
 

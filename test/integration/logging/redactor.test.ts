@@ -30,7 +30,9 @@ describe('createRedactor: the spellings of a secret on the wire', () => {
     const form = new URLSearchParams({ client_secret: SECRET }).toString();
     expect(form).toContain('%7E');
     expect(redact(`body ${form}`)).toBe('body client_secret=[REDACTED]');
-    const strict = encodeURIComponent(SECRET).replace(/[-_.!~*'()]|%20/g, (part) => (part === '%20' ? '+' : `%${part.charCodeAt(0).toString(16).toUpperCase()}`));
+    const strict = encodeURIComponent(SECRET).replace(/[-_.!~*'()]|%20/g, (part) =>
+      part === '%20' ? '+' : `%${part.charCodeAt(0).toString(16).toUpperCase()}`,
+    );
     expect(redact(`got ${strict}`)).toBe('got [REDACTED]');
     expect(redact(`got ${encodeURIComponent(SECRET).replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase())}`)).toBe('got [REDACTED]');
     const line = JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -1, message: `you sent ${form}` } });
@@ -40,7 +42,9 @@ describe('createRedactor: the spellings of a secret on the wire', () => {
   it('masks the client_secret_basic credential, base64 of the form-encoded id and secret, once it is known', () => {
     const redact = createRedactor([SECRET]);
     const basic = basicCredentialOf('client:1', SECRET);
-    expect(Buffer.from(basic, 'base64').toString()).toBe(`client%3A1:${SECRET.replaceAll('~', '%7E').replaceAll('_', '%5F').replaceAll('.', '%2E').replaceAll('-', '%2D').replaceAll(' ', '+').replaceAll('*', '%2A')}`);
+    expect(Buffer.from(basic, 'base64').toString()).toBe(
+      `client%3A1:${SECRET.replaceAll('~', '%7E').replaceAll('_', '%5F').replaceAll('.', '%2E').replaceAll('-', '%2D').replaceAll(' ', '+').replaceAll('*', '%2A')}`,
+    );
     redact.add(basic);
     expect(redact(`authorization: Basic ${basic}`)).toBe('authorization: Basic [REDACTED]');
     const line = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { headers: { authorization: `Basic ${basic}` } } });

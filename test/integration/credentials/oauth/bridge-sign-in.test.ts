@@ -90,7 +90,8 @@ describe('OAuth sign-in through the bridge (in-process)', () => {
     // PKCE S256 and the resource indicator on the authorization request (RFC 7636, RFC 8707).
     expect(signInUrl.searchParams.get('code_challenge_method')).toBe('S256');
     expect(signInUrl.searchParams.get('resource')).toBe(w.setup.mcpUrl);
-    expect(signInUrl.searchParams.get('scope')).toBe('mcp:read');
+    // The challenged scope, and offline_access, which oidc-provider lists in scopes_supported.
+    expect(signInUrl.searchParams.get('scope')).toBe('mcp:read offline_access');
     expect(w.setup.grants).toEqual(['authorization_code']);
   });
 });
@@ -164,7 +165,7 @@ describe('OAuth tokens kept and renewed (in-process)', () => {
     expect((await bridge.reply('admin')).result.content[0].text).toBe('admin report');
     expect(w.invocations()).toHaveLength(2);
     // authorization §Scope Challenge Handling: the scopes the challenge names.
-    expect(new URL(w.invocations()[1]!).searchParams.get('scope')?.split(' ').sort()).toEqual(['mcp:admin', 'mcp:read']);
+    expect(new URL(w.invocations()[1]!).searchParams.get('scope')?.split(' ').sort()).toEqual(['mcp:admin', 'mcp:read', 'offline_access']);
   });
 
   it('signs in again with a fresh registration when the cache is corrupt, with nothing to delete by hand', async () => {
@@ -235,7 +236,11 @@ describe('OAuth sign-in that does not complete (in-process)', () => {
     bridge.send(initializeRequest('init'));
     const reply = await bridge.reply('init', 20_000);
     expect(reply.error).toMatchObject({ code: -31015, data: { bridgeCode: 'AUTH_REQUIRED' } });
-    expect(reply.error.message).toMatch(/different issuer/);
+    // Both values named, and the server's metadata said to be at fault.
+    expect(reply.error.message).toMatch(
+      /says its issuer is "http:\/\/127\.0\.0\.1:1\/elsewhere", but it was looked up for the issuer "http:\/\/127\.0\.0\.1:\d+\/"/,
+    );
+    expect(reply.error.data.hint).toMatch(/the server's OAuth metadata is at fault/);
     expect(w.invocations()).toHaveLength(0);
   });
 });
@@ -542,6 +547,6 @@ describe('pre-registered clients, login/logout and doctor (in-process)', () => {
       signal: AbortSignal.timeout(20_000),
     });
     expect(outcome).toBe('failed');
-    expect(said.join('')).toMatch(/login failed: .*different issuer[\s\S]*\n {2}\S/);
+    expect(said.join('')).toMatch(/login failed: .*says its issuer is .*but it was looked up for the issuer[\s\S]*\n {2}\S/);
   });
 });

@@ -191,7 +191,9 @@ describe('discovery against scripted metadata', () => {
       '/.well-known/oauth-protected-resource': (o) => ({ resource: `${o}/mcp`, authorization_servers: [o] }),
       '/.well-known/oauth-authorization-server': (o) => ({ issuer: o }),
     });
-    await expect(run(bare)).rejects.toMatchObject({ message: expect.stringMatching(/no authorization or token endpoint/) });
+    await expect(run(bare)).rejects.toMatchObject({
+      message: expect.stringMatching(/lists no authorization_endpoint and token_endpoint, which the browser sign-in/),
+    });
     const missing = await metadata({ '/.well-known/oauth-protected-resource/mcp': (o) => ({ resource: `${o}/mcp`, authorization_servers: [`${o}/nowhere`] }) });
     await expect(run(missing)).rejects.toMatchObject({ message: expect.stringMatching(/no authorization server metadata found/) });
   });
@@ -853,6 +855,10 @@ describe('client id order', () => {
       clientMetadataUrl: undefined,
       callbackPort: undefined,
       loginTimeoutMs: 1000,
+      scope: undefined,
+      resource: undefined,
+      authorizeParams: [],
+      clientKey: undefined,
       ...settings,
     },
     registerSecret: () => undefined,
@@ -1146,6 +1152,10 @@ describe('a server whose authorization server changes between calls', () => {
         clientMetadataUrl: undefined,
         callbackPort: undefined,
         loginTimeoutMs: 10_000,
+        scope: undefined,
+        resource: undefined,
+        authorizeParams: [],
+        clientKey: undefined,
       },
       registerSecret: () => undefined,
       mask: (text) => text,
@@ -1222,7 +1232,9 @@ describe('the quiet period after an interactive sign-in', () => {
     await expect(renewal(refused.credential)).rejects.toMatchObject({
       message: 'the server refused the OAuth token from the sign-in 1 s ago',
       context: {
-        hint: expect.stringMatching(/^the server refused the token it just issued: check the scopes \/ the server's configuration; no new sign-in opens/),
+        hint: expect.stringMatching(
+          /^the server refused the token it just issued: check the scopes \/ the server's configuration; .*audience=.*; no new sign-in opens/,
+        ),
       },
     });
     const expired = held({ outcome: 'signed-in' }, { expiresAt: 1_000_000_000_000 + 60_000 });
@@ -1398,6 +1410,10 @@ describe('sign-in steps against a scripted authorization server', () => {
         clientMetadataUrl: undefined,
         callbackPort: undefined,
         loginTimeoutMs: 10_000,
+        scope: undefined,
+        resource: undefined,
+        authorizeParams: [],
+        clientKey: undefined,
         ...settings,
       },
       registerSecret: (s) => secrets.push(s),
