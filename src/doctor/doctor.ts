@@ -17,7 +17,7 @@ import { readErrorBody, readPrivateResponse } from '../http/reply-reader.js';
 import { createRedactor, maskUrl, type Redactor } from '../logging/redactor.js';
 import type { Logger } from '../logging/logger.js';
 import { TokenCommandCredential } from '../credentials/token-command.js';
-import { cachedOAuthCredential, oauthCacheCheck, oauthGrantCheck } from './oauth-check.js';
+import { cachedOAuthCredential, oauthCacheCheck, oauthGrantCheck, oauthSettingsCheck } from './oauth-check.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
@@ -118,6 +118,8 @@ export async function runDoctor(
   add(credentialCheck(credential, unusedCredentialWarnings(config.credential)));
   const oauth = oauthCacheCheck(config, env);
   if (oauth !== undefined) add(oauth);
+  const settings = oauthSettingsCheck(config);
+  if (settings !== undefined) add(settings);
   // Its own line only with a client certificate; the CA store is named on the tls line.
   const client = clientCertificateCheck(config, Date.now());
   if (client !== undefined) add(client);

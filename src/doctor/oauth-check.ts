@@ -15,6 +15,24 @@ import type { Redactor } from '../logging/redactor.js';
 /** How long doctor's grant check may take (discovery and one token request). */
 export const DOCTOR_GRANT_TIMEOUT_MS = 15_000;
 
+/**
+ * What the sign-in sends beyond the defaults (--oauth-scope, --oauth-resource / --oauth-no-resource,
+ * --oauth-authorize-param, --oauth-client-key), so a user comparing doctor with a provider's recipe
+ * sees it; undefined when a token is configured or nothing is set.
+ */
+export function oauthSettingsCheck(config: BridgeConfig): { name: string; ok: boolean; detail: string } | undefined {
+  const { scope, resource, authorizeParams, clientKey } = config.oauth;
+  if (config.credential.kind !== 'none') return undefined;
+  const said = [
+    scope === undefined ? undefined : `scope "${scope}"`,
+    resource === false ? 'no resource parameter' : resource === undefined ? undefined : `resource ${resource.href}`,
+    ...authorizeParams.map(([name, value]) => `${name}=${value}`),
+    clientKey === undefined ? undefined : `private_key_jwt with ${clientKey.file} (${clientKey.algorithm})`,
+  ].filter((part) => part !== undefined);
+  if (said.length === 0) return undefined;
+  return { name: 'oauth', ok: true, detail: toTerminalLine(`the sign-in sends ${said.join(', ')}`) };
+}
+
 /** Undefined when a token is configured (OAuth is then not used) or nothing is cached for this server. */
 export function oauthCacheCheck(
   config: BridgeConfig,

@@ -1,5 +1,6 @@
 // The OAuth parts on their own: discovery URLs and challenges, the cache, the lock, the opener, the options, the credential's clock.
 
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
@@ -834,6 +835,50 @@ describe('OAuth options', () => {
       );
     }
     expect(() => parseOAuthSettings({}, { FENBS_MCP_OAUTH_ISSUER: 'nope' }, read(''))).toThrow(/^FENBS_MCP_OAUTH_ISSUER must be/);
+  });
+  it('reads --oauth-scope, --oauth-resource, --oauth-no-resource and --oauth-authorize-param, refusing what the sign-in sets itself', () => {
+    expect(parseOAuthSettings({ oauthScope: '  api://a/.default   offline_access ', oauthResource: 'api://a' }, {}, read(''))).toMatchObject({
+      scope: 'api://a/.default offline_access',
+      resource: new URL('api://a'),
+    });
+    expect(parseOAuthSettings({ oauthNoResource: true }, {}, read('')).resource).toBe(false);
+    expect(() => parseOAuthSettings({ oauthNoResource: true, oauthResource: 'https://a.example/' }, {}, read(''))).toThrow(/contradict/);
+    expect(() => parseOAuthSettings({ oauthScope: 'a "b"' }, {}, read(''))).toThrow(/RFC 6749 §3.3/);
+    expect(() => parseOAuthSettings({ oauthResource: 'https://a.example/#f' }, {}, read(''))).toThrow(/without a fragment/);
+    expect(parseOAuthSettings({ oauthAuthorizeParam: ['audience=https://api', 'prompt=consent', 'x='] }, {}, read('')).authorizeParams).toEqual([
+      ['audience', 'https://api'],
+      ['prompt', 'consent'],
+      ['x', ''],
+    ]);
+    for (const name of ['redirect_uri', 'state', 'code_challenge', 'client_id', 'scope', 'resource', 'request_uri', 'response_type']) {
+      expect(() => parseOAuthSettings({ oauthAuthorizeParam: [`${name}=x`] }, {}, read('')), name).toThrow(
+        new RegExp(`--oauth-authorize-param cannot set ${name}: the sign-in sets it itself`),
+      );
+    }
+    expect(() => parseOAuthSettings({ oauthAuthorizeParam: ['novalue'] }, {}, read(''))).toThrow(/expects name=value/);
+    expect(() => parseOAuthSettings({ oauthAuthorizeParam: Array.from({ length: 33 }, (_, i) => `p${i}=v`) }, {}, read(''))).toThrow(/more than 32/);
+  });
+  it('reads a --oauth-client-key of RSA, P-256 or Ed25519, and refuses any other file without showing its text', () => {
+    const pem = (key: KeyObject) => key.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const rsa = pem(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey);
+    const withKey = (text: string) => parseOAuthSettings({ oauthClientId: 'robot', oauthClientCredentials: true, oauthClientKey: '/k.pem' }, {}, read(text));
+    expect(withKey(rsa).clientKey).toMatchObject({ file: '/k.pem', algorithm: 'RS256' });
+    expect(withKey(pem(generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey)).clientKey?.algorithm).toBe('ES256');
+    expect(withKey(pem(generateKeyPairSync('ed25519').privateKey)).clientKey?.algorithm).toBe('EdDSA');
+    const p384 = pem(generateKeyPairSync('ec', { namedCurve: 'secp384r1' }).privateKey);
+    expect(() => withKey(p384)).toThrow(/is a ec secp384r1 key: private_key_jwt here signs with RSA \(RS256\), P-256 \(ES256\) or Ed25519 \(EdDSA\)/);
+    for (const text of ['not a key', p384.slice(0, 80)]) {
+      let message = '';
+      try {
+        withKey(text);
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toMatch(/--oauth-client-key \/k\.pem holds no usable PEM private key/);
+      expect(message).not.toContain(text);
+    }
+    expect(() => parseOAuthSettings({ oauthClientKey: '/k.pem' }, {}, read(rsa))).toThrow(/no --oauth-client-id/);
+    expect(() => parseOAuthSettings({ oauthClientId: 'r', oauthClientKey: '/k.pem' }, { FENBS_MCP_OAUTH_CLIENT_SECRET: 's' }, read(rsa))).toThrow(/pick one/);
   });
   it('refuses a metadata-document URL that is not https with a path, and ports or timeouts out of range', () => {
     expect(() => parseOAuthSettings({ oauthClientMetadataUrl: 'http://a.example/c.json' }, {}, read(''))).toThrow(/https/);
