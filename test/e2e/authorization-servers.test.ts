@@ -274,6 +274,23 @@ describe('servers without an authorization endpoint', () => {
   );
 });
 
+describe('private_key_jwt in the browser sign-in', () => {
+  it('signs a pre-registered client in with its --oauth-client-key at the code exchange and the refresh', async () => {
+    const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const w = await world({
+      clients: [{ id: 'web-with-key', publicKey: pair.publicKey }],
+      authMethods: ['private_key_jwt'],
+      scopesSupported: ['offline_access'],
+    });
+    const keyFile = join(w.dir, 'web-key.pem');
+    writeFileSync(keyFile, pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), { mode: 0o600 });
+    const bridge = await signInCallRefresh(w, ['--oauth-client-id', 'web-with-key', '--oauth-client-key', keyFile]);
+    expect(w.provider.tokenRequests.map((form) => form.get('grant_type'))).toEqual(['authorization_code', 'refresh_token']);
+    expect(w.provider.tokenRequests.every((form) => form.get('client_assertion_type') === 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer')).toBe(true);
+    expectNoSecret(w, bridge);
+  });
+});
+
 describe('the callback port', () => {
   it('already taken: login fails within seconds naming the port and the option, and opens no browser', async () => {
     const w = await world({ clients: [{ id: 'fenbs-public' }] });
