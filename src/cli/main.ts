@@ -243,14 +243,17 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
       url: maskUrl(config.url),
       version,
       node: process.versions.node,
+      // The demo's token is the demo's own: naming the variable it travels in only puzzles a newcomer.
       credentials:
-        config.credential.kind === 'none'
-          ? 'OAuth sign-in if the server asks for it'
-          : config.credential.kind === 'command'
-            ? 'token from --token-command'
-            : config.token === undefined
-              ? config.credential.source
-              : `token from ${config.tokenSource}`,
+        demo !== undefined
+          ? "the embedded demo server's own token"
+          : config.credential.kind === 'none'
+            ? 'OAuth sign-in if the server asks for it'
+            : config.credential.kind === 'command'
+              ? 'token from --token-command'
+              : config.token === undefined
+                ? config.credential.source
+                : `token from ${config.tokenSource}`,
       proxy: proxy === undefined ? undefined : redactUserinfo(proxy),
       demo: demo !== undefined || undefined,
     },

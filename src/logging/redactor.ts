@@ -1,7 +1,7 @@
 // Knows the secret values of this run and blanks them out of any text before it leaves the process.
 
 import type { Logger } from 'pino';
-import { BACKSLASH } from '../core/bytes.js';
+import { BACKSLASH, QUOTE } from '../core/bytes.js';
 
 const MASK = '[REDACTED]';
 /** What stands for a user name, password, query value or fragment in a URL shown in a message. */
@@ -35,11 +35,12 @@ export interface Redactor {
   (text: string): string;
   /**
    * One JSON-RPC line bound for stdout: secrets in its string values and keys are masked (an `id`
-   * too), and every other byte stays as the server sent it. Returns
+   * too, unless `ownId` says it is the client's own: a response goes back under exactly the id the
+   * client chose, which it knows already), and every other byte stays as the server sent it. Returns
    * the very same value (same reference) when there is nothing to mask, so the common case costs
    * a byte search and no decode.
    */
-  maskMessageLine(line: string | Buffer): string | Buffer;
+  maskMessageLine(line: string | Buffer, ownId?: (id: string) => boolean): string | Buffer;
   /** How many of the secrets given are too short to be masked on stdout. */
   readonly unmaskable: number;
   /**
@@ -317,7 +318,7 @@ export function createRedactor(secrets: readonly (string | undefined)[]): Redact
     return maskSpelled(masked, holdsSpelled(masked, needles.spellable));
   };
 
-  const maskMessageLine = (line: string | Buffer): string | Buffer => {
+  const maskMessageLine = (line: string | Buffer, ownId?: (id: string) => boolean): string | Buffer => {
     if (needles.line.length === 0 || !mayHold(line)) return line;
     const text = Buffer.isBuffer(line) ? line.toString('utf8') : line;
     try {
@@ -327,7 +328,7 @@ export function createRedactor(secrets: readonly (string | undefined)[]): Redact
       const masked = replaceAll(text, needles.line);
       return maskSpelled(masked, holdsSpelled(masked, needles.spellable));
     }
-    const masked = maskJsonStrings(text, maskDecoded);
+    const masked = maskJsonStrings(text, maskDecoded, ownId);
     return masked === text ? line : masked;
   };
 
@@ -386,32 +387,55 @@ function endOfString(text: string, start: number): number {
 }
 
 /**
- * Masks secrets inside every string literal (values and keys) of one JSON text, the top-level
- * `id` too: an id pairs a reply with its request (JSON-RPC 2.0 §5), and one that carries a secret
- * of the run came from a server that is echoing it, so it goes out masked like any other string.
+ * Masks secrets inside every string literal (values and keys) of one JSON text, a top-level `id`
+ * too, unless `ownId` says it is the client's own: a response pairs with its request by that id
+ * (JSON-RPC 2.0 §5), and the client chose it; but an id a server chose (its own request's, a
+ * duplicate key) that carries a secret of the run is that server echoing it, and goes out masked.
  * Each literal is decoded first, so every escaped form of a secret is found (`\/`, `\uXXXX`).
  * Everything outside a changed literal (numbers, spacing, key order) keeps the server's bytes.
  * `text` must be valid JSON.
  */
-function maskJsonStrings(text: string, mask: (decoded: string) => string): string {
+function maskJsonStrings(text: string, mask: (decoded: string) => string, ownId?: (id: string) => boolean): string {
   let out = '';
   let copied = 0;
+  let depth = 0;
+  let idValueAt = -1;
   // The next backslash at or after the literal being read: found again only once passed, so a
   // line of many short literals and one late backslash is searched once, not once per literal.
   let backslash = -2;
-  for (let i = text.indexOf('"'); i !== -1; i = text.indexOf('"', i)) {
-    const end = endOfString(text, i);
-    if (backslash !== -1 && backslash < i) backslash = text.indexOf('\\', i);
-    // A literal without a backslash is its own decoding.
-    const decoded = backslash === -1 || backslash >= end ? text.slice(i + 1, end - 1) : (JSON.parse(text.slice(i, end)) as string);
-    const masked = mask(decoded);
-    if (masked !== decoded) {
-      out += text.slice(copied, i) + JSON.stringify(masked);
-      copied = end;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 0x7b || code === 0x5b)
+      depth++; // { [
+    else if (code === 0x7d || code === 0x5d)
+      depth--; // } ]
+    else if (code === QUOTE) {
+      const end = endOfString(text, i);
+      if (backslash !== -1 && backslash < i) backslash = text.indexOf('\\', i);
+      // A literal without a backslash is its own decoding.
+      const decoded = backslash === -1 || backslash >= end ? text.slice(i + 1, end - 1) : (JSON.parse(text.slice(i, end)) as string);
+      if (i !== idValueAt || ownId?.(decoded) !== true) {
+        const masked = mask(decoded);
+        if (masked !== decoded) {
+          out += text.slice(copied, i) + JSON.stringify(masked);
+          copied = end;
+        }
+      }
+      if (ownId !== undefined && depth === 1 && decoded === 'id') idValueAt = stringValueAfterColon(text, end);
+      i = end - 1;
     }
-    i = end;
   }
   return copied === 0 ? text : out + text.slice(copied);
+}
+
+/** Where the string value after `"key"` starts (its quote), or -1 when the value is not a string. */
+function stringValueAfterColon(text: string, from: number): number {
+  let i = from;
+  while (/\s/.test(text.charAt(i))) i++;
+  if (text.charAt(i) !== ':') return -1; // a string value "id", not a key
+  i++;
+  while (/\s/.test(text.charAt(i))) i++;
+  return text.charCodeAt(i) === QUOTE ? i : -1;
 }
 
 /**

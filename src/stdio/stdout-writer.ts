@@ -159,7 +159,7 @@ export function createMessageWriter(
       // JSON.stringify(undefined) is undefined, whatever its type says.
       const raw: string | Buffer | undefined = serialised ?? JSON.stringify(message);
       if (raw === undefined) return false;
-      line = redact === undefined ? raw : redact.maskMessageLine(raw);
+      line = redact === undefined ? raw : redact.maskMessageLine(raw, (id) => isOwnId(message, id));
     } catch {
       return false;
     }
@@ -220,4 +220,16 @@ export function createMessageWriter(
     },
     expectProgress,
   };
+}
+
+/**
+ * Whether `id` is the id of the client's own request that `message` answers: a response (no
+ * `method`) goes to stdout only when it answers a request of the client's (the router drops the
+ * rest), so its id is the one the client chose. A request or notification a server sends carries
+ * an id the server chose.
+ */
+function isOwnId(message: unknown, id: string): boolean {
+  if (typeof message !== 'object' || message === null) return false;
+  const { method, id: answered } = message as { method?: unknown; id?: unknown };
+  return method === undefined && answered === id;
 }

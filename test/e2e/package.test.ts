@@ -26,11 +26,24 @@ describe('the npm package', () => {
   }, 120_000);
 
   it('holds only what runs: the bin, the bundled dist, the examples and the docs', () => {
-    for (const file of files) expect(file).toMatch(/^(bin\/|dist\/|examples\/|package\.json$|README\.md$|LICENSE)/);
+    for (const file of files)
+      expect(file).toMatch(
+        /^(bin\/|dist\/|examples\/|package\.json$|README\.md$|LICENSE|docs\/reference\.md$|(SECURITY|ARCHITECTURE|CONTRIBUTING|CHANGELOG)\.md$)/,
+      );
     expect(files).toContain('bin/fenbs-mcp.js');
     // It makes the bin CommonJS; without it the bin is an ES module and fails on __dirname.
     expect(files).toContain('bin/package.json');
     expect(files).toContain('dist/cli.js');
+  });
+
+  it('holds every document the README links to, and names where to report a bug', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8').replace(/```[\s\S]*?```/g, '');
+    const linked = [...readme.matchAll(/\]\(([^)\s#]+)(?:#[^)\s]*)?\)/g)].map((match) => match[1]!).filter((target) => !/^[a-z]+:/.test(target));
+    expect(linked.length).toBeGreaterThan(0);
+    for (const target of new Set(linked)) expect(files, target).toContain(target);
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { bugs: { url: string }; repository: { url: string }; homepage: string };
+    expect(manifest.repository.url).toMatch(/^git\+https:\/\/github\.com\/[\w.-]+\/fenbs-mcp\.git$/);
+    expect(readme).toContain(manifest.bugs.url);
   });
 
   it('installs with no dependencies at all, so nothing upstream can break it', () => {

@@ -175,6 +175,14 @@ describe('credentials in start-up messages', () => {
     expect(spawned.stderr()).not.toContain('k3y-value-98765');
   });
 
+  it("says the demo runs with the demo server's own token, naming no variable a newcomer never set", async () => {
+    const spawned = bridge(['--demo'], { FENBS_MCP_LOG_LEVEL: 'info' });
+    spawned.end();
+    expect((await spawned.exited).code).toBe(0);
+    expect(spawned.stderr()).toMatch(/"credentials":"the embedded demo server's own token"/);
+    expect(spawned.stderr()).not.toContain('FENBS_MCP_DEMO_TOKEN');
+  });
+
   it('masks an api_key from the --url query that the server echoes in an error body, in the log and on stdout', async () => {
     const key = `k3y-${randomBytes(8).toString('hex')}`;
     const server = await serve({

@@ -29,7 +29,20 @@ export interface PackedTarball {
 /** `npm pack` with its prepack and postpack scripts, over a built dist/ (which they then leave as it is). */
 export async function packTarball(): Promise<PackedTarball> {
   const stage = mkdtempSync(join(tmpdir(), 'fenbs-stage-'));
-  for (const entry of ['package.json', 'README.md', 'LICENSE', 'bin', 'dist', 'examples']) cpSync(join(ROOT, entry), join(stage, entry), { recursive: true });
+  for (const entry of [
+    'package.json',
+    'README.md',
+    'LICENSE',
+    'bin',
+    'dist',
+    'examples',
+    'docs',
+    'SECURITY.md',
+    'ARCHITECTURE.md',
+    'CONTRIBUTING.md',
+    'CHANGELOG.md',
+  ])
+    cpSync(join(ROOT, entry), join(stage, entry), { recursive: true });
   mkdirSync(join(stage, 'scripts'));
   cpSync(join(ROOT, 'scripts/pack-manifest.js'), join(stage, 'scripts/pack-manifest.js'));
   const destination = mkdtempSync(join(tmpdir(), 'fenbs-pack-'));

@@ -100,6 +100,18 @@ describe('createRedactor: maskMessageLine (stdout)', () => {
     expect(String(redact.maskMessageLine(serverRequest))).toBe('{"jsonrpc":"2.0","id":"[REDACTED]","method":"roots/list"}');
   });
 
+  it("keeps the client's own id in a response whole, and masks an id the server chose", () => {
+    const own = `req-${TOKEN}`;
+    const response = JSON.stringify({ jsonrpc: '2.0', id: own, result: { text: TOKEN } });
+    const kept = JSON.parse(String(redact.maskMessageLine(response, (id) => id === own)));
+    expect(kept).toEqual({ jsonrpc: '2.0', id: own, result: { text: '[REDACTED]' } });
+    // A nested "id" or a duplicate that is not the client's is masked all the same.
+    const duplicate = `{"jsonrpc":"2.0","id":"${own}","result":{"id":"${TOKEN}"},"id":"x-${TOKEN}"}`;
+    expect(String(redact.maskMessageLine(duplicate, (id) => id === own))).toBe(
+      `{"jsonrpc":"2.0","id":"${own}","result":{"id":"[REDACTED]"},"id":"x-[REDACTED]"}`,
+    );
+  });
+
   it('keeps an id that holds no secret byte for byte, in a line that is masked elsewhere', () => {
     const line = `{"jsonrpc":"2.0","id":"a\\u0041 9007199254740993","result":{"text":"${TOKEN}"}}`;
     expect(String(redact.maskMessageLine(line))).toBe('{"jsonrpc":"2.0","id":"a\\u0041 9007199254740993","result":{"text":"[REDACTED]"}}');
