@@ -43,7 +43,7 @@ async function configOf(recipe: string): Promise<BridgeConfig> {
 
 describe('the identity-provider recipes', () => {
   it('are there, one per provider', () => {
-    expect(recipes).toHaveLength(6);
+    expect(recipes).toHaveLength(7);
   });
 
   it('Entra ID: a pre-registered client, no resource, the App ID URI scope with offline_access', async () => {
@@ -64,13 +64,14 @@ describe('the identity-provider recipes', () => {
     ]);
   });
 
-  it('Okta: the issuer under a path', async () => {
+  it('Okta and Keycloak: the issuer under a path', async () => {
     expect((await configOf(recipes[3]!)).oauth.issuer?.pathname).toBe('/oauth2/default');
+    expect((await configOf(recipes[4]!)).oauth.issuer?.pathname).toBe('/realms/team');
   });
 
   it('device-only and machine-only servers: the device grant, and client credentials with a private key', async () => {
-    expect((await configOf(recipes[4]!)).oauth.grant).toBe('device-code');
-    const machine = (await configOf(recipes[5]!)).oauth;
+    expect((await configOf(recipes[5]!)).oauth.grant).toBe('device-code');
+    const machine = (await configOf(recipes[6]!)).oauth;
     expect(machine).toMatchObject({ grant: 'client-credentials', clientId: 'ci-robot', clientKey: { algorithm: 'ES256' } });
   });
 });
