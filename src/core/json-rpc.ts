@@ -48,19 +48,27 @@ export function idKey(id: JsonRpcId): string {
 export const MAX_LOGGED_ID_CHARS = 64;
 
 /**
+ * A string id too long to log whole. The logger masks the run's secrets in the WHOLE id, then cuts
+ * it to MAX_LOGGED_ID_CHARS (logging/logger.ts): cut first, a secret lying across the cut would
+ * show its first characters, unmasked, since the masker knows only whole secrets. Serialised by any
+ * other logger, it shows only its length.
+ */
+export class LongId {
+  constructor(readonly text: string) {}
+  toJSON(): string {
+    return `(${this.text.length} characters)`;
+  }
+}
+
+/**
  * An id (a client's, a server's, or what stood where one should be) as a log line shows it: a
- * number, null or a string of at most MAX_LOGGED_ID_CHARS as it is; a longer string as its first
- * MAX_LOGGED_ID_CHARS characters (no surrogate pair split), `…` and its length, since an id may be
- * a string of megabytes and each log line is built and masked whole; anything else by its type.
- * Only logs use it: a reply always carries the id exactly as it came.
+ * number, null or a string of at most MAX_LOGGED_ID_CHARS as it is; a longer string as a LongId,
+ * which the logger shows masked, then cut, with its length, since an id may be a string of
+ * megabytes and each log line is built and masked whole; anything else by its type. Only logs use
+ * it: a reply always carries the id exactly as it came.
  */
 export function toLoggedId(id: unknown): unknown {
-  if (typeof id === 'string') {
-    if (id.length <= MAX_LOGGED_ID_CHARS) return id;
-    const high = id.charCodeAt(MAX_LOGGED_ID_CHARS - 1);
-    const end = high >= 0xd800 && high <= 0xdbff ? MAX_LOGGED_ID_CHARS - 1 : MAX_LOGGED_ID_CHARS;
-    return `${id.slice(0, end)}… (${id.length} characters)`;
-  }
+  if (typeof id === 'string') return id.length <= MAX_LOGGED_ID_CHARS ? id : new LongId(id);
   if (id === undefined || id === null || typeof id === 'number' || typeof id === 'boolean') return id;
   return Array.isArray(id) ? '(an array)' : '(an object)';
 }

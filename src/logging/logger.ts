@@ -5,6 +5,8 @@ import { dirname } from 'node:path';
 import { pino, type Logger, type LevelWithSilent } from 'pino';
 import { SonicBoom } from 'sonic-boom';
 import type { Redactor } from './redactor.js';
+import { LongId, MAX_LOGGED_ID_CHARS } from '../core/json-rpc.js';
+import { excerptOf, type Mask } from './outgoing-text.js';
 
 export type { Logger };
 
@@ -172,6 +174,9 @@ export function createLogger(options: LoggerOptions): BridgeLog {
         censor: '[REDACTED]',
       },
       hooks: { streamWrite: options.redact },
+      // A long id is masked whole, then cut: the one gate for outgoing text, applied before the
+      // line is built, since the line's own pass sees only what is left after a cut.
+      formatters: { log: (fields) => withLongIdsCut(fields, options.redact) },
     },
     {
       write(line: string) {
@@ -188,4 +193,16 @@ export function createLogger(options: LoggerOptions): BridgeLog {
       await stderr.close(LOG_FLUSH_GRACE_MS);
     },
   };
+}
+
+/** `fields` with every LongId value (toLoggedId) as its masked excerpt and its length. */
+function withLongIdsCut(fields: Record<string, unknown>, mask: Mask): Record<string, unknown> {
+  let out: Record<string, unknown> | undefined;
+  for (const key in fields) {
+    const value = fields[key];
+    if (!(value instanceof LongId)) continue;
+    out ??= { ...fields };
+    out[key] = `${excerptOf(value.text, mask, MAX_LOGGED_ID_CHARS)} (${value.text.length} characters)`;
+  }
+  return out ?? fields;
 }

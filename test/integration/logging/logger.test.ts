@@ -6,11 +6,25 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLogger, LogFileError, MAX_LOG_BUFFER_BYTES } from '../../../src/logging/logger.js';
 import { createRedactor } from '../../../src/logging/redactor.js';
+import { toLoggedId } from '../../../src/core/json-rpc.js';
 
 const redact = createRedactor(['logger-secret-123']);
 const tempFile = (name: string) => join(mkdtempSync(join(tmpdir(), 'fenbs-logger-')), name);
 
 describe('createLogger', () => {
+  it('masks a secret in a long id before cutting it, so no piece of one lying across the cut is logged', async () => {
+    const secret = 'id-secret-Qw3rTy-9876543210-abcdef';
+    const stderrFile = tempFile('stderr.log');
+    const { logger, close } = createLogger({ level: 'info', redact: createRedactor([secret]), stderrFd: openSync(stderrFile, 'a') });
+    // The secret starts 50 characters in: a cut at 64 would keep its first 14 characters.
+    const id = `${'x'.repeat(50)}${secret}${'y'.repeat(1 << 20)}`;
+    logger.warn({ id: toLoggedId(id) }, 'the server sent a response for no outstanding request; dropped');
+    await close();
+    const line = JSON.parse(readFileSync(stderrFile, 'utf8').trim()) as { id: string };
+    expect(line.id).toBe(`${'x'.repeat(50)}[REDACTED]yyyy… (${id.length} characters)`);
+    for (let i = 0; i + 12 <= secret.length; i++) expect(line.id).not.toContain(secret.slice(i, i + 12));
+  });
+
   it('refuses a --log-file that cannot be opened, at once', () => {
     expect(() => createLogger({ level: 'info', file: '/proc/nope/x.log', redact })).toThrow(LogFileError);
   });
