@@ -2,7 +2,7 @@
 
 import { openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { pino, type Logger, type LevelWithSilent } from 'pino';
+import { pino, type Logger, type LevelWithSilent, type LoggerOptions as LoggerOptionsOfPino } from 'pino';
 import { SonicBoom } from 'sonic-boom';
 import type { Redactor } from './redactor.js';
 import { LongId, MAX_LOGGED_ID_CHARS } from '../core/json-rpc.js';
@@ -156,35 +156,12 @@ export function createLogger(options: LoggerOptions): BridgeLog {
           logger.warn({ file: options.file, code }, `cannot write --log-file ${options.file ?? ''} (${code}): logging to stderr only from now on`);
         });
   const { formatStderr } = options;
-  const logger = pino(
-    {
-      level: options.level,
-      base: { name: 'fenbs-mcp' },
-      redact: {
-        paths: [
-          'token',
-          'headers.authorization',
-          'headers.Authorization',
-          'headers["proxy-authorization"]',
-          'headers.cookie',
-          'headers["set-cookie"]',
-          '*.headers.authorization',
-          '*.headers.Authorization',
-        ],
-        censor: '[REDACTED]',
-      },
-      hooks: { streamWrite: options.redact },
-      // A long id is masked whole, then cut: the one gate for outgoing text, applied before the
-      // line is built, since the line's own pass sees only what is left after a cut.
-      formatters: { log: (fields) => withLongIdsCut(fields, options.redact) },
+  const logger = pino(loggerOptions(options.level, options.redact), {
+    write(line: string) {
+      stderr.write(formatStderr === undefined ? line : formatStderr(line));
+      file?.write(line);
     },
-    {
-      write(line: string) {
-        stderr.write(formatStderr === undefined ? line : formatStderr(line));
-        file?.write(line);
-      },
-    },
-  );
+  });
   return {
     logger,
     close: async () => {
@@ -192,6 +169,34 @@ export function createLogger(options: LoggerOptions): BridgeLog {
       await file?.close(LOG_FLUSH_GRACE_MS);
       await stderr.close(LOG_FLUSH_GRACE_MS);
     },
+  };
+}
+
+/**
+ * The options of the run's pino logger, for every logger of a run (and a test's in-process
+ * bridge): credential paths censored, every line masked, a long id masked before it is cut.
+ */
+export function loggerOptions(level: string, redact: Redactor): LoggerOptionsOfPino {
+  return {
+    level,
+    base: { name: 'fenbs-mcp' },
+    redact: {
+      paths: [
+        'token',
+        'headers.authorization',
+        'headers.Authorization',
+        'headers["proxy-authorization"]',
+        'headers.cookie',
+        'headers["set-cookie"]',
+        '*.headers.authorization',
+        '*.headers.Authorization',
+      ],
+      censor: '[REDACTED]',
+    },
+    hooks: { streamWrite: redact },
+    // A long id is masked whole, then cut: the one gate for outgoing text, applied before the
+    // line is built, since the line's own pass sees only what is left after a cut.
+    formatters: { log: (fields) => withLongIdsCut(fields, redact) },
   };
 }
 

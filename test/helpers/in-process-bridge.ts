@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { pino } from 'pino';
+import { loggerOptions } from '../../src/logging/logger.js';
 import { runBridge, type BridgeExit } from '../../src/bridge.js';
 import { createConfig, type BridgeConfig, type RawOptions } from '../../src/config/config.js';
 import { createRedactor, type Redactor } from '../../src/logging/redactor.js';
@@ -97,7 +98,7 @@ export function startInProcessBridge(
   const logStream = new PassThrough();
   logStream.setEncoding('utf8');
   logStream.on('data', (chunk: string) => (log += chunk));
-  const logger = pino({ level: config.logLevel, hooks: { streamWrite: redact } }, logStream);
+  const logger = pino(loggerOptions(config.logLevel, redact), logStream);
   const input = new PassThrough();
   const output = new PassThrough();
   const controller = new AbortController();
