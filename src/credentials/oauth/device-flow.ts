@@ -36,6 +36,15 @@ export const MIN_POLL_INTERVAL_S = 1;
 /** An interval above this (named, or grown by slow_down) is taken as this: a person is waiting. */
 export const MAX_POLL_INTERVAL_S = 60;
 
+/**
+ * The longest user code shown: RFC 8628 §6.1 asks for codes a person can type (8 characters of a
+ * small alphabet is its example), so anything near this is broken or hostile, and a cut code could
+ * not be typed anyway: longer is refused, not cut.
+ */
+export const MAX_USER_CODE_CHARS = 64;
+/** The longest verification URI shown (each of the two): a person copies it, and a terminal shows it. */
+export const MAX_VERIFICATION_URI_CHARS = 2048;
+
 const DEVICE_HINT = 'run fenbs-mcp login --oauth-device-code to get a new code (requests ask for one only after a quiet period)';
 
 function clampInterval(seconds: number): number {
@@ -99,6 +108,19 @@ export async function deviceSignIn(deps: FlowDeps, request: SignInRequest & { se
     );
   }
   deps.registerSecret(auth.device_code);
+  for (const [name, value, limit] of [
+    ['user_code', auth.user_code, MAX_USER_CODE_CHARS],
+    ['verification_uri', auth.verification_uri, MAX_VERIFICATION_URI_CHARS],
+    ['verification_uri_complete', auth.verification_uri_complete, MAX_VERIFICATION_URI_CHARS],
+  ] as const) {
+    if (value !== undefined && value.length > limit) {
+      throw new SignInError(
+        'failed',
+        `refused the device sign-in of ${toTerminalLine(as.issuer)}: its ${name} is ${value.length} characters long, more than the ${limit} a person can be shown to type or open`,
+        { hint: 'the authorization server answered the device authorization request with a broken response; ask its administrator' },
+      );
+    }
+  }
   // Server text that a person is asked to open: the same rule as the browser's opener (CVE-2025-6514).
   for (const uri of [auth.verification_uri, auth.verification_uri_complete]) {
     const problem = uri === undefined ? undefined : openableUrlProblem(uri);

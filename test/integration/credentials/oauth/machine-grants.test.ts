@@ -193,6 +193,33 @@ describe('the device authorization grant against an authorization server that as
     expect(server.requests.filter((request) => request === 'POST /token')).toEqual([]);
   });
 
+  it.each([
+    [
+      'a 600 KB user code',
+      { user_code: 'W'.repeat(600_000), verification_uri: 'https://login.example/device' },
+      /its user_code is 600000 characters long, more than the 64/,
+    ],
+    [
+      'a 100 KB verification URI',
+      { user_code: 'ABCD-EFGH', verification_uri: `https://login.example/${'d'.repeat(100_000)}` },
+      /its verification_uri is 100022 characters long, more than the 2048/,
+    ],
+  ])('refuses %s, naming the bound, and shows nothing of it on stderr or stdout', async (_, fields, message) => {
+    const server = await startScriptedAuthorization(
+      (origin) => ({ device_authorization_endpoint: `${origin}/device/auth` }),
+      (method, path) =>
+        method === 'POST' && path === '/device/auth' ? { status: 200, body: { device_code: 'dc-0123456789abcdef', expires_in: 60, ...fields } } : undefined,
+    );
+    cleanups.push(() => server.close());
+    const b = bridge(server.mcpUrl, ['--oauth-device-code'], envFor(home()));
+    b.send(initializeRequest('init'));
+    const reply = await b.reply('init', 20_000);
+    expect(reply.error).toMatchObject({ code: -31015, data: { bridgeCode: 'AUTH_REQUIRED' } });
+    expect(reply.error.message).toMatch(message);
+    expect(b.stderr().length + b.lines.join('').length).toBeLessThan(20_000);
+    expect(server.requests.filter((request) => request === 'POST /token')).toEqual([]);
+  });
+
   it('answers with one clear error when the authorization server has no device_authorization_endpoint', async () => {
     const server = await startScriptedAuthorization(() => ({}));
     cleanups.push(() => server.close());
