@@ -35,6 +35,7 @@ export const BRIDGE_ERRORS = {
   TOKEN_COMMAND_FAILED: { rpcCode: -31020, summary: 'the --token-command failed, printed nothing, or took too long' },
   INPUT_UNAVAILABLE: { rpcCode: -31021, summary: 'the server asked for input the 2025-era client cannot give' },
   INPUT_ROUNDS_EXCEEDED: { rpcCode: -31022, summary: 'the server kept asking for input past the round limit' },
+  INPUT_REQUESTS_EXCEEDED: { rpcCode: -31023, summary: 'the server asked for more inputs at once than the bridge asks a client for' },
   INTERNAL: { rpcCode: -31099, summary: 'the bridge failed unexpectedly' },
 } as const;
 

@@ -504,3 +504,25 @@ export function scanJson(chunks: readonly Buffer[] | Buffer): JsonScan {
   else for (const chunk of chunks) scanner.feed(chunk);
   return scanner.end();
 }
+
+/**
+ * How many members the JSON object `bytes` holds (valid JSON, as a scan proved), or `stopAfter + 1`
+ * for any more than `stopAfter`: one pass, no value built, so an object of millions of members is
+ * refused for its size without being decoded. Commas at depth 1, outside strings, part members.
+ */
+export function countObjectMembers(bytes: Buffer, stopAfter: number): number {
+  let depth = 0;
+  let count = 0;
+  let empty = true;
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i]!;
+    if (c === QUOTE) {
+      if (depth === 1) empty = false;
+      // Skip the string: its end is the next quote not escaped.
+      for (i++; i < bytes.length && bytes[i] !== QUOTE; i++) if (bytes[i] === BACKSLASH) i++;
+    } else if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) depth--;
+    else if (c === 0x2c && depth === 1 && ++count >= stopAfter) return stopAfter + 1;
+  }
+  return empty ? 0 : count + 1;
+}

@@ -22,3 +22,18 @@ export function defineOpenedOnRead(object: JsonObject, key: string, open: () => 
     configurable: true,
   });
 }
+
+/** Where a stand-in keeps the bytes of its members that are decoded only when read. */
+const MEMBER_BYTES = Symbol('member bytes');
+
+/** Lets `memberBytesOf` read a stand-in's undecoded members as bytes, without decoding them. */
+export function keepMemberBytes(object: JsonObject, bytesOf: (key: string) => Buffer | undefined): void {
+  Object.defineProperty(object, MEMBER_BYTES, { value: bytesOf, enumerable: false });
+}
+
+/** The bytes of a member that has not been decoded yet, or undefined (a small member, or no stand-in). */
+export function memberBytesOf(object: JsonObject, key: string): Buffer | undefined {
+  const descriptor = Object.getOwnPropertyDescriptor(object, key);
+  if (descriptor?.get === undefined) return undefined;
+  return (object as { [MEMBER_BYTES]?: (key: string) => Buffer | undefined })[MEMBER_BYTES]?.(key);
+}

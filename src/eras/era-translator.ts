@@ -18,6 +18,7 @@ import {
 import type { Logger } from '../logging/logger.js';
 import {
   inputRequiredOf,
+  MAX_INPUT_REQUESTS_PER_ROUND,
   isInitializeRefusal,
   listenFilterFor,
   speaksOnlyModern,
@@ -322,6 +323,13 @@ export class EraTranslator {
               method: incoming.method,
               limit: MAX_INPUT_ROUNDS,
             },
+          );
+        }
+        if (input.tooMany !== undefined) {
+          throw new BridgeError(
+            'INPUT_REQUESTS_EXCEEDED',
+            `the server asked for more than ${MAX_INPUT_REQUESTS_PER_ROUND} inputs at once for one ${incoming.method}; the bridge asks the client for at most ${MAX_INPUT_REQUESTS_PER_ROUND} in a round`,
+            { method: incoming.method, limit: MAX_INPUT_REQUESTS_PER_ROUND },
           );
         }
         const inputResponses = await this.#askClient(t, input.inputRequests);

@@ -1,6 +1,8 @@
 // Pure conversions between a 2025-era client's messages and their 2026-07-28 form, and back.
 
 import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
+import { countObjectMembers, scanJson } from '../core/json-scan.js';
+import { memberBytesOf } from '../core/lazy-object.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
@@ -125,14 +127,39 @@ export function toRetryParams(params: JsonObject, inputResponses: JsonObject, re
   return retry;
 }
 
-/** An `input_required` result (2026-07-28 basic §ResultType, mrtr §InputRequiredResult); undefined otherwise. */
-export function inputRequiredOf(reply: JsonObject): { inputRequests: JsonObject; requestState: string | undefined } | undefined {
+/**
+ * Input requests one `input_required` result may carry. Real servers ask for one thing at a time
+ * (an elicitation, a sampling, the roots), a few at most; each becomes a request to the client and
+ * a wait, so a result of thousands is a server flooding the client, refused before any is built.
+ */
+export const MAX_INPUT_REQUESTS_PER_ROUND = 64;
+
+/**
+ * An `input_required` result (2026-07-28 basic §ResultType, mrtr §InputRequiredResult); undefined
+ * otherwise. `tooMany` (the count, past MAX_INPUT_REQUESTS_PER_ROUND) when it asks for more: a
+ * large result is then counted from its bytes and never decoded.
+ */
+export function inputRequiredOf(
+  reply: JsonObject,
+): { inputRequests: JsonObject; requestState: string | undefined; tooMany?: undefined } | { tooMany: number } | undefined {
+  const raw = memberBytesOf(reply, 'result');
+  if (raw !== undefined) {
+    const scan = scanJson(raw);
+    if (scan.kind !== 'object') return undefined;
+    const kind = scan.members.find((member) => member.key === 'resultType');
+    if (kind?.value !== 'input_required') return undefined;
+    const requests = scan.members.filter((member) => member.key === 'inputRequests').at(-1);
+    if (requests !== undefined && !requests.small) {
+      const count = countObjectMembers(raw.subarray(requests.start, requests.start + requests.size), MAX_INPUT_REQUESTS_PER_ROUND);
+      if (count > MAX_INPUT_REQUESTS_PER_ROUND) return { tooMany: count };
+    }
+  }
   const result = reply.result;
   if (!isJsonObject(result) || result.resultType !== 'input_required') return undefined;
-  return {
-    inputRequests: isJsonObject(result.inputRequests) ? result.inputRequests : {},
-    requestState: typeof result.requestState === 'string' ? result.requestState : undefined,
-  };
+  const inputRequests = isJsonObject(result.inputRequests) ? result.inputRequests : {};
+  const count = Object.keys(inputRequests).length;
+  if (count > MAX_INPUT_REQUESTS_PER_ROUND) return { tooMany: count };
+  return { inputRequests, requestState: typeof result.requestState === 'string' ? result.requestState : undefined };
 }
 
 /**

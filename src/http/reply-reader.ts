@@ -13,7 +13,7 @@ import { headerValue, mediaTypeOf } from './header-values.js';
 import { decoderFor } from './content-decoding.js';
 import { singleLineBytes, tryParseJson } from './body-text.js';
 import { excerptOf, headBeforeCut, LOG_EXCERPT_CHARS, type Mask } from '../logging/outgoing-text.js';
-import { defineOpenedOnRead, setMember } from '../core/lazy-object.js';
+import { defineOpenedOnRead, keepMemberBytes, setMember } from '../core/lazy-object.js';
 
 /** Every stream's linger after its answer, on one timer: one per event-stream reply would be one timer per message. */
 const lingers = new DeadlineList();
@@ -328,12 +328,18 @@ function standIn(bytes: Buffer, scan: JsonScan): { value: JsonObject; line: Buff
   let whole: JsonObject | undefined;
   const wholeValue = () => (whole ??= JSON.parse(bytes.toString('utf8')) as JsonObject);
   const value: JsonObject = {};
+  const large = new Map<string, Buffer>();
   for (const member of scan.members) {
     const key = member.key!;
     // Defined, never assigned: a "__proto__" key is an own member, as JSON.parse makes it.
     if (member.small) setMember(value, key, member.value);
-    else defineOpenedOnRead(value, key, () => wholeValue()[key]);
+    else {
+      defineOpenedOnRead(value, key, () => wholeValue()[key]);
+      large.set(key, bytes.subarray(member.start, member.start + member.size));
+    }
   }
+  // A reader that must bound what it decodes (the members of an input_required result) looks first.
+  keepMemberBytes(value, (key) => large.get(key));
   return { value, line: bytes.subarray(scan.start, scan.end) };
 }
 

@@ -90,6 +90,8 @@ export interface SdkV2ServerOptions {
    * 'not-found' (404 with -32601) or 'header-mismatch' (400 with -32020). Default: the SDK's own -32022.
    */
   refuseInitialize?: 'not-found' | 'header-mismatch';
+  /** A tools/call of one of these tools is answered with the body its function makes (JSON), in front of the SDK: a server's reply no SDK would build. */
+  rawToolReplies?: Record<string, (id: unknown) => Buffer | string>;
 }
 
 /** The tool that asks the client to confirm (an MRTR elicitation) before it answers. */
@@ -350,6 +352,12 @@ export async function startSdkV2Server(options: SdkV2ServerOptions): Promise<Sdk
           ? [404, -32601, 'Method not found: initialize']
           : [400, -32020, 'Header mismatch: MCP-Protocol-Version is required'];
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: parsed.id ?? null, error: { code, message } }));
+      return;
+    }
+    const tool = (parsed as { params?: { name?: unknown } } | undefined)?.params?.name;
+    const raw = parsed?.method === 'tools/call' && typeof tool === 'string' ? options.rawToolReplies?.[tool] : undefined;
+    if (raw !== undefined) {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(raw(parsed!.id));
       return;
     }
     // The client going away is the cancellation (2026-07-28 transports §Cancellation): the SDK

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LISTEN_REOPEN_DELAYS_MS, MAX_INPUT_ROUNDS } from '../../../src/eras/era-translator.js';
+import { MAX_INPUT_REQUESTS_PER_ROUND } from '../../../src/eras/translate-messages.js';
 import { LARGE_LINE_BYTES } from '../../../src/stdio/line-reader.js';
 import { startInProcessBridge, waitForLog, type InProcessBridge } from '../../helpers/in-process-bridge.js';
 import { CONFIRM_STATE, CONFIRM_TOOL, startSdkV2Server, type SdkV2Server } from '../../helpers/sdk-v2-server.js';
@@ -26,6 +27,56 @@ const call = (id: number | string, name: string, args: Record<string, unknown> =
 });
 const cancelled = (requestId: number | string) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'user' } });
 const isBridgeRequest = (method: string) => (m: any) => m.method === method && typeof m.id === 'string' && m.id.startsWith('fenbs-mcp-');
+
+/** An input_required result of `count` roots/list input requests, as a server floods a client with. */
+function manyInputRequests(id: unknown, count: number): string {
+  const entries = Array.from({ length: count }, (_, i) => `"r${i}":{"method":"roots/list"}`);
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"resultType":"input_required","inputRequests":{${entries.join(',')}},"requestState":"s"}}`;
+}
+
+describe('an input_required result that asks for too many inputs at once', () => {
+  it.each([
+    [MAX_INPUT_REQUESTS_PER_ROUND + 1, 'just past the bound'],
+    [100_000, 'a 2.9 MB flood'],
+  ])(`answers %i input requests (%s) with one INPUT_REQUESTS_EXCEEDED error, asks the client nothing, and serves the next call`, async (count) => {
+    const server = await startSdkV2Server({ token: TOKEN, rawToolReplies: { tasks_flood: (id) => manyInputRequests(id, count) } });
+    const bridge = startInProcessBridge(['--url', server.url], { FENBS_TOKEN: TOKEN });
+    try {
+      bridge.send(initialize(0, { roots: {} }));
+      await bridge.reply(0);
+      bridge.send(initialized);
+      bridge.send(call(1, 'tasks_flood'));
+      const reply = await bridge.reply(1, 30_000);
+      expect(reply.error).toMatchObject({ code: -31023, data: { bridgeCode: 'INPUT_REQUESTS_EXCEEDED', limit: MAX_INPUT_REQUESTS_PER_ROUND } });
+      bridge.send(call(2, 'tasks_get', { ref: 'T-1' }));
+      expect((await bridge.reply(2)).result.content[0].text).toBe('Draft the release notes');
+      expect(bridge.lines.filter((line) => line.includes('roots/list'))).toEqual([]);
+      expect(bridge.lines).toHaveLength(3);
+    } finally {
+      bridge.kill();
+      await bridge.exited;
+      await server.close();
+    }
+  });
+
+  it(`still asks for ${MAX_INPUT_REQUESTS_PER_ROUND} inputs in one round`, async () => {
+    const server = await startSdkV2Server({ token: TOKEN, rawToolReplies: { tasks_flood: (id) => manyInputRequests(id, MAX_INPUT_REQUESTS_PER_ROUND) } });
+    const bridge = startInProcessBridge(['--url', server.url], { FENBS_TOKEN: TOKEN });
+    try {
+      bridge.send(initialize(0, { roots: {} }));
+      await bridge.reply(0);
+      bridge.send(initialized);
+      bridge.send(call(1, 'tasks_flood'));
+      await bridge.waitFor((m) => m.method === 'roots/list');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(bridge.lines.filter((line) => line.includes('"roots/list"'))).toHaveLength(MAX_INPUT_REQUESTS_PER_ROUND);
+    } finally {
+      bridge.kill();
+      await bridge.exited;
+      await server.close();
+    }
+  });
+});
 
 describe('the era translator against the SDK v2 server (legacy: reject)', () => {
   let server: SdkV2Server;
