@@ -67,3 +67,23 @@ export function shorten(text: string, maxChars: number): string {
   }
   return text;
 }
+
+/**
+ * What a terminal may obey inside a JSON line that JSON leaves raw (RFC 8259 §7 escapes only
+ * U+0000–U+001F): C1 controls, U+0080–U+009F (CSI U+009B and OSC U+009D are whole escape sequences
+ * to a terminal that reads 8-bit controls, ECMA-48 §5.3); the bidirectional marks, embeddings,
+ * overrides and isolates (Unicode UAX #9: U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069),
+ * which reorder what is shown around them; and the line and paragraph separators U+2028 and
+ * U+2029, which some terminals break a line at.
+ */
+const TERMINAL_UNSAFE_IN_JSON = /[\u0080-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * One JSON text as it may go to a terminal: each of those characters written as its `\uXXXX`
+ * escape. Valid JSON stays valid and means the same value: in JSON they can stand only inside a
+ * string, where the escape is the same character. Text without them is returned as it is.
+ */
+export function toTerminalJson(json: string): string {
+  TERMINAL_UNSAFE_IN_JSON.lastIndex = 0;
+  return TERMINAL_UNSAFE_IN_JSON.test(json) ? json.replace(TERMINAL_UNSAFE_IN_JSON, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`) : json;
+}

@@ -2,7 +2,7 @@
 
 import type { Writable } from 'node:stream';
 import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
-import { MAX_MESSAGE_CHARS, shorten, toTerminalLine } from '../core/terminal-text.js';
+import { MAX_MESSAGE_CHARS, shorten, toTerminalJson, toTerminalLine } from '../core/terminal-text.js';
 import { ArgumentError, buildArguments, parseArgsObject, parseAssignments, type Assignment } from './arguments.js';
 import { Interrupted, RpcError, ShellClient, type ClientOptions } from './client.js';
 import { createProgressView, type ProgressTarget } from './progress.js';
@@ -154,7 +154,9 @@ function usageFailure({ say, note }: Messages, error: ArgumentError): number {
 
 async function print(io: ShellIo, text: string): Promise<void> {
   if (text === '' || io.stdout.destroyed) return;
-  const line = text.endsWith('\n') ? text : `${text}\n`;
+  // --json to a terminal: JSON leaves C1 and bidi controls raw, and a terminal obeys them.
+  const shown = io.json && (io.stdout as { isTTY?: boolean }).isTTY === true ? toTerminalJson(text) : text;
+  const line = shown.endsWith('\n') ? shown : `${shown}\n`;
   // Back-pressure: a slow reader of stdout (a pager) is waited for, not buffered without bound; a
   // reader that went away (`| head -1`, EPIPE) ends the wait, and the error, which is not ours to report.
   if (io.stdout.write(line)) return;

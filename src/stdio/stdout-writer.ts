@@ -2,6 +2,7 @@
 
 import type { Writable } from 'node:stream';
 import type { Redactor } from '../logging/redactor.js';
+import { toTerminalJson } from '../core/terminal-text.js';
 import { LF } from '../core/bytes.js';
 
 /**
@@ -63,6 +64,9 @@ export function createMessageWriter(
   redact?: Redactor,
   maxPendingBytes = MAX_STDOUT_PENDING_BYTES,
 ): MessageWriter {
+  // Decided once: to a terminal, every line is made safe for it (toTerminalJson); to a pipe or a
+  // file, the bytes go as they are, at no cost per message.
+  const terminal = (output as { isTTY?: boolean }).isTTY === true;
   let closed = false;
   let drained: Promise<void> | undefined; // shared by every writer waiting for the same drain
   const close = (error: Error | undefined) => {
@@ -160,6 +164,7 @@ export function createMessageWriter(
       const raw: string | Buffer | undefined = serialised ?? JSON.stringify(message);
       if (raw === undefined) return false;
       line = redact === undefined ? raw : redact.maskMessageLine(raw, (id) => isOwnId(message, id));
+      if (terminal) line = toTerminalJson(line.toString());
     } catch {
       return false;
     }

@@ -38,6 +38,33 @@ describe('shell commands against the demo server', () => {
     ]);
   });
 
+  it('escapes C1 and bidi controls in --json output to a terminal, keeping the same JSON value', async () => {
+    const server = await startScriptedMcpServer({
+      'tools/list': () => ({
+        result: { tools: [{ name: 'evil\u009b2J', description: 'desc \u009d0;pwned\u0007 \u202eexe.txt \u2066', inputSchema: { type: 'object' } }] },
+      }),
+    });
+    const chunks: string[] = [];
+    const terminal = Object.assign(
+      new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          chunks.push(chunk.toString());
+          callback();
+        },
+      }),
+      { isTTY: true },
+    );
+    try {
+      const run = await runShell({ kind: 'tools' }, ['--url', server.url], { env, json: true, stdout: terminal });
+      expect(run.code).toBe(SHELL_EXIT.OK);
+      const printed = chunks.join('');
+      expect(printed).not.toMatch(/[\u0080-\u009f\u202a-\u202e\u2066-\u2069]/);
+      expect(JSON.parse(printed)[0]).toMatchObject({ name: 'evil\u009b2J', description: 'desc \u009d0;pwned\u0007 \u202eexe.txt \u2066' });
+    } finally {
+      await server.close();
+    }
+  });
+
   it('lists the tools as one JSON array with --json', async () => {
     const run = await runShell({ kind: 'tools' }, args, { env, json: true });
     const tools = JSON.parse(run.stdout);

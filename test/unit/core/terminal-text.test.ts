@@ -1,7 +1,8 @@
 // Text a server chose is shown on a terminal, never obeyed by it.
 
 import { describe, expect, it } from 'vitest';
-import { shorten, toTerminalLine, toTerminalText } from '../../../src/core/terminal-text.js';
+import fc from 'fast-check';
+import { shorten, toTerminalJson, toTerminalLine, toTerminalText } from '../../../src/core/terminal-text.js';
 
 /** True when `text` holds a character a terminal would act on; only line feed and tab when `keep` says so. */
 function holdsControl(text: string, keep = ''): boolean {
@@ -75,5 +76,36 @@ describe('shorten', () => {
     // Four code points in eight code units: within a limit of four.
     expect(shorten('😀😀😀😀', 4)).toBe('😀😀😀😀');
     expect(shorten('😀😀😀😀😀', 4)).toBe('😀😀😀…');
+  });
+});
+
+describe('toTerminalJson', () => {
+  const TERMINAL_UNSAFE = /[\u0080-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+  it('escapes C1 controls, bidi marks, overrides and isolates and line separators as \\u escapes: still JSON, the same value', () => {
+    const risky = fc.constantFrom('\u009b', '\u009d', '\u0085', '\u202e', '\u2066', '\u2069', '\u200f', '\u061c', '\u2028', 'a', 'é', '"', '\\', '\n');
+    const value = fc.letrec((tie) => ({
+      text: fc.string({ unit: fc.oneof(risky, fc.string({ minLength: 1, maxLength: 1 })), maxLength: 12 }),
+      json: fc.oneof(
+        { depthSize: 'small' },
+        tie('text'),
+        fc.integer(),
+        fc.array(tie('json'), { maxLength: 3 }),
+        fc.dictionary(tie('text') as fc.Arbitrary<string>, tie('json'), { maxKeys: 3 }),
+      ),
+    })).json;
+    fc.assert(
+      fc.property(value, (v) => {
+        const line = JSON.stringify(v);
+        const shown = toTerminalJson(line);
+        expect(JSON.parse(shown)).toEqual(JSON.parse(line));
+        expect(TERMINAL_UNSAFE.test(shown)).toBe(false);
+      }),
+      { numRuns: 500 },
+    );
+  });
+  it('returns text without them as it is', () => {
+    const line = '{"jsonrpc":"2.0","id":1,"result":{"text":"café"}}';
+    expect(toTerminalJson(line)).toBe(line);
+    expect(toTerminalJson('{"t":"a\u009b2Jb\u202ec"}')).toBe('{"t":"a\\u009b2Jb\\u202ec"}');
   });
 });

@@ -27,6 +27,23 @@ function collect(stream: PassThrough): () => string {
   return () => Buffer.concat(chunks).toString();
 }
 
+describe('createMessageWriter on a terminal', () => {
+  it('escapes C1 and bidi controls in every line to a terminal, and writes the same bytes to a pipe', async () => {
+    const text = 'csi \u009b2J osc \u009d0;title\u0007 rlo \u202e lri \u2066';
+    const message = { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text }] } };
+    const serialised = Buffer.from(JSON.stringify(message));
+    const terminal = Object.assign(new PassThrough(), { isTTY: true });
+    const shown = collect(terminal);
+    await createMessageWriter(terminal, () => undefined).write(message, serialised);
+    expect(shown()).not.toMatch(/[\u0080-\u009f\u202a-\u202e\u2066-\u2069]/);
+    expect(JSON.parse(shown())).toEqual(message);
+    const pipe = new PassThrough();
+    const piped = collect(pipe);
+    await createMessageWriter(pipe, () => undefined).write(message, serialised);
+    expect(piped()).toBe(`${serialised.toString()}\n`);
+  });
+});
+
 describe('createMessageWriter', () => {
   it('writes each message as one line, a given serialisation as is, strings and Buffers alike', async () => {
     const output = new PassThrough();
