@@ -33,6 +33,8 @@ export class PasteJoiner {
   #held: string[] = [];
   #bytes = 0;
   #state: ScanState = { depth: 0, inString: false, escaped: false };
+  /** Past a value over the bounds: the rest of that paste, scanned to its end and dropped (see push). */
+  #skipping: ScanState | undefined;
 
   constructor(maxBytes: number, maxLines = MAX_JOINED_LINES) {
     this.#maxBytes = maxBytes;
@@ -46,6 +48,19 @@ export class PasteJoiner {
 
   /** Takes one line; returns what goes on now (nothing while a value is still open). */
   push(text: string): Joined[] {
+    if (this.#skipping !== undefined) {
+      // The rest of a paste already answered as too long gets no answer of its own, line by line:
+      // it ends where its brackets close, or where a line starts a new value at its first column
+      // (a pretty-printed value's own lines are indented), which is then read afresh.
+      const start = text[0];
+      if (start !== '{' && start !== '[') {
+        this.#skipping = scan(text, this.#skipping);
+        if (this.#skipping.depth > 0 || this.#skipping.inString) return [];
+        this.#skipping = undefined;
+        return [];
+      }
+      this.#skipping = undefined;
+    }
     if (!this.holding) {
       const start = text.trimStart()[0];
       if (start !== '{' && start !== '[') return [{ kind: 'line', text }];
@@ -60,7 +75,9 @@ export class PasteJoiner {
     this.#bytes += Buffer.byteLength(text) + 1;
     if (this.#held.length > this.#maxLines || this.#bytes > this.#maxBytes) {
       const tooLong: Joined = { kind: 'too-long', lines: this.#held.length, bytes: this.#bytes };
+      const state = scan(text, this.#state);
       this.#reset();
+      if (state.depth > 0 || state.inString) this.#skipping = state;
       return [tooLong];
     }
     this.#state = scan(text, this.#state);
@@ -70,6 +87,7 @@ export class PasteJoiner {
 
   /** Hands on what is held, as one line (stdin ended, or a line of another kind came). */
   flush(): Joined[] {
+    this.#skipping = undefined;
     if (!this.holding) return [];
     const text = this.#held.join('\n');
     this.#reset();

@@ -76,8 +76,17 @@ describe('pretty-printed JSON on stdin', () => {
     });
     expect(replies[0]).toMatchObject({ id: null, error: { code: -32600, data: { bridgeCode: 'LINE_TOO_LONG', limit: 256 } } });
     expect(replies.filter((reply) => reply.error?.data?.bridgeCode === 'LINE_TOO_LONG')).toHaveLength(1);
-    // The rest of that value is read as lines of its own; the next message is the bridge's business again.
+    // The rest of that value is skipped to where its brackets close; the next message is the bridge's business again.
     expect(replies.at(-1).id).toBe(7);
+  });
+
+  it('answers a pretty-printed paste over --max-line-bytes exactly once, however many lines it has left, and serves the next message', async () => {
+    const params = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`key${i}`, `a value of some length, number ${i}`]));
+    const paste = JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'tasks_get', arguments: params } }, null, 2);
+    const { replies } = await bridgeOver(`${paste}\n{"jsonrpc":"2.0","id":7,"method":"ping"}\n`, true, { maxLineBytes: '1024' });
+    expect(replies).toHaveLength(2);
+    expect(replies[0]).toMatchObject({ error: { data: { bridgeCode: 'LINE_TOO_LONG' } } });
+    expect(replies[1].id).toBe(7);
   });
 
   it('stays one message per line through a pipe: each line that is no whole message is answered on its own', async () => {

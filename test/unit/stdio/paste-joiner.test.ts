@@ -51,4 +51,31 @@ describe('PasteJoiner', () => {
     expect(joinAll(['[', '1,', '2,', '3,'])).toHaveLength(1);
     expect([...lines.push('['), ...lines.push('1,'), ...lines.push('2,'), ...lines.push('3,')]).toEqual([{ kind: 'too-long', lines: 4, bytes: 10 }]);
   });
+
+  it('answers a paste over the limit once: the rest of it, to where its brackets close, gets no answer line by line', () => {
+    const joiner = new PasteJoiner(200);
+    const paste = [
+      '{',
+      '  "jsonrpc": "2.0",',
+      '  "id": 7,',
+      '  "method": "tools/call",',
+      '  "params": {',
+      ...Array.from({ length: 140 }, (_, i) => `    "k${i}": "value number ${i}",`),
+      '    "last": "}"',
+      '  }',
+      '}',
+    ];
+    const out = paste.flatMap((line) => joiner.push(line));
+    expect(out).toEqual([expect.objectContaining({ kind: 'too-long' })]);
+    expect(joiner.push('{"jsonrpc":"2.0","id":8,"method":"ping"}')).toEqual([{ kind: 'line', text: '{"jsonrpc":"2.0","id":8,"method":"ping"}' }]);
+  });
+
+  it('ends the skip of a paste that never closes at a line that starts a new value at its first column', () => {
+    const joiner = new PasteJoiner(30);
+    const out = ['[', '  "0123456789",', '  "0123456789",', '  "0123456789",', '  ["never closed"'].flatMap((line) => joiner.push(line));
+    expect(out).toHaveLength(1);
+    expect(joiner.push('  "still the old paste"')).toEqual([]);
+    expect(joiner.push('{"id":9}')).toEqual([{ kind: 'line', text: '{"id":9}' }]);
+    expect(joiner.push('plain')).toEqual([{ kind: 'line', text: 'plain' }]);
+  });
 });
