@@ -8,6 +8,7 @@ import { Interrupted, RpcError, ShellClient, type ClientOptions } from './client
 import { createProgressView, type ProgressTarget } from './progress.js';
 import { renderCallResult, renderPromptResult, renderPrompts, renderReadResult, renderResources, renderTools, MAX_NAME_CHARS } from './render.js';
 import { checkArguments } from './schema-check.js';
+import { jsonText } from './json-text.js';
 import { toolFilterRefusal } from '../bridge.js';
 import { maskUrl } from '../logging/redactor.js';
 
@@ -109,7 +110,7 @@ export async function runShellCommand(command: ShellCommand, client: ClientOptio
         return await printList(connection, io, 'prompts/list', 'prompts', renderPrompts, say);
       case 'read': {
         const result = await connection.request('resources/read', { uri: command.uri }, { signal: io.interrupt });
-        await print(io, io.json ? JSON.stringify(result) : renderReadResult(result));
+        await print(io, io.json ? jsonText(result) : renderReadResult(result));
         return SHELL_EXIT.OK;
       }
       case 'prompt':
@@ -193,7 +194,7 @@ async function printList(
   say: (line: string) => void,
 ): Promise<number> {
   const items = await listAll(connection, method, key, io, say);
-  await print(io, io.json ? JSON.stringify(items) : render(items));
+  await print(io, io.json ? jsonText(items) : render(items));
   return SHELL_EXIT.OK;
 }
 
@@ -236,12 +237,12 @@ async function callTool(connection: ShellClient, name: string, given: Given, io:
     say(
       `${name} asks for input (${Object.keys(isJsonObject(result.inputRequests) ? result.inputRequests : {}).join(', ') || 'a follow-up request'}), which shell commands cannot answer; use an MCP client`,
     );
-    if (io.json) await print(io, JSON.stringify(result));
+    if (io.json) await print(io, jsonText(result));
     return SHELL_EXIT.FAILED;
   }
   const failed = result.isError === true;
   if (io.json) {
-    await print(io, JSON.stringify(result));
+    await print(io, jsonText(result));
   } else if (failed) {
     say(`${name} reported an error:`);
     // The result's text, escaped by the renderer as on stdout.
@@ -275,7 +276,7 @@ async function getPrompt(connection: ShellClient, name: string, given: Given, io
     return SHELL_EXIT.USAGE;
   }
   const result = await connection.request('prompts/get', { name, arguments: args }, { signal: io.interrupt });
-  await print(io, io.json ? JSON.stringify(result) : renderPromptResult(result));
+  await print(io, io.json ? jsonText(result) : renderPromptResult(result));
   return SHELL_EXIT.OK;
 }
 

@@ -1,5 +1,6 @@
 // What shell commands print for people: one line per tool, resource or prompt; a result's text, other content summarized.
 
+import { DEEPER, MAX_SHOWN_DEPTH, shownWithin } from './json-text.js';
 import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
 import { shorten, toTerminalLine, toTerminalText } from '../core/terminal-text.js';
 
@@ -116,7 +117,11 @@ function sizeOfBase64(data: unknown): string {
 export function renderCallResult(result: JsonObject): string {
   const content = Array.isArray(result.content) ? result.content : [];
   // JSON escapes C0 controls but leaves C1, separators and bidi controls as they are.
-  if (content.length === 0 && result.structuredContent !== undefined) return toTerminalText(JSON.stringify(result.structuredContent, null, 2));
+  if (content.length === 0 && result.structuredContent !== undefined) {
+    const { shown, cut } = shownWithin(result.structuredContent);
+    const note = cut ? `\n(nested deeper than ${MAX_SHOWN_DEPTH} levels: the deeper parts are shown as ${DEEPER}; --json prints all of it)` : '';
+    return `${toTerminalText(JSON.stringify(shown, null, 2))}${note}`;
+  }
   return content.map(renderContent).join('\n');
 }
 

@@ -1,6 +1,7 @@
 // Checks arguments against a tool's inputSchema (required, type, enum, bounds, nested properties and items) before anything is sent.
 
 import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
+import { jsonText, shownWithin } from './json-text.js';
 
 /** Nesting followed into `properties` and `items`; deeper values are left to the server. */
 export const MAX_SCHEMA_DEPTH = 16;
@@ -63,9 +64,10 @@ function problemOf(schema: unknown, value: unknown): string | undefined {
     typeof schema.type === 'string' ? [schema.type] : Array.isArray(schema.type) ? schema.type.filter((type): type is string => typeof type === 'string') : [];
   if (types.length > 0 && !types.some((type) => hasType(value, type))) return `must be ${types.join(' or ')}, got ${describe(value)}`;
   if (Array.isArray(schema.enum) && !schema.enum.some((allowed) => sameJson(allowed, value))) {
-    return `must be one of ${schema.enum.map((allowed) => JSON.stringify(allowed)).join(', ')}, got ${describe(value)}`;
+    return `must be one of ${schema.enum.map((allowed) => JSON.stringify(shownWithin(allowed, MAX_SCHEMA_DEPTH).shown)).join(', ')}, got ${describe(value)}`;
   }
-  if ('const' in schema && !sameJson(schema.const, value)) return `must be ${JSON.stringify(schema.const)}, got ${describe(value)}`;
+  if ('const' in schema && !sameJson(schema.const, value))
+    return `must be ${JSON.stringify(shownWithin(schema.const, MAX_SCHEMA_DEPTH).shown)}, got ${describe(value)}`;
   return undefined;
 }
 
@@ -126,10 +128,10 @@ function hasType(value: unknown, type: string): boolean {
 
 function describe(value: unknown): string {
   const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value === 'number' && Number.isInteger(value) ? 'integer' : typeof value;
-  const shown = JSON.stringify(value);
+  const shown = jsonText(shownWithin(value, MAX_SCHEMA_DEPTH).shown);
   return kind === 'object' || kind === 'array' || kind === 'null' ? kind : `${kind} ${shown.length > 40 ? `${shown.slice(0, 37)}...` : shown}`;
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  return jsonText(a) === jsonText(b);
 }

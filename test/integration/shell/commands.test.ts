@@ -10,6 +10,8 @@ import { startDemoServer, type DemoServer } from '../../../src/demo/demo-server.
 import { MAX_LIST_PAGES, SHELL_EXIT } from '../../../src/shell/commands.js';
 import { MAX_MESSAGE_CHARS, toTerminalLine, toTerminalText } from '../../../src/core/terminal-text.js';
 import { runShell } from '../../helpers/in-process-shell.js';
+import { sendJson, startMcpServer } from '../../helpers/hardening-servers.js';
+import { MAX_SHOWN_DEPTH } from '../../../src/shell/json-text.js';
 import { startScriptedMcpServer } from '../../helpers/scripted-mcp-server.js';
 import { startSdkV1Server, type SdkV1Server } from '../../helpers/sdk-v1-server.js';
 import { startSdkV2Server, TASKS, type SdkV2Server } from '../../helpers/sdk-v2-server.js';
@@ -60,6 +62,36 @@ describe('shell commands against the demo server', () => {
       const printed = chunks.join('');
       expect(printed).not.toMatch(/[\u0080-\u009f\u202a-\u202e\u2066-\u2069]/);
       expect(JSON.parse(printed)[0]).toMatchObject({ name: 'evil\u009b2J', description: 'desc \u009d0;pwned\u0007 \u202eexe.txt \u2066' });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('prints a 100,000-level structuredContent cut to MAX_SHOWN_DEPTH with a note, and whole with --json, without overflowing the stack', async () => {
+    const depth = 100_000;
+    const deep = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+    const server = await startMcpServer({
+      route: ({ res, message }) => {
+        if (message?.method === 'tools/list') {
+          sendJson(res, 200, { jsonrpc: '2.0', id: message.id, result: { tools: [{ name: 'deep', inputSchema: { type: 'object' } }] } });
+          return true;
+        }
+        if (message?.method !== 'tools/call') return false;
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[],"structuredContent":${deep}}}`);
+        return true;
+      },
+    });
+    try {
+      const shown = await runShell({ kind: 'call', name: 'deep', assignments: [] }, ['--url', server.url.href], { env });
+      expect(shown.stderr).toBe('');
+      expect(shown.code).toBe(SHELL_EXIT.OK);
+      expect(shown.stdout).toContain(`(nested deeper than ${MAX_SHOWN_DEPTH} levels: the deeper parts are shown as …; --json prints all of it)`);
+      expect(shown.stdout.split('\n').length).toBeLessThan(MAX_SHOWN_DEPTH * 2 + 10);
+      const json = await runShell({ kind: 'call', name: 'deep', assignments: [] }, ['--url', server.url.href], { env, json: true });
+      expect(json.code).toBe(SHELL_EXIT.OK);
+      expect(json.stdout.trim()).toBe(`{"content":[],"structuredContent":${deep}}`);
     } finally {
       await server.close();
     }

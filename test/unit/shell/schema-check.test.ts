@@ -133,3 +133,15 @@ describe('acceptsValue', () => {
     expect(acceptsValue('not a schema', 1)).toBe(true);
   });
 });
+
+describe('checkArguments with a schema nested 100,000 levels deep', () => {
+  it('says what a deep const or enum must be, cut to a readable depth, without overflowing the stack', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = { a: deep };
+    const report = checkArguments({ type: 'object', properties: { x: { const: deep }, y: { enum: [deep] } } }, { x: 1, y: 2 });
+    expect(report.errors).toHaveLength(2);
+    expect(report.errors[0]).toMatch(/^argument "x" must be \{"a":\{"a":.*"…"\}+, got integer 1$/);
+    expect(report.errors[0]!.length).toBeLessThan(1000);
+    expect(checkArguments({ type: 'object', properties: { x: { const: deep } } }, { x: deep }).errors).toEqual([]);
+  });
+});
