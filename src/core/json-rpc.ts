@@ -105,8 +105,19 @@ function checkMessage(value: unknown, body: RequestBody): IncomingMessage | { pr
   const usableId = isUsableId(value.id) ? value.id : null;
   if (value.jsonrpc !== '2.0') return { problem: 'jsonrpc must be "2.0"', id: usableId };
   const hasId = 'id' in value;
-  if (hasId && usableId === null) {
-    return { problem: 'id must be a string or an integer', id: null };
+  // An integer past 2^53 (a Go or Java server's int64 id) is a usable id of a response: the
+  // client's answer to that server's request goes on as the line it came in, the number's digits
+  // untouched, and nothing here needs its value. A request's id is answered by the bridge itself,
+  // which can write back exactly only what a double holds.
+  const responseWithLargeId = usableId === null && typeof value.id === 'number' && Number.isInteger(value.id) && !('method' in value);
+  if (hasId && usableId === null && !responseWithLargeId) {
+    return {
+      problem:
+        typeof value.id === 'number' && Number.isInteger(value.id)
+          ? 'a request id must be a string or an integer of at most 2^53 in magnitude (the bridge answers under ids it can write back exactly)'
+          : 'id must be a string or an integer',
+      id: null,
+    };
   }
   if ('method' in value) {
     if (typeof value.method !== 'string') return { problem: 'method must be a string', id: usableId };
@@ -117,8 +128,8 @@ function checkMessage(value: unknown, body: RequestBody): IncomingMessage | { pr
     return { kind: 'notification', method: value.method, message: value, body };
   }
   // No method: a response to a request the server sent (legacy sampling, elicitation, roots, ping).
-  if (usableId !== null && 'result' in value !== 'error' in value) {
-    return { kind: 'response', id: usableId, message: value, body };
+  if ((usableId !== null || responseWithLargeId) && 'result' in value !== 'error' in value) {
+    return { kind: 'response', id: usableId ?? (value.id as number), message: value, body };
   }
   return { problem: 'not a request, notification or response', id: usableId };
 }
