@@ -113,6 +113,10 @@ function addConnectionOptions(command: Command): Command {
       collect,
     )
     .option('--oauth-client-key <pem>', 'OAuth: authenticate the client with this private key (private_key_jwt, RFC 7523) instead of a secret')
+    .option(
+      '--oauth-allow-private-network',
+      'OAuth: let the server name an authorization server on a private, loopback or link-local address when the MCP server is not on one (never a cloud metadata address)',
+    )
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (env FENBS_MCP_LOG_LEVEL, default info)'))
     .option('--log-format <format>', 'json or pretty: how stderr shows the logs (default: pretty on a terminal, json otherwise)')
     .option('--log-file <path>', 'also append the logs to this file (always JSON)')

@@ -46,6 +46,8 @@ export interface OAuthSettings {
   readonly authorizeParams: readonly (readonly [string, string])[];
   /** A private key for private_key_jwt client authentication (`--oauth-client-key`, RFC 7523 §2.2). */
   readonly clientKey: ClientKey | undefined;
+  /** `--oauth-allow-private-network`: an authorization server on a private network is used on purpose (never a cloud metadata address). */
+  readonly allowPrivateNetwork: boolean;
 }
 
 /** A checked private key for signing client assertions; the PEM text is a secret of the run. */
@@ -96,6 +98,7 @@ export interface OAuthRawOptions {
   oauthNoResource?: boolean | undefined;
   oauthAuthorizeParam?: string[] | undefined;
   oauthClientKey?: string | undefined;
+  oauthAllowPrivateNetwork?: boolean | undefined;
 }
 
 function wholeNumber(raw: string, option: string, min: number, max: number): number {
@@ -190,6 +193,7 @@ export function parseOAuthSettings(
     resource: parseResource(options),
     authorizeParams: Object.freeze((options.oauthAuthorizeParam ?? []).map(parseAuthorizeParam)),
     clientKey,
+    allowPrivateNetwork: options.oauthAllowPrivateNetwork === true,
   });
 }
 

@@ -7,6 +7,8 @@ import type { Logger } from '../logging/logger.js';
 import { registerSecret, type Redactor } from '../logging/redactor.js';
 import type { Dispatcher } from '../http/undici-parts.js';
 import type { OAuthCredential } from './oauth/oauth-credential.js';
+import type { AddressGuard } from './oauth/address-guard.js';
+import { createDispatcher, remoteOptionsOf } from '../http/dispatcher.js';
 
 export interface CredentialDeps {
   env: Readonly<Record<string, string | undefined>>;
@@ -101,6 +103,7 @@ export async function createOAuthCredential(config: BridgeConfig, deps: Credenti
   // Loaded here, not at the top: a run with a token never needs the OAuth client, and its code
   // (oauth4webapi, the callback server) would otherwise be read and compiled at every start.
   const { OAuthCredential } = await import('./oauth/oauth-credential.js');
+  const { guard, dispatcher } = await guardedOAuthDispatcher(config, deps.env);
   return new OAuthCredential({
     url: config.url,
     allowHttp: config.allowHttp,
@@ -109,7 +112,24 @@ export async function createOAuthCredential(config: BridgeConfig, deps: Credenti
     env: deps.env,
     registerSecret: (secret) => void deps.redact.add(secret),
     mask: deps.redact,
-    dispatcher: deps.dispatcher,
+    dispatcher,
+    addressGuard: guard,
+    closeDispatcher: true,
     writeStderr: deps.writeStderr ?? (() => undefined),
   });
+}
+
+/**
+ * The dispatcher OAuth requests go through: the run's settings (proxy, CA store, client
+ * certificate, timeouts), with every name resolved through the address guard at connect time, so
+ * an authorization server can point the bridge at no address of the user's own network. A proxy
+ * resolves names itself: then an IP address in the URL is still checked, before connecting.
+ */
+export async function guardedOAuthDispatcher(
+  config: BridgeConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<{ guard: AddressGuard; dispatcher: Dispatcher }> {
+  const { createAddressGuard } = await import('./oauth/address-guard.js');
+  const guard = createAddressGuard(config.url, config.oauth.allowPrivateNetwork);
+  return { guard, dispatcher: createDispatcher({ ...remoteOptionsOf(config, env), lookup: guard.lookup }) };
 }

@@ -2,14 +2,13 @@
 
 import type { BridgeConfig } from '../config/config.js';
 import type { Credential } from '../core/credential.js';
-import { staticCredential } from '../credentials/create-credential.js';
+import { guardedOAuthDispatcher, staticCredential } from '../credentials/create-credential.js';
 import { pino } from 'pino';
 import { isBridgeError } from '../core/errors.js';
 import { toTerminalLine } from '../core/terminal-text.js';
 import { discover, NO_CHALLENGE, reasonOf } from '../credentials/oauth/discovery.js';
 import { createOAuthHttp } from '../credentials/oauth/http.js';
 import { cachedState, createTokenStore, OAuthCredential } from '../credentials/oauth/oauth-credential.js';
-import { createRunDispatcher } from '../connection.js';
 import type { Redactor } from '../logging/redactor.js';
 
 /** How long doctor's grant check may take (discovery and one token request). */
@@ -93,11 +92,12 @@ export async function oauthGrantCheck(
 ): Promise<{ name: string; ok: boolean; detail: string; hint?: string } | undefined> {
   const grant = config.oauth.grant;
   if (config.credential.kind !== 'none' || grant === 'authorization-code') return undefined;
-  const dispatcher = createRunDispatcher(config, env);
+  // Through the same address guard as the bridge's sign-in: doctor reaches no address it would not.
+  const { guard, dispatcher } = await guardedOAuthDispatcher(config, env);
   const signal = AbortSignal.timeout(DOCTOR_GRANT_TIMEOUT_MS);
   try {
     if (grant === 'device-code') {
-      const { as } = await discover(createOAuthHttp(dispatcher, config.allowHttp), config.url, NO_CHALLENGE, signal, {
+      const { as } = await discover(createOAuthHttp(dispatcher, config.allowHttp, guard), config.url, NO_CHALLENGE, signal, {
         issuer: config.oauth.issuer,
         grant: config.oauth.grant,
         mask: redact,
@@ -124,6 +124,7 @@ export async function oauthGrantCheck(
       registerSecret: (secret) => void redact.add(secret),
       mask: redact,
       dispatcher,
+      addressGuard: guard,
       writeStderr: () => undefined,
     });
     try {

@@ -53,6 +53,10 @@ const VALUE_OPTIONS = new Set([
   'oauth-issuer',
   'oauth-callback-port',
   'oauth-login-timeout',
+  'oauth-scope',
+  'oauth-resource',
+  'oauth-authorize-param',
+  'oauth-client-key',
 ]);
 
 /** The CLI's argv (the subset the bridge takes) as the options commander would hand over. */
@@ -62,12 +66,19 @@ export function toRawOptions(args: readonly string[]): RawOptions {
     const arg = args[i]!;
     const name = arg === '-H' ? 'header' : arg.replace(/^--/, '');
     const key = name.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
-    if (name === 'allow-http' || name === 'oauth-device-code' || name === 'oauth-client-credentials' || name === 'use-system-ca') {
+    if (
+      name === 'allow-http' ||
+      name === 'oauth-device-code' ||
+      name === 'oauth-client-credentials' ||
+      name === 'use-system-ca' ||
+      name === 'oauth-no-resource' ||
+      name === 'oauth-allow-private-network'
+    ) {
       options[key] = true;
     } else if (VALUE_OPTIONS.has(name)) {
       const value = args[++i];
       if (value === undefined) throw new Error(`${arg} needs a value`);
-      const repeatable = name === 'header' || name === 'allow-tools' || name === 'deny-tools';
+      const repeatable = name === 'header' || name === 'allow-tools' || name === 'deny-tools' || name === 'oauth-authorize-param';
       options[key] = repeatable ? [...((options[key] as string[] | undefined) ?? []), value] : value;
     } else {
       throw new Error(`the in-process bridge does not take ${arg}`);

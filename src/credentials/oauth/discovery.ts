@@ -7,6 +7,7 @@ import { toTerminalLine } from '../../core/terminal-text.js';
 import { terminalExcerptOf, type Mask } from '../../logging/outgoing-text.js';
 import { openableUrlProblem, UNOPENABLE_HINT } from './browser.js';
 import { oauthUrlRefusal, RefusedOAuthUrlError, type OAuthHttp } from './http.js';
+import { RefusedAddressError } from './address-guard.js';
 import { toBridgeError } from '../../http/failures.js';
 import type { OAuthGrant } from '../../config/oauth-settings.js';
 
@@ -115,7 +116,7 @@ async function* answersFrom(
       response = await get(http, url, signal);
     } catch (error) {
       // A URL the rule refuses is an answer about the server, not one URL of several that failed.
-      if (signal.aborted || error instanceof RefusedOAuthUrlError) throw error;
+      if (signal.aborted || error instanceof RefusedOAuthUrlError || error instanceof RefusedAddressError) throw error;
       if (server !== undefined && url.origin === server.origin) {
         const failure = toBridgeError(error, undefined, { url: server });
         if (failure.context.neverSent === true) throw failure;

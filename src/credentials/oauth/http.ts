@@ -4,6 +4,7 @@ import { allowInsecureRequests, customFetch } from 'oauth4webapi';
 import type { Dispatcher } from '../../http/undici-parts.js';
 import { isServerLoopbackHost } from '../../core/hosts.js';
 import { BridgeError } from '../../core/errors.js';
+import { RefusedAddressError, type AddressGuard } from './address-guard.js';
 import { maskUrl } from '../../logging/redactor.js';
 import { toTerminalLine } from '../../core/terminal-text.js';
 
@@ -65,25 +66,36 @@ export interface OAuthHttp {
  * connecting. The dispatcher follows no redirect: a 3xx comes back as it is, and oauth4webapi and
  * discovery treat it as a failure, so no answer can move a request to another host or to http.
  */
-export function createOAuthHttp(dispatcher: Dispatcher, allowHttp: boolean): OAuthHttp {
+/**
+ * `guard`, when given, keeps every request off the addresses the server may not point the bridge
+ * at: an IP address in the URL is checked here, before connecting; a name, where `dispatcher`
+ * resolves it at connect time (a dispatcher made with the guard's lookup).
+ */
+export function createOAuthHttp(dispatcher: Dispatcher, allowHttp: boolean, guard?: AddressGuard): OAuthHttp {
   const http: OAuthHttp = {
     allowHttp,
     fetch: async (url, init) => {
       const target = new URL(url);
       const refused = oauthUrlRefusal(target, allowHttp);
       if (refused !== undefined) throw refused;
+      await guard?.checkUrl(target);
       const signals = [AbortSignal.timeout(OAUTH_REQUEST_TIMEOUT_MS), ...(init.signal === undefined ? [] : [init.signal])];
       const headers: Record<string, string> = {};
       new Headers(init.headers).forEach((value, name) => (headers[name] = value));
       const body = init.body === undefined || init.body === null ? undefined : init.body.toString();
-      const response = await dispatcher.request({
-        origin: target.origin,
-        path: `${target.pathname}${target.search}`,
-        method: init.method ?? 'GET',
-        headers,
-        ...(body === undefined ? {} : { body }),
-        signal: AbortSignal.any(signals),
-      });
+      const response = await dispatcher
+        .request({
+          origin: target.origin,
+          path: `${target.pathname}${target.search}`,
+          method: init.method ?? 'GET',
+          headers,
+          ...(body === undefined ? {} : { body }),
+          signal: AbortSignal.any(signals),
+        })
+        .catch((error: unknown) => {
+          // A refusal from the guard's lookup, at connect time, is the answer, not a network failure.
+          throw refusalIn(error) ?? error;
+        });
       const chunks: Buffer[] = [];
       let size = 0;
       for await (const chunk of response.body as AsyncIterable<Buffer>) {
@@ -109,4 +121,12 @@ export function createOAuthHttp(dispatcher: Dispatcher, allowHttp: boolean): OAu
     },
   };
   return http;
+}
+
+/** The guard's refusal in an error or its causes, if it is one. */
+function refusalIn(error: unknown): RefusedAddressError | undefined {
+  for (let cause = error, depth = 0; cause !== undefined && cause !== null && depth < 8; cause = (cause as { cause?: unknown }).cause, depth++) {
+    if (cause instanceof RefusedAddressError) return cause;
+  }
+  return undefined;
 }

@@ -4,6 +4,7 @@ import { homedir } from 'node:os';
 import type { Credential, CredentialChallenge } from '../../core/credential.js';
 import { BridgeError, isBridgeError } from '../../core/errors.js';
 import type { Logger } from '../../logging/logger.js';
+import type { AddressGuard } from './address-guard.js';
 import { createRedactor, maskUrl } from '../../logging/redactor.js';
 import type { Mask } from '../../logging/outgoing-text.js';
 import { toTerminalLine } from '../../core/terminal-text.js';
@@ -71,6 +72,10 @@ export interface OAuthCredentialOptions {
    */
   mask?: Mask;
   dispatcher: Dispatcher;
+  /** Keeps requests off addresses the server may not point the bridge at (see address-guard.ts). */
+  addressGuard?: AddressGuard;
+  /** The dispatcher is this credential's own: destroyed when it closes. */
+  closeDispatcher?: boolean;
   /** Writes text on stderr as is (the sign-in URL, for headless machines and remote shells). */
   writeStderr: (text: string) => void;
   /** Seams for tests; the real ones otherwise. */
@@ -162,7 +167,7 @@ export class OAuthCredential implements Credential {
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.store = createTokenStore(options.url, options.env, options.home, (message) => options.logger.warn(message));
-    const http = createOAuthHttp(options.dispatcher, options.allowHttp);
+    const http = createOAuthHttp(options.dispatcher, options.allowHttp, options.addressGuard);
     const platform = options.platform ?? process.platform;
     // Without the run's mask, what the authorization server says is masked of every secret this
     // credential registered (the ones it could echo back), before it is cut into a message.
@@ -266,6 +271,8 @@ export class OAuthCredential implements Credential {
 
   close(): Promise<void> {
     this.#closing.abort(new BridgeError('SHUTTING_DOWN', 'the bridge is shutting down; the sign-in was abandoned'));
+    // Destroyed, not closed: nothing of the run may wait on an authorization server once it is over.
+    if (this.#options.closeDispatcher === true) void this.#options.dispatcher.destroy().catch(() => undefined);
     return Promise.resolve();
   }
 
