@@ -67,6 +67,10 @@ export function createMessageWriter(
   // Decided once: to a terminal, every line is made safe for it (toTerminalJson); to a pipe or a
   // file, the bytes go as they are, at no cost per message.
   const terminal = (output as { isTTY?: boolean }).isTTY === true;
+  // The message being masked, for the one check of whether an id is the client's own: one
+  // function for the writer's life, not a closure per message on the hot path.
+  let writing: unknown;
+  const isOwnIdOfWriting = (id: string) => isOwnId(writing, id);
   let closed = false;
   let drained: Promise<void> | undefined; // shared by every writer waiting for the same drain
   const close = (error: Error | undefined) => {
@@ -163,7 +167,8 @@ export function createMessageWriter(
       // JSON.stringify(undefined) is undefined, whatever its type says.
       const raw: string | Buffer | undefined = serialised ?? JSON.stringify(message);
       if (raw === undefined) return false;
-      line = redact === undefined ? raw : redact.maskMessageLine(raw, (id) => isOwnId(message, id));
+      writing = message;
+      line = redact === undefined ? raw : redact.maskMessageLine(raw, isOwnIdOfWriting);
       if (terminal) line = toTerminalJson(line.toString());
     } catch {
       return false;
