@@ -4,12 +4,15 @@ import { isUtf8 } from 'node:buffer';
 import { finished, type Readable } from 'node:stream';
 import { readableId, type NotUtf8Line } from './large-line.js';
 import { CR, LF } from '../core/bytes.js';
+import type { JsonRpcId } from '../core/json-rpc.js';
+import { idInHead, OVERSIZED_HEAD_BYTES } from './head-id.js';
 
 export type LineEvent =
   | { kind: 'line'; text: string }
   /** A line over LARGE_LINE_BYTES, neither decoded nor checked: its bytes as they came, without the trailing CR. */
   | { kind: 'large-line'; pieces: Buffer[]; bytes: number }
-  | { kind: 'oversized'; bytes: number }
+  /** A line over the limit; `id` its top-level id when that stood whole in its first OVERSIZED_HEAD_BYTES. */
+  | { kind: 'oversized'; bytes: number; id: JsonRpcId | undefined }
   /** Not UTF-8, so not decoded; `id` is the line's id when it can be read intact from the bytes (large-line.ts). */
   | NotUtf8Line;
 
@@ -170,8 +173,9 @@ class LineSplitter {
       if (!this.#skipping) {
         if (line.bytes + end - start > this.#maxLineBytes) {
           this.#skipping = true;
-          events.push({ kind: 'oversized', bytes: line.bytes + end - start });
-          line.take();
+          const bytes = line.bytes + end - start;
+          const head = firstBytes([...line.take(), chunk.subarray(start, end)], OVERSIZED_HEAD_BYTES);
+          events.push({ kind: 'oversized', bytes, id: idInHead(head) });
         } else if (end > start) {
           line.add(chunk.subarray(start, end));
         }
@@ -193,12 +197,25 @@ class LineSplitter {
     const line = this.#line;
     if (!this.#skipping && line.bytes > this.#maxLineBytes) {
       // Only the bytes held back as a possible BOM can get here unchecked.
-      return [{ kind: 'oversized', bytes: line.bytes }];
+      return [{ kind: 'oversized', bytes: line.bytes, id: undefined }];
     }
     if (this.#skipping || line.bytes === 0) return [];
     const event = line.end();
     return event === undefined ? [] : [event];
   }
+}
+
+/** The first `count` bytes of `pieces` (fewer when they hold fewer), copying no more than that. */
+function firstBytes(pieces: readonly Buffer[], count: number): Buffer {
+  const kept: Buffer[] = [];
+  let size = 0;
+  for (const piece of pieces) {
+    if (size >= count) break;
+    const part = piece.subarray(0, count - size);
+    kept.push(part);
+    size += part.length;
+  }
+  return Buffer.concat(kept, size);
 }
 
 /** The bytes of the line being read, as the pieces they arrived in. */

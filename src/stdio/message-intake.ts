@@ -43,8 +43,9 @@ export async function readMessages(options: IntakeOptions): Promise<'input-ended
   const takeLine = (event: LineEvent): Promise<void> | undefined => {
     if (event.kind === 'oversized') {
       logger.warn({ bytes: event.bytes, limit: maxLineBytes }, 'line over the limit; skipped');
+      // Under its id when its first bytes held it: the client waits for that id, not for null.
       return replyAll([
-        errorReply(null, -32600, `Invalid Request: the line is longer than ${maxLineBytes} bytes`, {
+        errorReply(event.id ?? null, -32600, `Invalid Request: the line is longer than ${maxLineBytes} bytes`, {
           bridgeCode: 'LINE_TOO_LONG',
           limit: maxLineBytes,
           hint: 'raise --max-line-bytes',

@@ -1,6 +1,7 @@
 // Shared suite: every stdin line that is not one JSON-RPC 2.0 message gets exactly the reply it should, and costs nothing else.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { OVERSIZED_HEAD_BYTES } from '../../src/stdio/head-id.js';
 import { startFaultServer, type FaultServer } from '../helpers/fault-server.js';
 import { expectCleanEnd, type BridgeMode, type RunningBridge } from '../helpers/bridge-mode.js';
 
@@ -66,7 +67,7 @@ const badLines: BadLine[] = [
   { title: 'a request whose params are a string', line: '{"jsonrpc":"2.0","id":"p","method":"ping","params":"x"}', ids: ['p'] },
   { title: 'a request whose params are null', line: '{"jsonrpc":"2.0","id":"pn","method":"ping","params":null}', ids: ['pn'] },
   { title: 'a message that is neither request, notification nor response', line: '{"jsonrpc":"2.0","id":"what"}', ids: ['what'] },
-  { title: 'a line one byte over --max-line-bytes', line: requestOfBytes('too-long', MAX_LINE_BYTES + 1), ids: [null] },
+  { title: 'a line one byte over --max-line-bytes', line: requestOfBytes('too-long', MAX_LINE_BYTES + 1), ids: ['too-long'] },
   // A raw NUL (any control character) may not stand in a JSON string (RFC 8259 §7): not JSON, so no id is read.
   {
     title: 'a request with a raw NUL in a string',
@@ -226,9 +227,28 @@ export function defineLinesSuite(mode: BridgeMode): void {
       bridge.send(requestOfBytes('big-2', MAX_LINE_BYTES + 1));
       bridge.send({ jsonrpc: '2.0', id: 'after', method: 'ping' });
       await Promise.all([bridge.reply('before'), bridge.reply('after')]);
+      // Each under its id, read from the line's first bytes: the client waits for that id.
+      expect(await bridge.reply('big-1')).toEqual(errorLine('big-1', INVALID_REQUEST));
+      expect(await bridge.reply('big-2')).toEqual(errorLine('big-2', INVALID_REQUEST));
       const replies = await allReplies();
-      expect(replies.filter((reply) => reply.id === null)).toEqual([errorLine(null, INVALID_REQUEST), errorLine(null, INVALID_REQUEST)]);
+      expect(replies.filter((reply) => reply.error?.data?.bridgeCode === 'LINE_TOO_LONG')).toHaveLength(2);
       expect(server.requests.map((request) => request.id).sort()).toEqual(['after', 'before']);
+    });
+
+    it('answers an oversized line under its numeric id, and with id null when the id stands only past the bytes kept to find it', async () => {
+      bridge.send(requestOfBytes('x', MAX_LINE_BYTES * 2).replace('"id":"x"', '"id":7'));
+      expect(await bridge.reply(7)).toMatchObject({ error: { code: INVALID_REQUEST, data: { bridgeCode: 'LINE_TOO_LONG' } } });
+      const late = JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { text: 'y'.repeat(OVERSIZED_HEAD_BYTES + MAX_LINE_BYTES) } },
+        id: 'late',
+      });
+      bridge.send(late);
+      bridge.send({ jsonrpc: '2.0', id: 'after-late', method: 'ping' });
+      await bridge.reply('after-late');
+      const replies = await allReplies();
+      expect(replies.filter((reply) => reply.id === null)).toEqual([errorLine(null, INVALID_REQUEST)]);
     });
   });
 }
