@@ -257,7 +257,13 @@ export function commandLineMistake(error: CommanderError, operands: readonly str
       'put it in the environment: FENBS_MCP_OAUTH_CLIENT_SECRET=<secret> fenbs-mcp (in a desktop config, the "env" block), or use --oauth-client-secret-file <path>',
     );
   }
-  return report(error.message.replace(/^error: /, ''));
+  // Commander puts its suggestion on a line of its own: one line here, never a visible \x0a.
+  return report(
+    error.message
+      .replace(/^error: /, '')
+      .replace(/\s*\n\s*/g, ' ')
+      .trim(),
+  );
 }
 
 /**

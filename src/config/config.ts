@@ -9,7 +9,7 @@ import { parseToolPatterns, type ToolFilterOption } from './tool-patterns.js';
 import type { ClientCertificate } from './client-certificate.js';
 import { chooseCredential, refuseUnsendableToken, type CredentialSpec } from './credential-spec.js';
 import { parseHeader, type HeaderSecret } from './header-option.js';
-import { readOptionFile, type ReadTextFile } from './option-files.js';
+import { readOptionFile, withHomeExpanded, type ReadTextFile } from './option-files.js';
 import { parseTlsOptions, type TlsRawOptions } from './tls-options.js';
 import { parseUrl } from './url-option.js';
 
@@ -175,7 +175,8 @@ function parseToolOption(values: readonly string[] | undefined, option: ToolFilt
   return Object.freeze(parsed);
 }
 
-export function createConfig({ options, env, readTextFile, nodeVersion }: ConfigInputs): BridgeConfig {
+export function createConfig({ options: given, env, readTextFile, nodeVersion }: ConfigInputs): BridgeConfig {
+  const options = withHomeExpanded(given, env);
   const tokenEnv = options.tokenEnv ?? DEFAULT_TOKEN_ENV;
   if (!TOKEN_CHARS.test(tokenEnv)) throw new UsageError(`--token-env expects a variable name, got "${tokenEnv}"`);
   const envToken = env[tokenEnv]?.trim() || undefined;

@@ -29,3 +29,34 @@ export function readOptionFile(readTextFile: ReadTextFile, option: string, path:
     throw new UsageError(`cannot read ${option} ${path}: ${(error as Error).message}`, fix);
   }
 }
+
+/** The options that name a file: each is read (or, for --log-file, written) at the path given. */
+export const PATH_OPTIONS = ['tokenFile', 'caFile', 'clientCert', 'clientKey', 'logFile', 'oauthClientSecretFile', 'oauthClientKey'] as const;
+
+/**
+ * `path` with a leading `~` or `~/` (`~\` too) turned into the home folder, as a shell would:
+ * desktop hosts start the bridge without a shell, so `"~/fenbs-mcp.log"` in a client's config
+ * arrives as written. `~user/…` is left as it is (whose home that is, only the system can say),
+ * and so is a path with no home to put there.
+ */
+export function expandHome(path: string, env: Readonly<Record<string, string | undefined>>): string {
+  if (path !== '~' && !path.startsWith('~/') && !path.startsWith('~\\')) return path;
+  const home = env.HOME?.trim() || env.USERPROFILE?.trim();
+  if (home === undefined) return path;
+  return path === '~' ? home : `${home.replace(/[/\\]+$/, '')}${path.slice(1)}`;
+}
+
+/** `options` with every path option (PATH_OPTIONS) home-expanded: the one place it happens. */
+export function withHomeExpanded<Options extends Partial<Record<(typeof PATH_OPTIONS)[number], string | undefined>>>(
+  options: Options,
+  env: Readonly<Record<string, string | undefined>>,
+): Options {
+  let expanded: Options | undefined;
+  for (const name of PATH_OPTIONS) {
+    const value = options[name];
+    if (typeof value !== 'string' || expandHome(value, env) === value) continue;
+    expanded ??= { ...options };
+    (expanded as Record<string, unknown>)[name] = expandHome(value, env);
+  }
+  return expanded ?? options;
+}

@@ -85,9 +85,11 @@ export async function reportDoctor(config: BridgeConfig, env: Readonly<Record<st
         `doctor: ${event.check.name} ${event.check.ok ? 'passed' : 'failed'}`,
       );
   };
+  // At debug: the verdict is already the report's last line on stdout; said again on stderr at
+  // the default level it reads as a second verdict. A --log-file at debug still records it.
   const logVerdict = (report: DoctorReport) => {
     const failed = report.checks.find((check) => !check.ok);
-    log?.info(
+    log?.debug(
       { ok: report.ok, checks: report.checks.length, failed: failed?.name },
       report.ok ? 'doctor: every check passed' : `doctor: the ${failed?.name ?? ''} check failed`,
     );

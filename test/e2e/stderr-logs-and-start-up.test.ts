@@ -175,6 +175,20 @@ describe('credentials in start-up messages', () => {
     expect(spawned.stderr()).not.toContain('k3y-value-98765');
   });
 
+  it('expands ~/ in path options as a shell would, since desktop hosts start it without one', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'fenbs-home-'));
+    writeFileSync(join(home, 'tok.txt'), 'tilde-token-0123456789\n');
+    const server = await serve();
+    const spawned = bridge(['--url', server.url.href, '--token-file', '~/tok.txt', '--log-file', '~/fenbs-mcp.log', '--log-level', 'info'], { HOME: home });
+    spawned.send(initializeRequest('init'));
+    expect((await spawned.reply('init')).result).toBeDefined();
+    spawned.end();
+    expect((await spawned.exited).code).toBe(0);
+    expect(server.requests[0]?.headers.authorization).toBe('Bearer tilde-token-0123456789');
+    expect(existsSync(join(home, 'fenbs-mcp.log'))).toBe(true);
+    expect(existsSync('~')).toBe(false);
+  });
+
   it("says the demo runs with the demo server's own token, naming no variable a newcomer never set", async () => {
     const spawned = bridge(['--demo'], { FENBS_MCP_LOG_LEVEL: 'info' });
     spawned.end();

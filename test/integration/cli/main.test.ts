@@ -196,6 +196,12 @@ describe('a command line a newcomer might type', () => {
     expect(output.stdout).toBe('');
   });
 
+  it('says an unknown option and commander’s suggestion on one line, with no visible \\x0a', async () => {
+    expect(await run('--dmeo')).toBe(EXIT.USAGE);
+    expect(output.stderr).toMatch(/unknown option '--dmeo' \(Did you mean --demo\?\)/);
+    expect(output.stderr).not.toContain('\\x0a');
+  });
+
   it.each([
     [['help'], /^Usage: fenbs-mcp \[options\] \[command\]/m],
     [['help', 'doctor'], /^Usage: fenbs-mcp doctor \[options\]/m],
@@ -279,7 +285,7 @@ describe('fenbs-mcp doctor, for scripts and logs', () => {
     expect(output.stderr).toMatch(/^fenbs-mcp: /m);
   });
 
-  it('writes each check to --log-file at --log-level debug, and the verdict at info', async () => {
+  it('writes each check and the verdict to --log-file at --log-level debug', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'fenbs-doctor-log-')), 'doctor.log');
     expect(await run('doctor', '--demo', '--log-level', 'debug', '--log-file', path)).toBe(EXIT.OK);
     const entries = readFileSync(path, 'utf8')
@@ -290,13 +296,15 @@ describe('fenbs-mcp doctor, for scripts and logs', () => {
       'doctor: tools/list',
       'doctor: tools passed',
     ]);
-    expect(entries.at(-1)).toMatchObject({ level: 30, msg: 'doctor: every check passed' });
+    expect(entries.at(-1)).toMatchObject({ level: 20, msg: 'doctor: every check passed' });
   });
 });
 
 describe('fenbs-mcp doctor', () => {
   it('passes every check against the demo server and returns 0', async () => {
     expect(await run('doctor', '--demo')).toBe(EXIT.OK);
+    // The verdict once, as the report's last line: not again on stderr.
+    expect(output.stderr).not.toMatch(/every check passed/);
     for (const check of ['url', 'tcp', 'token', 'protocol', 'tools', 'latency']) expect(output.stdout).toMatch(new RegExp(`^✓ ${check}`, 'm'));
     expect(output.stdout).toMatch(/fenbs-mcp can bridge to this server\.$/m);
   });
