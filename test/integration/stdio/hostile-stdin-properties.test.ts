@@ -165,7 +165,8 @@ function expectedLines(bytes: Uint8Array, maxLineBytes: number): LineEvent[] {
     const newline = buffer.indexOf(0x0a, start);
     const end = newline === -1 ? buffer.length : newline;
     const line = buffer.subarray(start, end);
-    if (line.length > maxLineBytes) events.push({ kind: 'oversized', bytes: line.length, id: undefined }); // compared by kind
+    if (line.length > maxLineBytes)
+      events.push({ kind: 'oversized', bytes: line.length, id: undefined }); // compared by kind
     else {
       const withBom = line.subarray(0, line.at(-1) === 0x0d ? line.length - 1 : line.length);
       // A BOM at the start of a line is ignored too (RFC 8259 §8.1); it counts toward the limit.
