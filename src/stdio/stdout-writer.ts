@@ -168,7 +168,12 @@ export function createMessageWriter(
       const raw: string | Buffer | undefined = serialised ?? JSON.stringify(message);
       if (raw === undefined) return false;
       writing = message;
-      line = redact === undefined ? raw : redact.maskMessageLine(raw, isOwnIdOfWriting);
+      try {
+        line = redact === undefined ? raw : redact.maskMessageLine(raw, isOwnIdOfWriting);
+      } finally {
+        // Not held past its write: a 50 MiB reply's bytes must be free before the next one comes.
+        writing = undefined;
+      }
       if (terminal) line = toTerminalJson(line.toString());
     } catch {
       return false;
