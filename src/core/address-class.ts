@@ -8,8 +8,9 @@ import { isIP } from 'node:net';
  * user's own network). From the IANA special-purpose registries (RFC 6890): loopback (127/8, ::1),
  * private (10/8, 172.16/12, 192.168/16, and 100.64/10 shared address space, RFC 6598), link-local
  * (169.254/16, RFC 3927; fe80::/10), unique-local (fc00::/7, RFC 4193), unspecified (0.0.0.0/8,
- * ::), other reserved ranges (multicast, 240/4, documentation); and cloud metadata services, which
- * hand out credentials to whatever asks.
+ * ::), other reserved ranges (multicast, 240/4, documentation, IPv6 discard-only), IPv6
+ * site-local (fec0::/10, counted as private); and cloud metadata services, which hand out
+ * credentials to whatever asks.
  */
 export type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'unique-local' | 'unspecified' | 'reserved' | 'cloud-metadata';
 
@@ -74,16 +75,33 @@ function ipv6Words(text: string): number[] {
 function ipv6Class(words: number[]): AddressClass {
   const v4 = (high: number, low: number) => [high >> 8, high & 0xff, low >> 8, low & 0xff];
   const zeros = (count: number) => words.slice(0, count).every((word) => word === 0);
-  // IPv4-mapped (::ffff:a.b.c.d, RFC 4291 §2.5.5.2), IPv4-compatible (::a.b.c.d) and NAT64
-  // (64:ff9b::/96, RFC 6052): the IPv4 address inside is where the packets go.
-  if (zeros(5) && words[5] === 0xffff) return ipv4Class(v4(words[6]!, words[7]!));
-  if (zeros(6) && (words[6] !== 0 || words[7]! > 1)) return ipv4Class(v4(words[6]!, words[7]!));
-  if (words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((word) => word === 0)) return ipv4Class(v4(words[6]!, words[7]!));
+  const embedded = () => ipv4Class(v4(words[6]!, words[7]!));
+  // IPv4-mapped (::ffff:a.b.c.d, RFC 4291 §2.5.5.2), IPv4-translated (::ffff:0:a.b.c.d, RFC 2765
+  // §2.1), IPv4-compatible (::a.b.c.d) and NAT64 (64:ff9b::/96, RFC 6052): the IPv4 address
+  // inside is where the packets go.
+  if (zeros(5) && words[5] === 0xffff) return embedded();
+  if (zeros(4) && words[4] === 0xffff && words[5] === 0) return embedded();
+  if (zeros(6) && (words[6] !== 0 || words[7]! > 1)) return embedded();
+  if (words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((word) => word === 0)) return embedded();
+  // Local-use NAT64 (64:ff9b:1::/48, RFC 8215): not globally reachable. An operator's prefix in it
+  // may be /48, /56, /64 or /96, each placing the IPv4 address elsewhere (RFC 6052 §2.2): a metadata
+  // address in any of those places is one; 64:ff9b:1::/96 is classed by its IPv4 address as the
+  // well-known prefix is; the rest is reserved.
+  if (words[0] === 0x64 && words[1] === 0xff9b && words[2] === 1) {
+    const bytes = words.flatMap((word) => [word >> 8, word & 0xff]);
+    const at = (prefixBits: number) => bytes.filter((_, index) => index >= prefixBits / 8 && index !== 8).slice(0, 4);
+    if ([48, 56, 64, 96].some((prefixBits) => ipv4Class(at(prefixBits)) === 'cloud-metadata')) return 'cloud-metadata';
+    return words.slice(3, 6).every((word) => word === 0) ? embedded() : 'reserved';
+  }
   if (words.join(':') === [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254].join(':')) return 'cloud-metadata';
   if (zeros(7) && words[7] === 1) return 'loopback';
   if (zeros(8)) return 'unspecified';
   if ((words[0]! & 0xfe00) === 0xfc00) return 'unique-local';
   if ((words[0]! & 0xffc0) === 0xfe80) return 'link-local';
-  if ((words[0]! & 0xff00) === 0xff00) return 'reserved';
+  // Site-local (fec0::/10, RFC 3879 deprecated it, RFC 4291 §2.5.7): where still used, a private network.
+  if ((words[0]! & 0xffc0) === 0xfec0) return 'private';
+  // Multicast (RFC 4291 §2.7), discard-only (100::/64, RFC 6666), documentation (2001:db8::/32, RFC 3849).
+  if ((words[0]! & 0xff00) === 0xff00 || (words[0] === 0x100 && words.slice(1, 4).every((word) => word === 0)) || (words[0] === 0x2001 && words[1] === 0xdb8))
+    return 'reserved';
   return 'public';
 }

@@ -48,4 +48,28 @@ describe('addressClassOf', () => {
       expect(addressClassOf(new URL(url).hostname), url).toBe(kind);
     expect(addressClassOf('metadata.google.internal')).toBeUndefined();
   });
+
+  it('classes the IPv4-translated, local-use NAT64, site-local, discard and documentation IPv6 ranges as never public', () => {
+    for (const [address, kind] of [
+      // IPv4-translated (::ffff:0:0/96, RFC 2765 §2.1): the IPv4 address inside is where a translator sends it.
+      ['::ffff:0:a9fe:a9fe', 'cloud-metadata'],
+      ['::ffff:0:10.0.0.1', 'private'],
+      ['::ffff:0:7f00:1', 'loopback'],
+      // Local-use NAT64 (64:ff9b:1::/48, RFC 8215): the IPv4 address where a /96, /64, /56 or /48 prefix puts it (RFC 6052 §2.2).
+      ['64:ff9b:1::a9fe:a9fe', 'cloud-metadata'],
+      ['64:ff9b:1:ab:cd:ef01:a9fe:a9fe', 'cloud-metadata'],
+      ['64:ff9b:1:ab:a9:fea9:fe00:0', 'cloud-metadata'],
+      ['64:ff9b:1:a9:fe:a9fe::', 'cloud-metadata'],
+      ['64:ff9b:1:a9fe:a9:fe00::', 'cloud-metadata'],
+      ['64:ff9b:1::7f00:1', 'loopback'],
+      ['64:ff9b:1::808:808', 'public'],
+      ['64:ff9b:1:ab::1', 'reserved'],
+      // Site-local (fec0::/10, RFC 3879: deprecated, still a private network where it is used).
+      ['fec0::1', 'private'],
+      ['feff::1', 'private'],
+      ['100::1', 'reserved'],
+      ['2001:db8::1', 'reserved'],
+    ] as const)
+      expect(addressClassOf(address), address).toBe(kind);
+  });
 });
