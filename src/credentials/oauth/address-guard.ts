@@ -28,8 +28,8 @@ export interface AddressGuard {
  * The rule (RFC 9728 §7.7, RFC 8414 §6: metadata a server publishes must not make the client reach
  * what the server could not): a public address always passes; a cloud metadata service's never; a
  * loopback, private, link-local or unique-local one only when the MCP server itself is in that
- * same class (a server on 10.x with its IdP on 10.x, both on loopback: an ordinary deployment), or
- * with --oauth-allow-private-network.
+ * same class (a server on 10.x with its IdP on 10.x, both on loopback: an ordinary deployment), and
+ * has no public address, or with --oauth-allow-private-network.
  */
 export function createAddressGuard(server: URL, allowPrivateNetwork: boolean, resolve: Resolve = resolveAll): AddressGuard {
   let serverClasses: Promise<Set<AddressClass>> | undefined;
@@ -39,7 +39,10 @@ export function createAddressGuard(server: URL, allowPrivateNetwork: boolean, re
       if (literal !== undefined) return new Set([literal]);
       if (isServerLoopbackHost(server.hostname)) return new Set<AddressClass>(['loopback']);
       const addresses = await resolve(server.hostname).catch(() => []);
-      return new Set(addresses.map((address) => addressClassOf(address.address) ?? 'public'));
+      const classes = new Set(addresses.map((address) => addressClassOf(address.address) ?? 'public'));
+      // A server's name is in the hands of whoever runs its DNS: one that also resolves to a public
+      // address is a public server that published a private address beside it, and earns nothing.
+      return classes.has('public') ? new Set<AddressClass>() : classes;
     })());
 
   const refusal = async (host: string, address: string): Promise<RefusedAddressError | undefined> => {

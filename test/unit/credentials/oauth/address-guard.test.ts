@@ -52,6 +52,16 @@ describe('the OAuth address guard', () => {
     await expect(onMetadata.checkUrl(new URL('https://169.254.169.254/token'))).rejects.toThrow(/cloud metadata/);
   });
 
+  it('gives no exception to a server whose name also resolves to a public address, so it cannot earn one by publishing a private address beside its own', async () => {
+    const mixed = createAddressGuard(new URL('https://mcp.example/mcp'), false, resolverOf({ 'mcp.example': [['93.184.216.34', '10.0.0.5', '127.0.0.1']] }));
+    for (const url of ['https://10.9.9.9/', 'https://127.0.0.1/'])
+      await expect(mixed.checkUrl(new URL(url)), url).rejects.toThrow(/the MCP server is not on one/);
+    // A dual-stack server inside the network keeps the exception for each of its classes.
+    const inside = createAddressGuard(new URL('https://mcp.corp.example/mcp'), false, resolverOf({ 'mcp.corp.example': [['10.0.0.5', 'fd00::5']] }));
+    await expect(inside.checkUrl(new URL('https://10.9.9.9/'))).resolves.toBeUndefined();
+    await expect(inside.checkUrl(new URL('https://[fd00::9]/'))).resolves.toBeUndefined();
+  });
+
   it('checks a name where it resolves at connect time, so a name that rebinds to loopback after a public answer is refused', async () => {
     const guard = createAddressGuard(
       new URL('https://93.184.216.34/mcp'),
