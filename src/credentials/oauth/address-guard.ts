@@ -4,7 +4,7 @@ import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type Lo
 import type { LookupFunction } from 'node:net';
 import { ADDRESS_CLASS_NAMES, addressClassOf, type AddressClass } from '../../core/address-class.js';
 import { BridgeError } from '../../core/errors.js';
-import { isServerLoopbackHost } from '../../core/hosts.js';
+import { isLoopbackHost, isServerLoopbackHost } from '../../core/hosts.js';
 
 /** The option that lets an operator use an authorization server on a private network on purpose. */
 export const ALLOW_PRIVATE_NETWORK_OPTION = '--oauth-allow-private-network';
@@ -18,8 +18,15 @@ const resolveAll: Resolve = (host) =>
   new Promise((resolve, reject) => dnsLookup(host, { all: true, verbatim: true }, (error, addresses) => (error === null ? resolve(addresses) : reject(error))));
 
 export interface AddressGuard {
-  /** Refuses a URL whose host is an IP address in a class the rule refuses; a name is checked where it resolves. */
-  checkUrl(url: URL): Promise<void>;
+  /** Refuses a URL whose host is an IP address in a class the rule refuses, naming it after `subject`; a name is checked where it resolves. */
+  checkUrl(url: URL, subject?: string): Promise<void>;
+  /**
+   * Refuses a sign-in page (the authorization endpoint, opened in the user's browser) whose host is
+   * an IP address, or `localhost` or a `*.localhost` name (browsers keep those on this machine), in
+   * a class the rule refuses. Another name is left to the browser, which resolves it with its own
+   * resolver: an answer of the bridge's would prove nothing about where the browser goes.
+   */
+  checkPage(url: URL): Promise<void>;
   /** A resolver for the OAuth dispatcher: the name's addresses, each checked, at connect time (DNS rebinding). */
   lookup: LookupFunction;
 }
@@ -45,16 +52,20 @@ export function createAddressGuard(server: URL, allowPrivateNetwork: boolean, re
       return classes.has('public') ? new Set<AddressClass>() : classes;
     })());
 
-  const refusal = async (host: string, address: string): Promise<RefusedAddressError | undefined> => {
-    const kind = addressClassOf(address) ?? 'public';
+  const refusal = async (
+    host: string,
+    address: string,
+    subject = 'an OAuth request to',
+    kind: AddressClass = addressClassOf(address) ?? 'public',
+  ): Promise<RefusedAddressError | undefined> => {
     if (kind === 'public') return undefined;
     if (kind !== 'cloud-metadata' && (allowPrivateNetwork || (await classesOfServer()).has(kind))) return undefined;
     const named = host === address ? address : `${host} (${address})`;
     return new RefusedAddressError(
       'AUTH_REQUIRED',
       kind === 'cloud-metadata'
-        ? `refused an OAuth request to ${named}: it is ${ADDRESS_CLASS_NAMES[kind]}, which no OAuth request may reach`
-        : `refused an OAuth request to ${named}: it is ${ADDRESS_CLASS_NAMES[kind]}, and the MCP server is not on one; ${ALLOW_PRIVATE_NETWORK_OPTION} allows it`,
+        ? `refused ${subject} ${named}: it is ${ADDRESS_CLASS_NAMES[kind]}, which no OAuth request may reach`
+        : `refused ${subject} ${named}: it is ${ADDRESS_CLASS_NAMES[kind]}, and the MCP server is not on one; ${ALLOW_PRIVATE_NETWORK_OPTION} allows it`,
       {
         hint:
           kind === 'cloud-metadata'
@@ -80,10 +91,17 @@ export function createAddressGuard(server: URL, allowPrivateNetwork: boolean, re
   }) as LookupFunction;
 
   return {
-    async checkUrl(url) {
+    async checkUrl(url, subject) {
       const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
       if (addressClassOf(host) === undefined) return;
-      const refused = await refusal(host, host);
+      const refused = await refusal(host, host, subject);
+      if (refused !== undefined) throw refused;
+    },
+    async checkPage(url) {
+      const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+      const kind = addressClassOf(host) ?? (isLoopbackHost(host) ? 'loopback' : undefined);
+      if (kind === undefined) return;
+      const refused = await refusal(host, host, 'to open the sign-in page (authorization_endpoint) at', kind);
       if (refused !== undefined) throw refused;
     },
     lookup,

@@ -181,9 +181,13 @@ const REQUESTED_ENDPOINTS = ['token_endpoint', 'registration_endpoint', 'revocat
 /**
  * Refuses metadata whose endpoints the bridge must never use, the moment it is accepted: an
  * authorization endpoint that openableUrlProblem refuses (it goes to the system opener), or a token,
- * registration, revocation or device endpoint that oauthUrlProblem refuses (secrets go there).
+ * registration, revocation or device endpoint that oauthUrlProblem refuses (secrets go there); and,
+ * through the address guard, any of them on an address of the user's own network (RFC 8414 §6,
+ * RFC 9728 §7.7), before a client is registered or a browser opened, rather than at the token
+ * request after the person has signed in. The sign-in page is checked too: the browser would send
+ * the user's own GET, with the server's query, to a host on their network.
  */
-function checkEndpoints(http: OAuthHttp, as: oauth.AuthorizationServer): void {
+async function checkEndpoints(http: OAuthHttp, as: oauth.AuthorizationServer): Promise<void> {
   const page = as.authorization_endpoint;
   if (page !== undefined) {
     const problem = typeof page === 'string' && URL.canParse(page) ? openableUrlProblem(new URL(page).href) : 'it is not a URL';
@@ -193,6 +197,7 @@ function checkEndpoints(http: OAuthHttp, as: oauth.AuthorizationServer): void {
         UNOPENABLE_HINT,
       );
     }
+    await http.guard?.checkPage(new URL(page));
   }
   for (const name of REQUESTED_ENDPOINTS) {
     const value = as[name];
@@ -204,6 +209,7 @@ function checkEndpoints(http: OAuthHttp, as: oauth.AuthorizationServer): void {
       );
     const refused = oauthUrlRefusal(new URL(value), http.allowHttp, `the authorization server's ${name}`);
     if (refused !== undefined) throw refused;
+    await http.guard?.checkUrl(new URL(value), `the authorization server's ${name} at`);
   }
 }
 
@@ -241,7 +247,7 @@ export async function fetchAuthorizationServer(
       reasons.push(`${url.href}: ${reasonOf(error)}`);
       continue;
     }
-    checkEndpoints(http, as);
+    await checkEndpoints(http, as);
     return as;
   }
   throw discoveryFailure(

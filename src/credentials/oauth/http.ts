@@ -52,6 +52,8 @@ export function oauthUrlRefusal(url: URL, allowHttp: boolean, subject = 'an OAut
 export interface OAuthHttp {
   /** Whether plain http to other hosts was allowed by --allow-http (oauthUrlProblem). */
   allowHttp: boolean;
+  /** The address guard every request goes through, for checks made before a request (metadata as it is accepted). */
+  guard: AddressGuard | undefined;
   /** Fetch-shaped: what oauth4webapi's `customFetch` takes, and what discovery uses for plain GETs. */
   fetch: (
     url: string,
@@ -74,6 +76,7 @@ export interface OAuthHttp {
 export function createOAuthHttp(dispatcher: Dispatcher, allowHttp: boolean, guard?: AddressGuard): OAuthHttp {
   const http: OAuthHttp = {
     allowHttp,
+    guard,
     fetch: async (url, init) => {
       const target = new URL(url);
       const refused = oauthUrlRefusal(target, allowHttp);

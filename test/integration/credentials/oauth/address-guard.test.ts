@@ -2,11 +2,18 @@
 // authorization servers on private, link-local, unique-local and cloud-metadata addresses.
 
 import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startScriptedAuthorization } from '../../../helpers/oauth-servers.js';
 import { startInProcessBridge } from '../../../helpers/in-process-bridge.js';
 import { initializeRequest } from '../../../helpers/spawn-bridge.js';
+
+const OPENER_RECORDER = fileURLToPath(new URL('../../../helpers/opener-recorder.mjs', import.meta.url));
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -70,5 +77,54 @@ describe('OAuth discovery that names an address on the user’s own network', ()
     const privateServer = await serverNaming({ resourceMetadata: 'https://[fd00::1]:9/x' });
     const reply = await firstAnswer(privateServer.url, ['--oauth-allow-private-network', '--connect-timeout', '1000']);
     expect(reply.error.message).not.toMatch(/refused an OAuth request/);
+  });
+});
+
+describe('authorization server metadata whose endpoints are on the user’s own network', () => {
+  // RFC 8414 §6: the metadata names where secrets and the user's browser go. Checked as the
+  // document is accepted, so nothing is registered and no browser opens for a sign-in whose code
+  // could only be sent to the metadata service or a host on the user's network.
+  it.each([
+    [
+      'token_endpoint',
+      { token_endpoint: 'https://169.254.169.254/token' },
+      /the authorization server's token_endpoint at 169\.254\.169\.254: it is a cloud metadata/,
+    ],
+    [
+      'revocation_endpoint',
+      { revocation_endpoint: 'https://10.1.2.3/revoke' },
+      /the authorization server's revocation_endpoint at 10\.1\.2\.3: it is a private network address, and the MCP server is not on one; --oauth-allow-private-network allows it/,
+    ],
+    [
+      'authorization_endpoint',
+      { authorization_endpoint: 'https://[fd00::1]/authorize' },
+      /to open the sign-in page \(authorization_endpoint\) at fd00::1: it is a unique-local/,
+    ],
+    [
+      'authorization_endpoint',
+      { authorization_endpoint: 'https://[::ffff:a9fe:a9fe]/authorize' },
+      /sign-in page \(authorization_endpoint\) at ::ffff:a9fe:a9fe: it is a cloud metadata/,
+    ],
+  ])('refuses metadata whose %s is there as it is accepted: no client registered, no browser opened, one answer', async (_, endpoints, message) => {
+    const as = await startScriptedAuthorization(() => endpoints);
+    cleanups.push(() => as.close());
+    const home = mkdtempSync(join(tmpdir(), 'fenbs-guard-'));
+    cleanups.push(() => rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
+    const record = join(home, 'opened.jsonl');
+    const bridge = startInProcessBridge(['--url', as.mcpUrl, '--oauth-login-timeout', '2000'], {
+      FENBS_MCP_HOME: join(home, 'state'),
+      BROWSER: `"${process.execPath}" "${OPENER_RECORDER}"`,
+      OPENER_RECORD: record,
+    });
+    cleanups.push(() => bridge.kill());
+    bridge.send(initializeRequest('init'));
+    const reply = await bridge.reply('init', 20_000);
+    expect(reply.error).toMatchObject({ data: { bridgeCode: 'AUTH_REQUIRED' } });
+    expect(reply.error.message).toMatch(message);
+    bridge.end();
+    await bridge.exited;
+    expect(bridge.lines.filter((line) => (JSON.parse(line) as { id?: unknown }).id === 'init')).toHaveLength(1);
+    expect(as.requests).not.toContain('POST /register');
+    expect(existsSync(record) ? readFileSync(record, 'utf8') : '').toBe('');
   });
 });

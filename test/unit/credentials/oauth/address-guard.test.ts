@@ -62,6 +62,18 @@ describe('the OAuth address guard', () => {
     await expect(inside.checkUrl(new URL('https://[fd00::9]/'))).resolves.toBeUndefined();
   });
 
+  it('refuses a sign-in page on an address, localhost or a *.localhost name the rule refuses, and leaves other names to the browser', async () => {
+    const guard = createAddressGuard(new URL('https://93.184.216.34/mcp'), false, resolverOf({ 'login.example.com': [['127.0.0.1']] }));
+    for (const url of ['http://localhost:8080/authorize', 'http://app.localhost/authorize', 'https://192.168.1.1/authorize'])
+      await expect(guard.checkPage(new URL(url)), url).rejects.toThrow(
+        /refused to open the sign-in page \(authorization_endpoint\) at .*--oauth-allow-private-network allows it/,
+      );
+    await expect(guard.checkPage(new URL('https://login.example.com/authorize'))).resolves.toBeUndefined();
+    const onLoopback = createAddressGuard(new URL('http://127.0.0.1:3000/mcp'), false, resolverOf({}));
+    await expect(onLoopback.checkPage(new URL('http://localhost:8080/authorize'))).resolves.toBeUndefined();
+    await expect(onLoopback.checkPage(new URL('https://169.254.169.254/authorize'))).rejects.toThrow(/cloud metadata/);
+  });
+
   it('checks a name where it resolves at connect time, so a name that rebinds to loopback after a public answer is refused', async () => {
     const guard = createAddressGuard(
       new URL('https://93.184.216.34/mcp'),
