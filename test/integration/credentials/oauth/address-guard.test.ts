@@ -5,10 +5,14 @@ import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { addressClassOf } from '../../../../src/core/address-class.js';
+import { createAddressGuard } from '../../../../src/credentials/oauth/address-guard.js';
+import { createOAuthHttp } from '../../../../src/credentials/oauth/http.js';
+import { createDispatcher } from '../../../../src/http/dispatcher.js';
 import { startScriptedAuthorization } from '../../../helpers/oauth-servers.js';
 import { startInProcessBridge } from '../../../helpers/in-process-bridge.js';
 import { initializeRequest } from '../../../helpers/spawn-bridge.js';
@@ -126,5 +130,74 @@ describe('authorization server metadata whose endpoints are on the user’s own 
     expect(bridge.lines.filter((line) => (JSON.parse(line) as { id?: unknown }).id === 'init')).toHaveLength(1);
     expect(as.requests).not.toContain('POST /register');
     expect(existsSync(record) ? readFileSync(record, 'utf8') : '').toBe('');
+  });
+});
+
+/** An address of this machine off loopback (its network interface: a private, unique-local or documentation address), or undefined. */
+const interfaceAddress = Object.values(networkInterfaces())
+  .flat()
+  .find((entry) => entry !== undefined && !entry.internal && !['link-local', 'loopback', undefined].includes(addressClassOf(entry.address)))?.address;
+
+const hostOf = (address: string) => (address.includes(':') ? `[${address}]` : address);
+
+/** A server on `address` that answers with `answer(origin, path)` and counts the connections made to it; each answer closes its connection. */
+async function countingServer(
+  address: string,
+  answer: (origin: string, path: string) => { status: number; headers?: Record<string, string>; body: unknown },
+  port = 0,
+) {
+  let connections = 0;
+  const server = createServer((req, res) => {
+    const { status, headers = {}, body } = answer(origin, req.url ?? '/');
+    res.writeHead(status, { 'content-type': 'application/json', connection: 'close', ...headers }).end(JSON.stringify(body));
+  });
+  server.on('connection', () => connections++);
+  server.listen(port, address);
+  await once(server, 'listening');
+  const bound = (server.address() as AddressInfo).port;
+  const origin = `http://${hostOf(address)}:${bound}`;
+  cleanups.push(() => {
+    server.closeAllConnections();
+    return new Promise((resolve) => server.close(resolve));
+  });
+  return { origin, port: bound, connections: () => connections };
+}
+
+describe.skipIf(interfaceAddress === undefined)('a name the OAuth dispatcher resolves when it connects', () => {
+  // RFC 9728 §7.7: a name is checked where it resolves at connect time, by the OAuth dispatcher's
+  // own lookup, so a name that answers an address of the user's network is refused like the address.
+  it('refuses an authorization server named localhost when the MCP server is on this machine’s network address, and never connects to it', async () => {
+    const as = await countingServer('127.0.0.1', () => ({ status: 404, body: {} }));
+    const mcp = await countingServer(interfaceAddress!, (origin, path) =>
+      path === '/.well-known/oauth-protected-resource/mcp'
+        ? { status: 200, body: { resource: `${origin}/mcp`, authorization_servers: [`http://localhost:${as.port}`] } }
+        : { status: 401, headers: { 'www-authenticate': `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"` }, body: {} },
+    );
+    const started = performance.now();
+    const reply = await firstAnswer(`${mcp.origin}/mcp`, ['--allow-http']);
+    expect(reply.error.message).toMatch(
+      /refused an OAuth request to localhost \((127\.0\.0\.1|::1)\): it is a loopback address \(this machine\), and the MCP server is not on one; --oauth-allow-private-network allows it/,
+    );
+    expect(as.connections()).toBe(0);
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
+  it('resolves a name again for each connection, so one that rebinds to loopback after an address it may reach is refused there', async () => {
+    // The first answer for as.test is this machine's network address, the class the MCP server is
+    // in; the next is 127.0.0.1, on the same port: the second request must not reach it.
+    const first = await countingServer(interfaceAddress!, () => ({ status: 200, body: { first: true } }));
+    const loopback = await countingServer('127.0.0.1', () => ({ status: 200, body: { loopback: true } }), first.port);
+    const answers = [[interfaceAddress!], ['127.0.0.1']];
+    const resolve = (host: string) =>
+      Promise.resolve(host === 'as.test' ? (answers.shift() ?? ['127.0.0.1']).map((address) => ({ address, family: address.includes(':') ? 6 : 4 })) : []);
+    const guard = createAddressGuard(new URL(`https://${hostOf(interfaceAddress!)}/mcp`), false, resolve);
+    const dispatcher = createDispatcher({ connectTimeoutMs: 2_000, env: {}, lookup: guard.lookup });
+    cleanups.push(() => dispatcher.destroy());
+    const http = createOAuthHttp(dispatcher, true, guard);
+    const url = `http://as.test:${first.port}/.well-known/oauth-authorization-server`;
+    expect(await (await http.fetch(url, {})).json()).toEqual({ first: true });
+    await expect(http.fetch(url, {})).rejects.toThrow(/refused an OAuth request to as\.test \(127\.0\.0\.1\): it is a loopback address/);
+    expect(first.connections()).toBe(1);
+    expect(loopback.connections()).toBe(0);
   });
 });
