@@ -347,4 +347,13 @@ describe('doctor with a grant that needs no browser', () => {
       detail: expect.stringMatching(/no device_authorization_endpoint/),
     });
   });
+
+  it('fails the device grant check, through the bridge’s address guard, when the device endpoint is the cloud metadata service', async () => {
+    const metadata = await startScriptedAuthorization(() => ({ device_authorization_endpoint: 'https://169.254.169.254/device' }));
+    cleanups.push(() => metadata.close());
+    expect(await doctorFor(metadata.mcpUrl, ['--oauth-device-code'], envFor(home()))).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(/device_authorization_endpoint at 169\.254\.169\.254: it is a cloud metadata service's address/),
+    });
+  });
 });
