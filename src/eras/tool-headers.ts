@@ -205,8 +205,8 @@ export class ToolHeaderRegistry {
    * known; a tool seen again replaces its entry) and returns a copy of `result` without the
    * invalid tools, which clients MUST exclude (§Schema Extension). A tool the filter hides is
    * neither checked nor remembered, and stays in the result for the filter to take out. The input
-   * is not mutated and every other field is kept as it was. Anything that is not an object with a `tools` array is
-   * returned unchanged.
+   * is not mutated and every other field is kept as it was. Anything that is not an object with a
+   * `tools` array is returned unchanged.
    */
   rememberToolsListResult(result: unknown): { result: unknown; invalid: InvalidTool[] } {
     if (!isRecord(result) || !Array.isArray(result.tools)) return { result, invalid: [] };

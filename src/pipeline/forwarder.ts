@@ -80,8 +80,8 @@ export class Forwarder {
     try {
       // Raced against the request's signal: a deadline or cancel ends this task at once, whatever
       // undici, a decoder or the server do with the exchange meanwhile.
-      // A list to merge is asked page by page, each page a request of the bridge's own under
-      // this one's deadline and cancellation; its one answer is still written here or below.
+      // A list to merge is asked page by page (the pages after the first are the bridge's own
+      // requests) under this request's deadline and cancellation; its one answer is still this one.
       const pages = this.#deps.pages;
       const work = pages?.wants(incoming) === true ? pages.merge(pending, incoming) : this.#deps.transport.request(pending, incoming);
       await untilAborted(work, pending.aborts);

@@ -86,12 +86,8 @@ export class PageMerger {
       await this.#answer(pending, first.reply, first.serialised);
       return;
     }
-    const items: unknown[] = [];
-    const names = new Set<string>();
-    const cache = new CacheFields();
+    const list = new MergedList(key);
     const cursors = new Set<string>();
-    let duplicates = 0;
-    let bytes = 0;
     let stop: Stop | undefined;
     let page: Page = first;
     let cursor: string | undefined;
@@ -111,27 +107,15 @@ export class PageMerger {
       }
       // A page that cannot be serialised counts as too large: nothing may follow it.
       const size = sizeOf(page) ?? Number.POSITIVE_INFINITY;
-      if (count > 1 && bytes + size > maxMessageBytes) {
+      if (count > 1 && list.bytes + size > maxMessageBytes) {
         stop = { why: `page ${count} would take the merged reply past --max-message-bytes (${maxMessageBytes})`, cursor: cursor! };
         break;
       }
-      bytes += size;
-      let added = 0;
-      for (const item of result[key] as unknown[]) {
-        const name = isJsonObject(item) && typeof item.name === 'string' ? item.name : undefined;
-        if (name !== undefined && names.has(name)) {
-          duplicates++;
-          continue;
-        }
-        if (name !== undefined) names.add(name);
-        items.push(item);
-        added++;
-      }
-      cache.add(result);
+      const added = list.add(result, size);
       const next = nextCursorOf(result);
       if (next === undefined) break;
       if (added === 0) stop = { why: `page ${count} added nothing`, cursor: next };
-      else if (next === cursor || cursors.has(next)) stop = { why: `page ${count} repeats a cursor`, cursor: next };
+      else if (cursors.has(next)) stop = { why: `page ${count} repeats a cursor`, cursor: next };
       else if (count >= MAX_MERGED_PAGES) stop = { why: `the list goes on past ${MAX_MERGED_PAGES} pages (MAX_MERGED_PAGES)`, cursor: next };
       if (stop !== undefined) break;
       cursors.add(next);
@@ -140,18 +124,18 @@ export class PageMerger {
       if (following === undefined) return;
       page = following;
     }
-    if (duplicates > 0)
-      logger.warn({ method: incoming.method, id: toLoggedId(pending.id), duplicates }, 'the server listed a name again on a later page; the first kept');
+    if (list.duplicates > 0)
+      logger.warn(
+        { method: incoming.method, id: toLoggedId(pending.id), duplicates: list.duplicates },
+        'the server listed a name again on a later page; the first kept',
+      );
     if (stop !== undefined) {
       logger.warn(
-        { method: incoming.method, id: toLoggedId(pending.id), items: items.length },
+        { method: incoming.method, id: toLoggedId(pending.id), items: list.items.length },
         `merging the pages stopped: ${stop.why}; the client gets what was merged and the cursor where the list goes on`,
       );
     }
-    const merged: JsonObject = { ...firstResult, [key]: items, ...cache.fields() };
-    delete merged.nextCursor;
-    if (stop !== undefined) merged.nextCursor = stop.cursor;
-    await this.#answer(pending, { jsonrpc: '2.0', id: pending.id, result: merged });
+    await this.#answer(pending, { jsonrpc: '2.0', id: pending.id, result: list.result(firstResult, stop?.cursor) });
   }
 
   /** The answer goes through the router, where the tool filter applies to the merged list. */
@@ -239,6 +223,45 @@ function sizeOf(page: Page): number | undefined {
     return Buffer.byteLength(JSON.stringify(page.reply));
   } catch {
     return undefined; // nested past the stack: no reply could carry it
+  }
+}
+
+/** The items of the pages merged so far: each name once (the first kept), their bytes counted, their cache fields combined. */
+class MergedList {
+  readonly items: unknown[] = [];
+  readonly #names = new Set<string>();
+  readonly #cache = new CacheFields();
+  /** Names dropped because an earlier page listed them. */
+  duplicates = 0;
+  /** The pages' own sizes summed: never less than what the merged reply takes. */
+  bytes = 0;
+
+  constructor(readonly key: string) {}
+
+  /** Adds a page's items that are new; returns how many were (an item without a name always is). */
+  add(result: JsonObject, size: number): number {
+    this.bytes += size;
+    this.#cache.add(result);
+    let added = 0;
+    for (const item of result[this.key] as unknown[]) {
+      const name = isJsonObject(item) && typeof item.name === 'string' ? item.name : undefined;
+      if (name !== undefined && this.#names.has(name)) {
+        this.duplicates++;
+        continue;
+      }
+      if (name !== undefined) this.#names.add(name);
+      this.items.push(item);
+      added++;
+    }
+    return added;
+  }
+
+  /** The merged result: the first page's other members, every item, the cache fields, and `nextCursor` only where the list goes on. */
+  result(first: JsonObject, nextCursor: string | undefined): JsonObject {
+    const merged: JsonObject = { ...first, [this.key]: this.items, ...this.#cache.fields() };
+    delete merged.nextCursor;
+    if (nextCursor !== undefined) merged.nextCursor = nextCursor;
+    return merged;
   }
 }
 

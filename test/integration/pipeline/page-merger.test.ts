@@ -41,26 +41,28 @@ const listRequests = (server: McpServer, method = 'tools/list') => server.reques
 const cursorsOf = (requests: RecordedRequest[]) => requests.map((r) => r.message.params?.cursor);
 const namesOf = (reply: any, key = 'tools') => (reply.result[key] as { name: string }[]).map((item) => item.name);
 
-/** A 2025-06-18 server whose lists answer from `pager` (the n-th request of a method is page n, from 0); `hold` keeps a request unanswered. */
-async function start2025(
-  pager: Pager,
-  args: string[] = [],
-  hold?: (message: any, res: ServerResponse) => boolean,
-): Promise<{ server: McpServer; bridge: InProcessBridge }> {
+type Hold = (message: any, res: ServerResponse) => boolean;
+
+/** Answers a list request from `pager` (the n-th request of a method is page n, from 0) unless `hold` takes it; false for anything else. */
+function answerPages(pager: Pager, hold?: Hold): (message: any, res: ServerResponse) => boolean {
   const counts = new Map<string, number>();
-  const server = await startMcpServer({
-    route: ({ res, message }) => {
-      const method = message?.method;
-      if (typeof method !== 'string' || message.id === undefined) return false;
-      if (hold?.(message, res) === true) return true;
-      const page = counts.get(method) ?? 0;
-      const value = pager(method, message.params?.cursor, page);
-      if (value === undefined) return false;
-      counts.set(method, page + 1);
-      sendJson(res, 200, { jsonrpc: '2.0', id: message.id, result: value });
-      return true;
-    },
-  });
+  return (message, res) => {
+    const method = message?.method;
+    if (typeof method !== 'string' || message.id === undefined) return false;
+    if (hold?.(message, res) === true) return true;
+    const page = counts.get(method) ?? 0;
+    const value = pager(method, message.params?.cursor, page);
+    if (value === undefined) return false;
+    counts.set(method, page + 1);
+    sendJson(res, 200, { jsonrpc: '2.0', id: message.id, result: value });
+    return true;
+  };
+}
+
+/** A 2025-06-18 server whose lists answer from `pager`, and a bridge with a session open to it. */
+async function start2025(pager: Pager, args: string[] = [], hold?: Hold): Promise<{ server: McpServer; bridge: InProcessBridge }> {
+  const answer = answerPages(pager, hold);
+  const server = await startMcpServer({ route: ({ res, message }) => answer(message, res) });
   cleanups.push(() => server.close());
   const bridge = startInProcessBridge(['--url', server.url.href, ...args]);
   cleanups.push(() => bridge.kill());
@@ -293,9 +295,8 @@ describe('a merge that cannot finish', () => {
 });
 
 /** A server that speaks only 2026-07-28: initialize refused, server/discover lists only 2026-07-28, lists paged with cache fields. */
-async function start2026(): Promise<McpServer> {
-  const pager = pagesOf(true);
-  const counts = new Map<string, number>();
+async function start2026(hold?: Hold): Promise<McpServer> {
+  const answer = answerPages(pagesOf(true), hold);
   const server = await startMcpServer({
     route: ({ res, message }) => {
       const method = message?.method;
@@ -311,13 +312,7 @@ async function start2026(): Promise<McpServer> {
         });
         return true;
       }
-      if (typeof method !== 'string' || message.id === undefined) return false;
-      const page = counts.get(method) ?? 0;
-      const value = pager(method, message.params?.cursor, page);
-      if (value === undefined) return false;
-      counts.set(method, page + 1);
-      sendJson(res, 200, { jsonrpc: '2.0', id: message.id, result: value });
-      return true;
+      return answer(message, res);
     },
   });
   cleanups.push(() => server.close());
@@ -346,6 +341,25 @@ describe('a server that speaks only 2026-07-28', () => {
     }
     bridge.send({ jsonrpc: '2.0', id: 'prompts', method: 'prompts/list' });
     expect(namesOf(await bridge.reply('prompts'), 'prompts')).toEqual(NAMES);
+  });
+
+  it('stops asking for pages once the translated client cancels its tools/list: the page in flight has its stream closed', async () => {
+    const server = await start2026((message) => message.method === 'tools/list' && message.params?.cursor === '2');
+    const bridge = startInProcessBridge(['--url', server.url.href]);
+    cleanups.push(() => bridge.kill());
+    bridge.send(initializeRequest('init'));
+    await bridge.reply('init');
+    bridge.send(initializedNotification);
+    bridge.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
+    const second = await server.waitForRequest((r) => r.message?.params?.cursor === '2');
+    bridge.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'list', reason: 'user' } });
+    // 2026-07-28: closing the stream is the cancellation (transports §Cancellation); nothing is posted.
+    expect(await second.closedByClient).toBe(true);
+    bridge.send({ jsonrpc: '2.0', id: 'after', method: 'ping' });
+    await bridge.reply('after');
+    expect(cursorsOf(listRequests(server))).toEqual([undefined, '2']);
+    expect(server.requests.filter((r) => r.message?.method === 'notifications/cancelled')).toEqual([]);
+    expect(bridge.lines.filter((line) => line.includes('"list"'))).toEqual([]);
   });
 
   it('gives a 2026-07-28 host every tool from one tools/list', async () => {
