@@ -127,6 +127,7 @@ function addConnectionOptions(command: Command): Command {
     )
     .option('--allow-tools <patterns>', 'show only tools whose names match these comma-separated globs (* and ?; repeatable)', collect)
     .option('--deny-tools <patterns>', 'hide tools whose names match these comma-separated globs (* and ?; repeatable); wins over --allow-tools', collect)
+    .option('--no-merge-pages', "answer tools/list and prompts/list with the server's first page only, instead of every page merged")
     .option('--demo', 'use an embedded demo MCP server (a small task board) instead of --url');
 }
 

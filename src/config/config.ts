@@ -94,6 +94,11 @@ export interface BridgeConfig {
   /** --allow-tools / --deny-tools globs; empty = no such filter (see tool-filter.ts). */
   readonly allowTools: readonly string[];
   readonly denyTools: readonly string[];
+  /**
+   * A tools/list or prompts/list without a cursor is answered with every page the server has,
+   * merged (see pipeline/page-merger.ts); false with --no-merge-pages.
+   */
+  readonly mergePages: boolean;
   /** The OAuth sign-in options, used when no other credential is set. */
   readonly oauth: OAuthSettings;
 }
@@ -120,6 +125,8 @@ export interface RawOptions extends OAuthRawOptions, TlsRawOptions {
   /** Each given once or more; every value a comma-separated list. */
   allowTools?: string[] | undefined;
   denyTools?: string[] | undefined;
+  /** false with --no-merge-pages (commander's negated flag); absent or true = merge. */
+  mergePages?: boolean | undefined;
 }
 
 function parseNonNegativeInteger(raw: string | undefined, fallback: number, option: string): number {
@@ -286,6 +293,7 @@ export function createConfig({ options: given, env, readTextFile, nodeVersion }:
     transport: transport as TransportMode,
     allowTools: parseToolOption(options.allowTools, '--allow-tools'),
     denyTools: parseToolOption(options.denyTools, '--deny-tools'),
+    mergePages: options.mergePages !== false,
     oauth: parseOAuthSettings(options, env, readTextFile),
   });
 }

@@ -203,9 +203,10 @@ export class ToolHeaderRegistry {
   /**
    * Validates every tool's annotations, remembers the valid ones (later pages add to what is
    * known; a tool seen again replaces its entry) and returns a copy of `result` without the
-   * invalid tools, which clients MUST exclude (§Schema Extension). The input is not mutated and
-   * every other field is kept as it was. Anything that is not an object with a `tools` array is
-   * returned unchanged.
+   * invalid tools, which clients MUST exclude (§Schema Extension). A tool the filter hides is
+   * neither checked nor remembered, and stays in the result for the filter to take out. The input
+   * is not mutated and every other field is kept as it was. Anything that is not an object with a
+   * `tools` array is returned unchanged.
    */
   rememberToolsListResult(result: unknown): { result: unknown; invalid: InvalidTool[] } {
     if (!isRecord(result) || !Array.isArray(result.tools)) return { result, invalid: [] };
@@ -214,7 +215,10 @@ export class ToolHeaderRegistry {
     for (const tool of result.tools as unknown[]) {
       const name = isRecord(tool) && typeof tool.name === 'string' ? tool.name : undefined;
       if (name !== undefined && this.#filter?.hiddenBy(name) !== undefined) {
+        // Not remembered, but kept in the result: the tool filter takes it out of what the client
+        // sees, and says so when it hides every tool (a merged list is filtered after this).
         this.#bindingsByTool.delete(name);
+        kept.push(tool);
         continue;
       }
       const scan = scanInputSchema(isRecord(tool) ? tool.inputSchema : undefined);

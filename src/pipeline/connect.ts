@@ -1,4 +1,4 @@
-// The stations between a checked message and the server, made in one place for every command: in-flight table, router, tool filter, eras, the transport --transport names, and the forwarder above it.
+// The stations between a checked message and the server, made in one place for every command: in-flight table, router, tool filter, eras, the transport --transport names, the page merger, and the forwarder above it.
 
 import type { BridgeConfig } from '../config/config.js';
 import type { JsonObject } from '../core/json-rpc.js';
@@ -14,6 +14,7 @@ import { StreamableHttpTransport } from '../transports/streamable-http.js';
 import type { Transport } from '../transports/transport.js';
 import { Forwarder } from './forwarder.js';
 import { InFlight } from './in-flight.js';
+import { PageMerger } from './page-merger.js';
 import { Router } from './router.js';
 import { ToolFilter } from './tool-filter.js';
 
@@ -67,7 +68,19 @@ export function connectPipeline(endpoint: Endpoint, options: PipelineOptions): C
   // The Streamable HTTP transport is made either way; with --transport sse it is never used, so
   // it has no session to close.
   const transport: Transport = automatic ?? sse ?? streamable;
-  const forwarder = new Forwarder({ transport, endpoint, inFlight, write, logger, toolFilter, requestTimeoutMs: config.requestTimeoutMs });
+  // A page's cancel goes the way a client's does: the forwarder cancels it and posts it where the era says.
+  const cancelPage = (id: string): Promise<void> => {
+    const message = {
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: id, reason: 'the client cancelled the list this page is part of' },
+    };
+    return forwarder.forwardOther({ kind: 'notification', method: 'notifications/cancelled', message, body: JSON.stringify(message) });
+  };
+  const pages = config.mergePages
+    ? new PageMerger({ transport, inFlight, sink: router, logger, maxMessageBytes: config.maxMessageBytes, cancel: cancelPage })
+    : undefined;
+  const forwarder = new Forwarder({ transport, endpoint, inFlight, write, logger, toolFilter, requestTimeoutMs: config.requestTimeoutMs, pages });
   return {
     forwarder,
     inFlight,

@@ -7,6 +7,7 @@ import { DeadlineList } from '../core/deadlines.js';
 import { errorReply, isJsonObject, modernVersionOf, toLoggedId, type JsonObject } from '../core/json-rpc.js';
 import type { Logger } from '../logging/logger.js';
 import type { ToolFilter } from './tool-filter.js';
+import type { PageMerger } from './page-merger.js';
 import { Aborts, untilAborted, type AbortSource } from '../core/abort.js';
 import { RefusedPost, type OtherMessage, type RequestMessage, type Transport } from '../transports/transport.js';
 
@@ -24,6 +25,8 @@ export interface ForwarderDeps {
   toolFilter?: ToolFilter | undefined;
   /** The request deadline in ms (0 = none), which also bounds posting any other message. */
   requestTimeoutMs: number;
+  /** Merges the pages of a tools/list or prompts/list without a cursor; absent with --no-merge-pages. */
+  pages?: PageMerger | undefined;
 }
 
 /** The deadlines of posted notifications and responses, on one timer. */
@@ -77,7 +80,11 @@ export class Forwarder {
     try {
       // Raced against the request's signal: a deadline or cancel ends this task at once, whatever
       // undici, a decoder or the server do with the exchange meanwhile.
-      await untilAborted(this.#deps.transport.request(pending, incoming), pending.aborts);
+      // A list to merge is asked page by page (the pages after the first are the bridge's own
+      // requests) under this request's deadline and cancellation; its one answer is still this one.
+      const pages = this.#deps.pages;
+      const work = pages?.wants(incoming) === true ? pages.merge(pending, incoming) : this.#deps.transport.request(pending, incoming);
+      await untilAborted(work, pending.aborts);
     } catch (error) {
       if (!pending.done) {
         const failure = this.#failureOf(error, pending.aborts);

@@ -10,6 +10,17 @@ import type { RegisteredRequest } from '../transports/transport.js';
 /** A registered request as the pipeline holds it: what a transport sees, and the one way to answer it. */
 export interface PendingRequest extends RegisteredRequest {
   readonly cancelled: boolean;
+  /**
+   * Its next reply goes to the bridge, not to stdout: a page the bridge asked for itself (registered
+   * with `deliver`), or a request whose reply is held (`hold`) while its list is merged. The router
+   * hands such a reply on unfiltered, as the merged reply is filtered once.
+   */
+  readonly held: boolean;
+  /**
+   * The server's next reply goes to `take` instead of stdout, and the request stays outstanding
+   * (its deadline, its cancel) for the answer the bridge writes later; a failure is still written.
+   */
+  hold(take: (reply: JsonObject, serialised?: string | Buffer) => void): void;
   /** Writes this request's one reply; false (and nothing written) if it already has one or was cancelled. */
   settle(reply: JsonObject, serialised?: string | Buffer): Promise<boolean>;
   /** Writes a bridge error as the one reply, with this request's id. */
@@ -50,11 +61,17 @@ export class InFlight {
    * still outstanding: ids must be unique among outstanding requests (2026-07-28 basic §Requests),
    * and two of them could not be told apart in the replies.
    */
-  begin(id: JsonRpcId, method: string, era: Era, options: { deadline: boolean; own?: boolean }): PendingRequest | undefined {
+  begin(
+    id: JsonRpcId,
+    method: string,
+    era: Era,
+    options: { deadline: boolean; own?: boolean; deliver?: (message: JsonObject, serialised?: string | Buffer) => Promise<boolean> },
+  ): PendingRequest | undefined {
     const key = idKey(id);
     if (this.#entries.has(key)) return undefined;
     const timeoutMs = options.deadline ? this.#options.requestTimeoutMs : 0;
-    const entry = new PendingEntry(id, method, era, options.own === true, this.#options.write, () => this.#remove(key, entry));
+    const internal = options.deliver !== undefined;
+    const entry = new PendingEntry(id, method, era, options.own === true, internal, options.deliver ?? this.#options.write, () => this.#remove(key, entry));
     if (timeoutMs > 0) entry.startDeadline(this.#deadlines, timeoutMs);
     this.#entries.set(key, entry);
     return entry;
@@ -113,12 +130,16 @@ class PendingEntry implements PendingRequest {
   #done = false;
   #cancelled = false;
   #finished: { promise: Promise<void>; resolve: () => void } | undefined;
+  #take: ((reply: JsonObject, serialised?: string | Buffer) => void) | undefined;
+  /** A reply was taken by `hold`: the transport's part is over, though the request is not answered yet. */
+  #taken = false;
 
   constructor(
     readonly id: JsonRpcId,
     readonly method: string,
     readonly era: Era,
     readonly own: boolean,
+    private readonly internal: boolean,
     private readonly write: (message: JsonObject, serialised?: string | Buffer) => Promise<boolean>,
     private readonly release: () => void,
   ) {}
@@ -151,10 +172,18 @@ class PendingEntry implements PendingRequest {
     return this.#cancelled;
   }
 
+  get held(): boolean {
+    return this.internal || this.#take !== undefined;
+  }
+
+  hold(take: (reply: JsonObject, serialised?: string | Buffer) => void): void {
+    this.#take = take;
+  }
+
   get finished(): Promise<void> {
     if (this.#finished === undefined) {
       let resolve!: () => void;
-      const promise = this.#done ? Promise.resolve() : new Promise<void>((done) => (resolve = done));
+      const promise = this.#done || this.#taken ? Promise.resolve() : new Promise<void>((done) => (resolve = done));
       this.#finished = { promise, resolve: resolve ?? (() => undefined) };
     }
     return this.#finished.promise;
@@ -162,6 +191,14 @@ class PendingEntry implements PendingRequest {
 
   async settle(reply: JsonObject, serialised?: string | Buffer): Promise<boolean> {
     if (this.#done) return false;
+    const take = this.#take;
+    if (take !== undefined) {
+      this.#take = undefined;
+      this.#taken = true;
+      take(reply, serialised);
+      this.#finished?.resolve();
+      return true;
+    }
     this.#done = true;
     // The line is handed to stdout first and the entry's bookkeeping done after: the client waits
     // for the line, not for the deadline's removal. Done stays set before either, so a second
@@ -181,6 +218,8 @@ class PendingEntry implements PendingRequest {
   }
 
   fail(error: BridgeError): Promise<boolean> {
+    // A failure (the deadline, shutdown, a malformed reply) is the answer, never a page to merge.
+    this.#take = undefined;
     return this.settle(bridgeErrorReply(this.id, error));
   }
 

@@ -34,8 +34,10 @@ export class Router implements ServerMessageSink {
     // already answered, cancelled or timed out is written nowhere.
     const pending = this.#options.inFlight.get(request.id);
     if (pending !== request) return;
-    // Filtered first, so the transport's bookkeeping (x-mcp-header schemas) never holds a hidden tool.
-    const shown = this.#shown(pending, message);
+    // Filtered first, so the transport's bookkeeping (x-mcp-header schemas) never holds a hidden
+    // tool. A page the bridge asked for itself is filtered once merged (the registry keeps hidden
+    // tools out on its own).
+    const shown = pending.held ? message : this.#shown(pending, message);
     const reply = finish === undefined ? shown : finish(shown);
     await pending.settle(reply, reply === message ? serialised : undefined);
   }
@@ -56,7 +58,7 @@ export class Router implements ServerMessageSink {
       if (target !== undefined && !target.done) {
         if (routed.kind === 'malformed-response') await target.fail(malformedResponse());
         else {
-          const shown = this.#shown(target, routed.message);
+          const shown = target.held ? routed.message : this.#shown(target, routed.message);
           await target.settle(shown, shown === routed.message ? serialised : undefined);
         }
         return;

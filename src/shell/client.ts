@@ -94,7 +94,10 @@ export class ShellClient {
     this.#output.setEncoding('utf8');
     this.#output.on('data', (chunk: string) => this.#onData(chunk));
     // The bridge stops when its input ends (close()), so its own stop signal is never needed here.
-    this.#exited = runBridge({ ...options, input: this.#input, output: this.#output, signal: new AbortController().signal }).finally(() => {
+    // The commands read every page of a list themselves (commands.ts listAll, bounded and said
+    // when it stops), so the bridge under them hands on each page as the server sent it.
+    const config = { ...options.config, mergePages: false };
+    this.#exited = runBridge({ ...options, config, input: this.#input, output: this.#output, signal: new AbortController().signal }).finally(() => {
       // Whatever is still waiting gets an answer, so no command can hang on a request the bridge dropped.
       /* c8 ignore next 4 -- the bridge answers every request before it returns; this guards against a bug there */
       for (const [id, pending] of this.#pending) {

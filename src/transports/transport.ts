@@ -30,7 +30,11 @@ export interface RegisteredRequest {
    * it never waits behind a client message.
    */
   readonly own: boolean;
-  /** Resolves once `done` holds; made on first use (only a transport whose answers arrive elsewhere asks). */
+  /**
+   * Resolves once `done` holds, or once the bridge took the server's reply for itself (the first
+   * page of a merged list): either way the transport's part is over. Made on first use (only a
+   * transport whose answers arrive elsewhere asks).
+   */
   readonly finished: Promise<void>;
 }
 

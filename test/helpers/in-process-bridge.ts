@@ -66,7 +66,9 @@ export function toRawOptions(args: readonly string[]): RawOptions {
     const arg = args[i]!;
     const name = arg === '-H' ? 'header' : arg.replace(/^--/, '');
     const key = name.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
-    if (
+    if (name === 'no-merge-pages') {
+      options.mergePages = false;
+    } else if (
       name === 'allow-http' ||
       name === 'oauth-device-code' ||
       name === 'oauth-client-credentials' ||

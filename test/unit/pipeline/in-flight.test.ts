@@ -23,6 +23,45 @@ describe('InFlight', () => {
     expect(inFlight.size).toBe(0);
   });
 
+  it("hands a held request's next reply to the bridge and keeps it outstanding; its deadline still writes the one answer", async () => {
+    const pending = inFlight.begin(5, 'tools/list', 'legacy', { deadline: true })!;
+    const taken: JsonObject[] = [];
+    pending.hold((reply) => taken.push(reply));
+    expect(pending.held).toBe(true);
+    expect(await pending.settle({ jsonrpc: '2.0', id: 5, result: { tools: [], nextCursor: 'c' } })).toBe(true);
+    expect(taken).toHaveLength(1);
+    expect(written).toEqual([]);
+    expect(pending.held).toBe(false);
+    expect(pending.done).toBe(false);
+    expect(inFlight.has(5)).toBe(true);
+    // The transport's part is over: a transport waiting on `finished` stops waiting.
+    await pending.finished;
+    vi.advanceTimersByTime(1000);
+    expect(written).toEqual([
+      expect.objectContaining({ id: 5, error: expect.objectContaining({ data: expect.objectContaining({ bridgeCode: 'REQUEST_TIMEOUT' }) }) }),
+    ]);
+  });
+
+  it('writes a failure of a held request to the client, never to the holder', async () => {
+    const pending = inFlight.begin(6, 'tools/list', 'legacy', { deadline: false })!;
+    const taken: JsonObject[] = [];
+    pending.hold((reply) => taken.push(reply));
+    await pending.fail(new BridgeError('REMOTE_BAD_REPLY', 'both'));
+    expect(taken).toEqual([]);
+    expect(written).toHaveLength(1);
+    expect(inFlight.size).toBe(0);
+  });
+
+  it('delivers every reply of a request registered with deliver to it, failures included, and nothing to stdout', async () => {
+    const delivered: JsonObject[] = [];
+    const page = inFlight.begin('p', 'tools/list', 'legacy', { deadline: false, deliver: (reply) => (delivered.push(reply), Promise.resolve(true)) })!;
+    expect(page.held).toBe(true);
+    await page.fail(new BridgeError('SHUTTING_DOWN', 'bye'));
+    expect(delivered).toHaveLength(1);
+    expect(written).toEqual([]);
+    expect(inFlight.size).toBe(0);
+  });
+
   it('refuses a second outstanding request with the same id, but tells 1 from "1"', () => {
     expect(inFlight.begin(1, 'a', 'legacy', { deadline: true })).toBeDefined();
     expect(inFlight.begin(1, 'b', 'legacy', { deadline: true })).toBeUndefined();
