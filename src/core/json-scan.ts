@@ -39,6 +39,41 @@ export type JsonScan =
       members: ScannedMember[];
     };
 
+/**
+ * One object member of a top-level object member watched while the text streams by, so a reader
+ * can refuse a reply before it has all of it: `text` is the raw text of one small string member of
+ * that object, `count` the number of members of one object member of it.
+ */
+export interface ScanWatch {
+  /** The top-level member whose object value is watched. */
+  inside: string;
+  /** The member of that object whose string value is kept (raw, as sent, up to MAX_WATCHED_BYTES). */
+  text: string;
+  /** The member of that object whose object value's members are counted. */
+  count: string;
+}
+
+/** What the watch saw so far. */
+export interface WatchedFacts {
+  /** The raw text of the last `text` member seen, escapes as sent; undefined when none came or it was longer than MAX_WATCHED_BYTES. */
+  text: string | undefined;
+  /** Members of the `count` member's object so far (of the one being read, or the last one read). */
+  count: number;
+}
+
+/**
+ * A reply a reader may refuse while it streams in: the watch to scan with, and the error once what
+ * it saw settles the answer (undefined while it does not). Only a large reply is scanned as it
+ * arrives, so only a large one is refused early; a smaller one is read whole and judged after.
+ */
+export interface EarlyRefusal {
+  watch: ScanWatch;
+  refusal(facts: Readonly<WatchedFacts>): Error | undefined;
+}
+
+/** A watched key or text longer than this is not one the watch looks for. */
+export const MAX_WATCHED_BYTES = 64;
+
 // Parser states (RFC 8259 §2-§7).
 const VALUE = 0; // a value must come (top level, after ':' or ',' in an array)
 const VALUE_OR_CLOSE = 1; // after '['
@@ -121,6 +156,24 @@ export class JsonScanner {
   // The word view of the current chunk, made the first time a long string needs it.
   #words: Uint32Array | undefined;
   #wordsOf: Buffer | undefined;
+  // The watch: whether the watched object is open, the key or text of it being kept, and the count.
+  readonly #watch: { inside: string; text: Buffer; count: Buffer } | undefined;
+  #inWatched = false;
+  #watchedMember: 'text' | 'count' | undefined;
+  #counting = false;
+  #keptFrom = -1;
+  #kept: number[] = [];
+  #keptIsKey = false;
+  #facts: WatchedFacts = { text: undefined, count: 0 };
+
+  constructor(watch?: ScanWatch) {
+    if (watch !== undefined) this.#watch = { inside: watch.inside, text: Buffer.from(watch.text), count: Buffer.from(watch.count) };
+  }
+
+  /** What the watch saw so far (nothing without one). */
+  get watched(): Readonly<WatchedFacts> {
+    return this.#facts;
+  }
 
   feed(chunk: Buffer): void {
     if (this.#state === FAILED) return;
@@ -143,8 +196,11 @@ export class JsonScanner {
               if (this.#stack.length === 1) {
                 const key = this.#endCapture(chunk, i);
                 this.#key = typeof key === 'string' ? key : undefined;
-              }
-            } else this.#valueDone(chunk, i);
+              } else if (this.#keptFrom >= 0) this.#watchedKeyDone(chunk, i - 1);
+            } else {
+              if (this.#keptFrom >= 0) this.#watchedTextDone(chunk, i - 1);
+              this.#valueDone(chunk, i);
+            }
           } else if (d === BACKSLASH) {
             i++;
             this.#state = ESCAPE;
@@ -192,6 +248,7 @@ export class JsonScanner {
           }
           if (c !== QUOTE) return this.#fail();
           if (this.#stack.length === 1) this.#beginCapture(i);
+          else if (this.#inWatched) this.#watchedKeyBegins(i + 1);
           this.#inKey = true;
           this.#state = STRING;
           i++;
@@ -277,6 +334,10 @@ export class JsonScanner {
       }
     }
     if (this.#capturing) this.#keepPiece(chunk, n);
+    if (this.#keptFrom >= 0) {
+      this.#keepWatched(chunk, n);
+      this.#keptFrom = 0;
+    }
     this.#offset += n;
     this.#wordsOf = undefined;
     this.#words = undefined;
@@ -311,7 +372,10 @@ export class JsonScanner {
     if (depth === 0) {
       this.#start = this.#offset + i;
       this.#kind = c === 0x7b ? 'object' : c === 0x5b ? 'array' : 'scalar';
-    } else if (depth === 1 && this.#stack[0] === OBJECT) this.#beginCapture(i);
+    } else if (depth === 1 && this.#stack[0] === OBJECT) {
+      this.#beginCapture(i);
+      if (c === 0x7b && this.#watch !== undefined && this.#key === this.#watch.inside) this.#inWatched = true;
+    } else if (depth === 2 && this.#inWatched && this.#watchedMember !== undefined) this.#watchedValueBegins(i, c);
     switch (c) {
       case QUOTE:
         this.#state = STRING;
@@ -368,6 +432,10 @@ export class JsonScanner {
   /** The closing bracket (checked by the caller) of the innermost container at `i`; returns the next index. */
   #close(chunk: Buffer, i: number): number {
     this.#stack.pop();
+    if (this.#inWatched) {
+      if (this.#stack.length === 2) this.#counting = false;
+      else if (this.#stack.length === 1) this.#inWatched = false;
+    }
     this.#valueDone(chunk, i + 1);
     return i + 1;
   }
@@ -423,6 +491,54 @@ export class JsonScanner {
       /* c8 ignore next -- the bytes were just proven JSON and Node 20's JSON.parse nests without a stack limit; kept so that a scan never throws */
       return NOT_CAPTURED;
     }
+  }
+
+  /** A key of the watched object begins at `from` (past its quote); a key of the counted object is counted. */
+  #watchedKeyBegins(from: number): void {
+    const depth = this.#stack.length;
+    if (depth === 3 && this.#counting) this.#facts.count++;
+    if (depth !== 2) return;
+    this.#watchedMember = undefined;
+    this.#keep(from, true);
+  }
+
+  #watchedKeyDone(chunk: Buffer, end: number): void {
+    const key = this.#endKeep(chunk, end);
+    const watch = this.#watch!;
+    this.#watchedMember = key === undefined ? undefined : key.equals(watch.text) ? 'text' : key.equals(watch.count) ? 'count' : undefined;
+  }
+
+  /** A value of the watched object begins at `i` after a watched key: its text is kept, or its members counted. */
+  #watchedValueBegins(i: number, c: number): void {
+    if (this.#watchedMember === 'text' && c === QUOTE) this.#keep(i + 1, false);
+    else if (this.#watchedMember === 'count' && c === 0x7b) {
+      this.#counting = true;
+      this.#facts.count = 0;
+    }
+    this.#watchedMember = undefined;
+  }
+
+  #watchedTextDone(chunk: Buffer, end: number): void {
+    if (this.#keptIsKey) return;
+    this.#facts.text = this.#endKeep(chunk, end)?.toString('utf8');
+  }
+
+  #keep(from: number, isKey: boolean): void {
+    this.#keptFrom = from;
+    this.#kept = [];
+    this.#keptIsKey = isKey;
+  }
+
+  /** Keeps the bytes of a watched key or text in this chunk, up to MAX_WATCHED_BYTES (one past it marks it too long). */
+  #keepWatched(chunk: Buffer, end: number): void {
+    for (let j = this.#keptFrom; j < end && this.#kept.length <= MAX_WATCHED_BYTES; j++) this.#kept.push(chunk[j]!);
+  }
+
+  /** The kept bytes, ending at `end` in `chunk`, or undefined when they were longer than MAX_WATCHED_BYTES. */
+  #endKeep(chunk: Buffer, end: number): Buffer | undefined {
+    this.#keepWatched(chunk, end);
+    this.#keptFrom = -1;
+    return this.#kept.length > MAX_WATCHED_BYTES ? undefined : Buffer.from(this.#kept);
   }
 
   /** The index of the first byte at or after `i` that ends a string's plain run, or the chunk's length. */
@@ -499,7 +615,7 @@ function sequenceLength(lead: number): number {
 
 /** Scans a JSON text given as chunks (or one Buffer). */
 export function scanJson(chunks: readonly Buffer[] | Buffer): JsonScan {
-  const scanner = new JsonScanner();
+  const scanner = new JsonScanner(undefined);
   if (Buffer.isBuffer(chunks)) scanner.feed(chunks);
   else for (const chunk of chunks) scanner.feed(chunk);
   return scanner.end();

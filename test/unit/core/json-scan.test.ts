@@ -2,7 +2,7 @@
 
 import { isUtf8 } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { JsonScanner, MAX_SMALL_MEMBER_BYTES, scanJson, type JsonScan } from '../../../src/core/json-scan.js';
+import { JsonScanner, MAX_SMALL_MEMBER_BYTES, MAX_WATCHED_BYTES, scanJson, type JsonScan } from '../../../src/core/json-scan.js';
 
 /** A small seeded generator (mulberry32): failures can be replayed. */
 function randomFrom(seed: number): () => number {
@@ -325,6 +325,86 @@ describe('JsonScanner', () => {
       const bytes = Buffer.from(text, 'utf8');
       expect(scanJson(bytes), text).toEqual({ kind: 'invalid' });
       expectAgreement(bytes, scanJson(bytes));
+    }
+  });
+});
+
+function isValid(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('JsonScanner watch', () => {
+  const watch = { inside: 'result', text: 'resultType', count: 'inputRequests' } as const;
+
+  /** Feeds `bytes` cut at `cuts` to a scanner with the watch; its facts, and its verdict. */
+  function watchInPieces(bytes: Buffer, cuts: number[]): { facts: unknown; scan: JsonScan } {
+    const scanner = new JsonScanner(watch);
+    let from = 0;
+    for (const cut of [...cuts, bytes.length]) {
+      scanner.feed(bytes.subarray(from, cut));
+      from = cut;
+    }
+    return { facts: { ...scanner.watched }, scan: scanner.end() };
+  }
+
+  it('keeps the raw text of result.resultType and counts the members of result.inputRequests, at every way of cutting the text, without changing the scan', () => {
+    const gen = new Gen(randomFrom(7));
+    // The generator also makes strings JSON refuses: each member value is one it accepts.
+    const value = (): string => {
+      for (let tries = 0; tries < 20; tries++) {
+        const candidate = gen.value(3);
+        if (isValid(candidate)) return candidate;
+      }
+      return 'null';
+    };
+    const kinds = ['"input_required"', '"complete"', '"input\\u005frequired"', `"${'x'.repeat(70)}"`, '7'];
+    for (let round = 0; round < 400; round++) {
+      const requests = gen.int(80);
+      const members = [
+        `"resultType":${gen.pick(kinds)}`,
+        `"inputRequests":{${Array.from({ length: requests }, (_, i) => `"r${i}":${value()}`).join(',')}}`,
+        `"structuredContent":{${Array.from({ length: gen.int(90) }, (_, i) => `"s${i}":${value()}`).join(',')}}`,
+        `"content":[{"type":"text","text":${JSON.stringify('r'.repeat(gen.int(100)))}}]`,
+      ].sort(() => gen.next() - 0.5);
+      const text = `{"jsonrpc":"2.0","id":1,"params":{"inputRequests":{"p":1},"resultType":"input_required"},"result":{${members.join(gen.space() + ',')}}}`;
+      const bytes = Buffer.from(text);
+      expect(isValid(text)).toBe(true);
+      const kind = /"resultType":("[^"]*"|7)/.exec(text.slice(text.indexOf('"result":')))![1]!;
+      const expected = { text: kind.startsWith('"') && kind.length - 2 <= MAX_WATCHED_BYTES ? kind.slice(1, -1) : undefined, count: requests };
+      const whole = scanJson(bytes);
+      for (const cuts of [[], [gen.int(bytes.length)], Array.from({ length: 8 }, () => gen.int(bytes.length)).sort((a, b) => a - b)]) {
+        const { facts, scan } = watchInPieces(bytes, cuts);
+        expect(facts, text).toEqual(expected);
+        expect(scan).toEqual(whole);
+      }
+    }
+  });
+
+  it('sees the facts as they stream by: the count grows with each member read, before the text ends', () => {
+    const scanner = new JsonScanner(watch);
+    scanner.feed(Buffer.from('{"id":1,"result":{"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"},"b":{'));
+    expect(scanner.watched).toEqual({ text: 'input_required', count: 2 });
+    scanner.feed(Buffer.from('}},"more":1}}'));
+    expect(scanner.watched).toEqual({ text: 'input_required', count: 2 });
+  });
+
+  it('watches nothing outside the top-level member it names, nor keys spelled with escapes or past its byte bound', () => {
+    for (const text of [
+      '{"params":{"resultType":"input_required","inputRequests":{"a":1}}}',
+      '{"result":{"deep":{"resultType":"input_required","inputRequests":{"a":1}}}}',
+      '{"result":{"result\\u0054ype":"input_required","input\\u0052equests":{"a":1}}}',
+      `{"result":{"${'k'.repeat(MAX_WATCHED_BYTES + 1)}":"input_required","inputRequests":[1,2]}}`,
+      '[{"result":{"resultType":"input_required"}}]',
+    ]) {
+      const scanner = new JsonScanner(watch);
+      scanner.feed(Buffer.from(text));
+      expect(scanner.watched, text).toEqual({ text: undefined, count: 0 });
+      expect(scanner.end().kind).not.toBe('invalid');
     }
   });
 });
