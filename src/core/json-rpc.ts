@@ -2,6 +2,7 @@
 
 import { BRIDGE_ERRORS, type BridgeError, toErrorData } from './errors.js';
 import { MODERN_VERSION_META_KEY } from './protocol.js';
+import type { EarlyRefusal } from './json-scan.js';
 
 export type JsonRpcId = string | number;
 export type JsonObject = Record<string, unknown>;
@@ -17,7 +18,16 @@ export type RequestBody = string | readonly Buffer[];
  * `message` holds what routing reads, with large values left out (large-line.ts); `body` is whole.
  */
 export type IncomingMessage =
-  | { kind: 'request'; id: JsonRpcId; method: string; message: JsonObject; body: RequestBody; abridged?: true }
+  | {
+      kind: 'request';
+      id: JsonRpcId;
+      method: string;
+      message: JsonObject;
+      body: RequestBody;
+      abridged?: true;
+      /** A large JSON reply that this settles is refused while it streams in (a request of the bridge's own may ask). */
+      refuseEarly?: EarlyRefusal;
+    }
   | { kind: 'notification'; method: string; message: JsonObject; body: RequestBody; abridged?: true }
   | { kind: 'response'; id: JsonRpcId; message: JsonObject; body: RequestBody; abridged?: true };
 

@@ -16,9 +16,11 @@ import {
   type JsonRpcId,
 } from '../core/json-rpc.js';
 import type { Logger } from '../logging/logger.js';
+import type { EarlyRefusal } from '../core/json-scan.js';
 import {
+  inputFloodRefusal,
+  inputRequestsExceeded,
   inputRequiredOf,
-  MAX_INPUT_REQUESTS_PER_ROUND,
   isInitializeRefusal,
   listenFilterFor,
   speaksOnlyModern,
@@ -308,7 +310,7 @@ export class EraTranslator {
       const params = toModernParams(incoming.message.params, this.#profile, this.#logLevel);
       let round = params;
       for (let rounds = 0; ; rounds++) {
-        const reply = await this.#call(incoming.method, round, t);
+        const reply = await this.#call(incoming.method, round, t, inputFloodRefusal(incoming.method));
         if (reply === undefined || t.cancelled) return;
         const input = inputRequiredOf(reply);
         if (input === undefined) {
@@ -325,13 +327,7 @@ export class EraTranslator {
             },
           );
         }
-        if (input.tooMany !== undefined) {
-          throw new BridgeError(
-            'INPUT_REQUESTS_EXCEEDED',
-            `the server asked for more than ${MAX_INPUT_REQUESTS_PER_ROUND} inputs at once for one ${incoming.method}; the bridge asks the client for at most ${MAX_INPUT_REQUESTS_PER_ROUND} in a round`,
-            { method: incoming.method, limit: MAX_INPUT_REQUESTS_PER_ROUND },
-          );
-        }
+        if (input.tooMany !== undefined) throw inputRequestsExceeded(incoming.method);
         const inputResponses = await this.#askClient(t, input.inputRequests);
         if (t.cancelled) return;
         round = toRetryParams(params, inputResponses, input.requestState);
@@ -393,14 +389,14 @@ export class EraTranslator {
   }
 
   /** Sends one request of the bridge's own; resolves with its reply, or undefined when it was cancelled. */
-  async #call(method: string, params: JsonObject, t: Translated | undefined): Promise<JsonObject | undefined> {
+  async #call(method: string, params: JsonObject, t: Translated | undefined, refuseEarly?: EarlyRefusal): Promise<JsonObject | undefined> {
     const id = `${this.#prefix()}${++this.#counter}`;
     const message = { jsonrpc: '2.0', id, method, params };
     let reply: JsonObject | undefined;
     this.#calls.set(id, (value) => (reply = value));
     if (t !== undefined) t.current = id;
     try {
-      await this.#deps.send({ kind: 'request', id, method, message, body: JSON.stringify(message) });
+      await this.#deps.send({ kind: 'request', id, method, message, body: JSON.stringify(message), ...(refuseEarly === undefined ? {} : { refuseEarly }) });
     } finally {
       this.#calls.delete(id);
       if (t !== undefined) t.current = undefined;

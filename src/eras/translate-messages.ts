@@ -1,7 +1,8 @@
 // Pure conversions between a 2025-era client's messages and their 2026-07-28 form, and back.
 
 import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
-import { countObjectMembers, scanJson } from '../core/json-scan.js';
+import { BridgeError } from '../core/errors.js';
+import { countObjectMembers, scanJson, type EarlyRefusal } from '../core/json-scan.js';
 import { memberBytesOf } from '../core/lazy-object.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
@@ -133,6 +134,31 @@ export function toRetryParams(params: JsonObject, inputResponses: JsonObject, re
  * a wait, so a result of thousands is a server flooding the client, refused before any is built.
  */
 export const MAX_INPUT_REQUESTS_PER_ROUND = 64;
+
+/** The refusal of a round whose result asks for more than MAX_INPUT_REQUESTS_PER_ROUND inputs. */
+export function inputRequestsExceeded(method: string): BridgeError {
+  return new BridgeError(
+    'INPUT_REQUESTS_EXCEEDED',
+    `the server asked for more than ${MAX_INPUT_REQUESTS_PER_ROUND} inputs at once for one ${method}; the bridge asks the client for at most ${MAX_INPUT_REQUESTS_PER_ROUND} in a round`,
+    { method, limit: MAX_INPUT_REQUESTS_PER_ROUND },
+  );
+}
+
+/**
+ * Refuses a large round's result as soon as it has shown itself to be `input_required` with more
+ * than MAX_INPUT_REQUESTS_PER_ROUND input requests, so a flood at the message limit is never read
+ * whole (nor held: its bytes would cost as much memory as the limit). A result that names its
+ * `resultType` only after the requests, or spells it with escapes, is read whole and judged after,
+ * as is one under the size a reader scans. An object's names are unique in the JSON the spec
+ * speaks (RFC 8259 §4 SHOULD; I-JSON, RFC 7493 §2.3, MUST), so the first `inputRequests` past the
+ * bound is the one that counts.
+ */
+export function inputFloodRefusal(method: string): EarlyRefusal {
+  return {
+    watch: { inside: 'result', text: 'resultType', count: 'inputRequests' },
+    refusal: (facts) => (facts.text === 'input_required' && facts.count > MAX_INPUT_REQUESTS_PER_ROUND ? inputRequestsExceeded(method) : undefined),
+  };
+}
 
 /**
  * An `input_required` result (2026-07-28 basic §ResultType, mrtr §InputRequiredResult); undefined

@@ -5,7 +5,7 @@ import { Readable, pipeline } from 'node:stream';
 import { type Deadline, DeadlineList } from '../core/deadlines.js';
 import { BridgeError } from '../core/errors.js';
 import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
-import { JsonScanner, MAX_SMALL_MEMBER_BYTES, scanJson, type JsonScan } from '../core/json-scan.js';
+import { JsonScanner, MAX_SMALL_MEMBER_BYTES, scanJson, type EarlyRefusal, type JsonScan } from '../core/json-scan.js';
 import { LARGE_EVENT_BYTES, SseFramer, type SseEvent, type SseReadOptions } from './sse-reader.js';
 import { type AbortSource } from '../core/abort.js';
 import { type HttpExchange } from './send.js';
@@ -114,6 +114,8 @@ export interface ReadOptions {
    * and so is an event's data over LARGE_EVENT_BYTES (see toStreamItem).
    */
   scanLarge?: boolean | undefined;
+  /** With `scanLarge`: a large JSON body is refused as soon as this settles it, without reading the rest. */
+  refuseEarly?: EarlyRefusal | undefined;
 }
 
 /**
@@ -251,6 +253,13 @@ function tooLarge(maxBytes: number, status: number): BridgeError {
   });
 }
 
+/** Feeds one chunk to the scanner, and throws the early refusal once what the watch saw settles it. */
+function feedOrRefuse(scanner: JsonScanner, chunk: Buffer, refuseEarly: EarlyRefusal | undefined): void {
+  scanner.feed(chunk);
+  const refusal = refuseEarly?.refusal(scanner.watched);
+  if (refusal !== undefined) throw refusal;
+}
+
 /**
  * Reads the whole body, failing with REPLY_TOO_LARGE past the limit (counted after decoding). With
  * `scanLarge`, a body past LARGE_REPLY_BYTES is also fed to a JSON scanner chunk by chunk as it arrives.
@@ -264,7 +273,7 @@ async function readBounded(body: OpenBody, exchange: HttpExchange, options: Read
     // The size is known: each chunk is copied into one buffer as it arrives and is garbage at
     // once, instead of all chunks living until a final concat (a large reply's peak memory).
     if (declared > maxBytes) throw tooLarge(maxBytes, exchange.status);
-    if (scan && declared > LARGE_REPLY_BYTES) scanner = new JsonScanner();
+    if (scan && declared > LARGE_REPLY_BYTES) scanner = new JsonScanner(options.refuseEarly?.watch);
     const whole = Buffer.allocUnsafe(declared);
     let filled = 0;
     for await (const chunk of body.chunks) {
@@ -273,7 +282,7 @@ async function readBounded(body: OpenBody, exchange: HttpExchange, options: Read
       if (filled + chunk.length > declared) throw tooLarge(maxBytes, exchange.status);
       chunk.copy(whole, filled);
       filled += chunk.length;
-      scanner?.feed(chunk);
+      if (scanner !== undefined) feedOrRefuse(scanner, chunk, options.refuseEarly);
     }
     return { bytes: filled === declared ? whole : whole.subarray(0, filled), scanner };
   }
@@ -285,11 +294,11 @@ async function readBounded(body: OpenBody, exchange: HttpExchange, options: Read
     total += chunk.length;
     if (total > maxBytes) throw tooLarge(maxBytes, exchange.status);
     chunks.push(chunk);
-    if (scanner !== undefined) scanner.feed(chunk);
+    if (scanner !== undefined) feedOrRefuse(scanner, chunk, options.refuseEarly);
     else if (scan && total > LARGE_REPLY_BYTES) {
       // Large after all: the scanner catches up on what came so far.
-      scanner = new JsonScanner();
-      for (const earlier of chunks) scanner.feed(earlier);
+      scanner = new JsonScanner(options.refuseEarly?.watch);
+      for (const earlier of chunks) feedOrRefuse(scanner, earlier, options.refuseEarly);
     }
   }
   return { bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total), scanner };

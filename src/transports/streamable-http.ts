@@ -8,6 +8,7 @@ import type { EraProtocol } from '../eras/era.js';
 import { BridgeError } from '../core/errors.js';
 import { followRequestStream, withStatus } from './stream-follower.js';
 import { classifyServerMessage, isJsonObject, isSingleLine, modernVersionOf, toLoggedId, type JsonObject, type RequestBody } from '../core/json-rpc.js';
+import type { EarlyRefusal } from '../core/json-scan.js';
 import type { LegacySession } from '../eras/legacy-session.js';
 import type { Logger } from '../logging/logger.js';
 import { HEADER_MISMATCH, type ModernEra } from '../eras/modern-era.js';
@@ -89,7 +90,7 @@ export class StreamableHttpTransport implements Transport {
         const ready = era.ready();
         if (ready !== undefined) await untilAborted(ready, request.aborts);
       }
-      await this.#exchange(request, era, message, incoming.body);
+      await this.#exchange(request, era, message, incoming.body, incoming.refuseEarly);
     } finally {
       if (isInitialize) legacy.endInitialize();
     }
@@ -145,7 +146,7 @@ export class StreamableHttpTransport implements Transport {
   }
 
   /** Posts the request (again where that is safe) until it is answered. */
-  async #exchange(request: RegisteredRequest, era: EraProtocol, message: JsonObject, body: RequestBody): Promise<void> {
+  async #exchange(request: RegisteredRequest, era: EraProtocol, message: JsonObject, body: RequestBody, refuseEarly: EarlyRefusal | undefined): Promise<void> {
     const signal = request.aborts;
     let rateLimitRetries = 0;
     const recoveries: Recoveries = { healed: false, renewed: false };
@@ -160,11 +161,15 @@ export class StreamableHttpTransport implements Transport {
         return;
       }
       const scanLarge = !RESULT_READ_BY_BRIDGE.has(request.method);
-      const reply = await readReply(exchange, { maxMessageBytes: this.#deps.config.maxMessageBytes, signal, room: this.#deps.room, scanLarge }).catch(
-        (error: unknown) => {
-          throw withStatus(this.#deps.endpoint.failure(error, signal), exchange.status);
-        },
-      );
+      const reply = await readReply(exchange, {
+        maxMessageBytes: this.#deps.config.maxMessageBytes,
+        signal,
+        room: this.#deps.room,
+        scanLarge,
+        refuseEarly,
+      }).catch((error: unknown) => {
+        throw withStatus(this.#deps.endpoint.failure(error, signal), exchange.status);
+      });
       if (reply.kind === 'json') {
         await this.#deliverJson(request, era, exchange, reply);
         return;

@@ -90,8 +90,19 @@ export interface SdkV2ServerOptions {
    * 'not-found' (404 with -32601) or 'header-mismatch' (400 with -32020). Default: the SDK's own -32022.
    */
   refuseInitialize?: 'not-found' | 'header-mismatch';
-  /** A tools/call of one of these tools is answered with the body its function makes (JSON), in front of the SDK: a server's reply no SDK would build. */
-  rawToolReplies?: Record<string, (id: unknown) => Buffer | string>;
+  /**
+   * A tools/call of one of these tools is answered with the body its function makes (JSON), in front
+   * of the SDK: a server's reply no SDK would build. A `StalledBody` is the start of a body that then
+   * never ends (with the length it declares, or chunked).
+   */
+  rawToolReplies?: Record<string, (id: unknown) => Buffer | string | StalledBody>;
+}
+
+/** The first bytes of a JSON body whose rest never comes. */
+export interface StalledBody {
+  start: Buffer | string;
+  /** The Content-Length declared; without it the body is chunked. */
+  contentLength?: number;
 }
 
 /** The tool that asks the client to confirm (an MRTR elicitation) before it answers. */
@@ -357,7 +368,13 @@ export async function startSdkV2Server(options: SdkV2ServerOptions): Promise<Sdk
     const tool = (parsed as { params?: { name?: unknown } } | undefined)?.params?.name;
     const raw = parsed?.method === 'tools/call' && typeof tool === 'string' ? options.rawToolReplies?.[tool] : undefined;
     if (raw !== undefined) {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(raw(parsed!.id));
+      const body = raw(parsed!.id);
+      if (typeof body === 'string' || Buffer.isBuffer(body)) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json', ...(body.contentLength === undefined ? {} : { 'content-length': body.contentLength }) });
+      res.write(body.start);
       return;
     }
     // The client going away is the cancellation (2026-07-28 transports §Cancellation): the SDK

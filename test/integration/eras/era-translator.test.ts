@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LISTEN_REOPEN_DELAYS_MS, MAX_INPUT_ROUNDS } from '../../../src/eras/era-translator.js';
 import { MAX_INPUT_REQUESTS_PER_ROUND } from '../../../src/eras/translate-messages.js';
 import { LARGE_LINE_BYTES } from '../../../src/stdio/line-reader.js';
+import { LARGE_REPLY_BYTES } from '../../../src/http/reply-reader.js';
 import { startInProcessBridge, waitForLog, type InProcessBridge } from '../../helpers/in-process-bridge.js';
 import { CONFIRM_STATE, CONFIRM_TOOL, startSdkV2Server, type SdkV2Server } from '../../helpers/sdk-v2-server.js';
 
@@ -58,6 +59,38 @@ describe('an input_required result that asks for too many inputs at once', () =>
       await server.close();
     }
   });
+
+  it.each([
+    ['declares its length', LARGE_REPLY_BYTES * 64],
+    ['is chunked', undefined],
+  ])(
+    'refuses a large flood as soon as its input requests pass the bound, without waiting for the rest of a body that %s and never ends',
+    async (_, contentLength) => {
+      // Past LARGE_REPLY_BYTES a body is scanned as it arrives: the start of this one already shows
+      // resultType input_required and more input requests than a round may carry.
+      const start = manyInputRequests('x', 60_000).slice(0, LARGE_REPLY_BYTES + 4096);
+      const server = await startSdkV2Server({
+        token: TOKEN,
+        rawToolReplies: { tasks_flood: (id) => ({ start: start.replace('"id":"x"', `"id":${JSON.stringify(id)}`), contentLength }) },
+      });
+      const bridge = startInProcessBridge(['--url', server.url, '--request-timeout', '60000'], { FENBS_TOKEN: TOKEN });
+      try {
+        bridge.send(initialize(0, { roots: {} }));
+        await bridge.reply(0);
+        bridge.send(initialized);
+        bridge.send(call(1, 'tasks_flood'));
+        const reply = await bridge.reply(1, 10_000);
+        expect(reply.error).toMatchObject({ code: -31023, data: { bridgeCode: 'INPUT_REQUESTS_EXCEEDED', limit: MAX_INPUT_REQUESTS_PER_ROUND } });
+        bridge.send(call(2, 'tasks_get', { ref: 'T-1' }));
+        expect((await bridge.reply(2)).result.content[0].text).toBe('Draft the release notes');
+        expect(bridge.lines.filter((line) => line.includes('roots/list'))).toEqual([]);
+      } finally {
+        bridge.kill();
+        await bridge.exited;
+        await server.close();
+      }
+    },
+  );
 
   it(`still asks for ${MAX_INPUT_REQUESTS_PER_ROUND} inputs in one round`, async () => {
     const server = await startSdkV2Server({ token: TOKEN, rawToolReplies: { tasks_flood: (id) => manyInputRequests(id, MAX_INPUT_REQUESTS_PER_ROUND) } });
