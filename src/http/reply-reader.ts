@@ -114,7 +114,7 @@ export interface ReadOptions {
    * and so is an event's data over LARGE_EVENT_BYTES (see toStreamItem).
    */
   scanLarge?: boolean | undefined;
-  /** With `scanLarge`: a large JSON body is refused as soon as this settles it, without reading the rest. */
+  /** With `scanLarge`: a large JSON body, or an event's large data line, is refused as soon as this settles it, without reading the rest. */
   refuseEarly?: EarlyRefusal | undefined;
 }
 
@@ -426,7 +426,9 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
     }, handler.idleTimeoutMs);
   };
   const framing: SseReadOptions =
-    options.scanLarge === true ? { maxEventChars: options.maxMessageBytes, largeDataBytes: LARGE_EVENT_BYTES } : { maxEventChars: options.maxMessageBytes };
+    options.scanLarge === true
+      ? { maxEventChars: options.maxMessageBytes, largeDataBytes: LARGE_EVENT_BYTES, refuseEarly: options.refuseEarly }
+      : { maxEventChars: options.maxMessageBytes };
   if (handler.onRetry !== undefined) framing.onRetry = (ms: number) => handler.onRetry?.(ms);
   // The framer reads its limit from this object at every chunk: lowered until the first event is
   // complete, then the message limit again.

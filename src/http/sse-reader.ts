@@ -3,6 +3,7 @@
 import { BridgeError } from '../core/errors.js';
 import { fieldValueProblem } from '../core/http-field-grammar.js';
 import { COLON, CR, LF, SPACE } from '../core/bytes.js';
+import { JsonScanner, type EarlyRefusal } from '../core/json-scan.js';
 
 export interface SseEvent {
   /** `event:` field; undefined means the default type, "message". */
@@ -28,6 +29,8 @@ export interface SseReadOptions {
    * bytes never holds the text beside them. Unset: every event's data is decoded.
    */
   largeDataBytes?: number;
+  /** With `largeDataBytes`: a data line past it is scanned as it gathers, and the feed throws this refusal once it settles the event. */
+  refuseEarly?: EarlyRefusal | undefined;
 }
 
 /**
@@ -37,6 +40,7 @@ export interface SseReadOptions {
 export const LARGE_EVENT_BYTES = 1024 * 1024;
 
 const NUL = '\0';
+const DATA_FIELD = Buffer.from('data:');
 /** The UTF-8 byte order mark the stream may start with (WHATWG HTML §9.2.6: one leading U+FEFF is ignored). */
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 /** The longest field name that means anything ("event", "retry") and its colon: a colon further in names no known field. */
@@ -69,6 +73,8 @@ export class SseFramer {
   // is garbage at once, and the finished line needs no second copy. Only the pages written become
   // resident memory, so it is reserved generously (RESERVE_FACTOR) and rarely has to grow.
   #big: Buffer | undefined;
+  // The gathered line's data, scanned as it arrives, when a refusal may settle its event early.
+  #lineScanner: JsonScanner | undefined;
   // The chunk ended with CR: an LF starting the next chunk belongs to that line end.
   #skipLf = false;
   // The bytes seen before the stream's first three, while they may still be a BOM.
@@ -130,6 +136,7 @@ export class SseFramer {
       let at = 0;
       for (const earlier of this.#line) at += earlier.copy(this.#big, at);
       this.#line = [];
+      this.#watchLine(this.#big.subarray(0, at));
     } else if (total > this.#big.length) {
       const grown = Buffer.allocUnsafeSlow(Math.min(max, Math.max(total, this.#big.length * GROWTH_FACTOR)));
       this.#big.copy(grown, 0, 0, this.#lineBytes);
@@ -137,6 +144,23 @@ export class SseFramer {
     }
     piece.copy(this.#big, this.#lineBytes);
     this.#lineBytes = total;
+    if (this.#lineScanner !== undefined) this.#scanLine(piece);
+  }
+
+  /** A line became large: with a refusal to watch for, a `data:` line's value so far is scanned, and the rest as it comes. */
+  #watchLine(line: Buffer): void {
+    const refuseEarly = this.#options.refuseEarly;
+    if (refuseEarly === undefined || line.length < DATA_FIELD.length || !line.subarray(0, DATA_FIELD.length).equals(DATA_FIELD)) return;
+    // One space after the colon is not part of the value (HTML §9.2.6 "Process the field").
+    const from = line[DATA_FIELD.length] === SPACE ? DATA_FIELD.length + 1 : DATA_FIELD.length;
+    this.#lineScanner = new JsonScanner(refuseEarly.watch);
+    this.#scanLine(line.subarray(from));
+  }
+
+  #scanLine(piece: Buffer): void {
+    this.#lineScanner!.feed(piece);
+    const refusal = this.#options.refuseEarly!.refusal(this.#lineScanner!.watched);
+    if (refusal !== undefined) throw refusal;
   }
 
   /** The kept pieces and `last`, the end of the line, as one buffer; nothing is kept after. */
@@ -144,6 +168,7 @@ export class SseFramer {
     this.#keep(last);
     const line = this.#big === undefined ? Buffer.concat(this.#line, this.#lineBytes) : this.#big.subarray(0, this.#lineBytes);
     this.#big = undefined;
+    this.#lineScanner = undefined;
     this.#line = [];
     this.#lineBytes = 0;
     return line;

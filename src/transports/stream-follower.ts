@@ -21,7 +21,7 @@ export interface FollowOptions {
   pending: RegisteredRequest;
   /** The POST's own reply, an event stream. */
   first: HttpExchange;
-  read: Pick<ReadOptions, 'maxMessageBytes' | 'room' | 'scanLarge'>;
+  read: Pick<ReadOptions, 'maxMessageBytes' | 'room' | 'scanLarge' | 'refuseEarly'>;
   idleTimeoutMs: number;
   /** Masks the run's secrets in what the server sent, before any of it is cut for a log line or an error. */
   redact: Mask;
@@ -54,6 +54,7 @@ export async function followRequestStream(options: FollowOptions): Promise<void>
         maxMessageBytes: options.read.maxMessageBytes,
         room: options.read.room,
         scanLarge: options.read.scanLarge,
+        refuseEarly: options.read.refuseEarly,
         signal,
         stream: {
           lingerMs: STREAM_LINGER_MS,

@@ -157,7 +157,7 @@ export class StreamableHttpTransport implements Transport {
       // Already answered from its whole body the moment it arrived (#answerOnArrival): nothing to read.
       if (exchange.answeredOnArrival === true) return;
       if (exchange.status >= 200 && exchange.status < 300 && mediaTypeOf(exchange.headers) === 'text/event-stream') {
-        await this.#followStream(request, era, exchange);
+        await this.#followStream(request, era, exchange, refuseEarly);
         return;
       }
       const scanLarge = !RESULT_READ_BY_BRIDGE.has(request.method);
@@ -305,13 +305,13 @@ export class StreamableHttpTransport implements Transport {
   }
 
   /** Reads the POST's event stream: other messages pass through as they arrive, the response ends it. */
-  async #followStream(request: RegisteredRequest, era: EraProtocol, first: HttpExchange): Promise<void> {
+  async #followStream(request: RegisteredRequest, era: EraProtocol, first: HttpExchange, refuseEarly?: EarlyRefusal): Promise<void> {
     const isListen = request.method === 'subscriptions/listen';
     let malformed: BridgeError | undefined;
     await followRequestStream({
       pending: request,
       first,
-      read: { maxMessageBytes: this.#deps.config.maxMessageBytes, room: this.#deps.room, scanLarge: !RESULT_READ_BY_BRIDGE.has(request.method) },
+      read: { maxMessageBytes: this.#deps.config.maxMessageBytes, room: this.#deps.room, scanLarge: !RESULT_READ_BY_BRIDGE.has(request.method), refuseEarly },
       idleTimeoutMs: isListen ? 0 : this.#deps.config.streamIdleTimeoutMs,
       redact: this.#deps.redact,
       resumable: era === this.#deps.legacy,

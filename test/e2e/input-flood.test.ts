@@ -46,25 +46,36 @@ afterEach(async () => {
 });
 
 describe('an input_required result at the message limit', () => {
-  it('is answered once with INPUT_REQUESTS_EXCEEDED, asks the client nothing, and keeps the bridge under 150 MB of resident memory, never holding the body', async () => {
-    let body: Buffer | undefined;
-    server = await startSdkV2Server({ token: TOKEN, rawToolReplies: { tasks_flood: (id) => (body = floodJustUnder(id, MAX_MESSAGE_BYTES)) } });
-    bridge = spawnBridge(['--url', server.url], { FENBS_TOKEN: TOKEN });
-    bridge.send({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: { roots: {} }, clientInfo: { name: 'flood', version: '1' } },
-    });
-    await bridge.reply(0, 30_000);
-    bridge.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    bridge.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'tasks_flood', arguments: {} } });
-    const reply = await bridge.reply(1, 60_000);
-    expect(body!.length).toBeGreaterThan(MAX_MESSAGE_BYTES - 64);
-    expect(reply.error).toMatchObject({ code: -31023, data: { bridgeCode: 'INPUT_REQUESTS_EXCEEDED' } });
-    const peak = peakRss(bridge.child.pid!);
-    expect(bridge.lines.filter((line) => line.includes('roots/list'))).toEqual([]);
-    console.log(`peak RSS of the bridge: ${(peak / 1024 / 1024).toFixed(1)} MiB for a ${(body!.length / 1024 / 1024).toFixed(1)} MiB result`);
-    expect(peak).toBeLessThan(PEAK_RSS_LIMIT_BYTES);
-  }, 120_000);
+  it.each([
+    ['a JSON body', false],
+    ['an event in an event stream', true],
+  ])(
+    'in %s is answered once with INPUT_REQUESTS_EXCEEDED, asks the client nothing, and keeps the bridge under 150 MB of resident memory, never holding the body',
+    async (_, asEvent) => {
+      let body: Buffer | undefined;
+      server = await startSdkV2Server({
+        token: TOKEN,
+        rawRepliesAsEvents: asEvent,
+        rawToolReplies: { tasks_flood: (id) => (body = floodJustUnder(id, MAX_MESSAGE_BYTES)) },
+      });
+      bridge = spawnBridge(['--url', server.url], { FENBS_TOKEN: TOKEN });
+      bridge.send({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: { roots: {} }, clientInfo: { name: 'flood', version: '1' } },
+      });
+      await bridge.reply(0, 30_000);
+      bridge.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      bridge.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'tasks_flood', arguments: {} } });
+      const reply = await bridge.reply(1, 60_000);
+      expect(body!.length).toBeGreaterThan(MAX_MESSAGE_BYTES - 64);
+      expect(reply.error).toMatchObject({ code: -31023, data: { bridgeCode: 'INPUT_REQUESTS_EXCEEDED' } });
+      const peak = peakRss(bridge.child.pid!);
+      expect(bridge.lines.filter((line) => line.includes('roots/list'))).toEqual([]);
+      console.log(`peak RSS of the bridge: ${(peak / 1024 / 1024).toFixed(1)} MiB for a ${(body!.length / 1024 / 1024).toFixed(1)} MiB result`);
+      expect(peak).toBeLessThan(PEAK_RSS_LIMIT_BYTES);
+    },
+    120_000,
+  );
 });

@@ -96,13 +96,15 @@ export interface SdkV2ServerOptions {
    * never ends (with the length it declares, or chunked).
    */
   rawToolReplies?: Record<string, (id: unknown) => Buffer | string | StalledBody>;
+  /** The raw tool replies come as one event of a text/event-stream body instead. */
+  rawRepliesAsEvents?: boolean;
 }
 
 /** The first bytes of a JSON body whose rest never comes. */
 export interface StalledBody {
   start: Buffer | string;
   /** The Content-Length declared; without it the body is chunked. */
-  contentLength?: number;
+  contentLength?: number | undefined;
 }
 
 /** The tool that asks the client to confirm (an MRTR elicitation) before it answers. */
@@ -369,6 +371,12 @@ export async function startSdkV2Server(options: SdkV2ServerOptions): Promise<Sdk
     const raw = parsed?.method === 'tools/call' && typeof tool === 'string' ? options.rawToolReplies?.[tool] : undefined;
     if (raw !== undefined) {
       const body = raw(parsed!.id);
+      if ((typeof body === 'string' || Buffer.isBuffer(body)) && options.rawRepliesAsEvents === true) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('event: message\ndata: ');
+        res.end(Buffer.concat([Buffer.from(body), Buffer.from('\n\n')]));
+        return;
+      }
       if (typeof body === 'string' || Buffer.isBuffer(body)) {
         res.writeHead(200, { 'content-type': 'application/json' }).end(body);
         return;

@@ -229,3 +229,48 @@ describe('SseFramer against eventsource-parser', () => {
     expect(frame(chunks, { maxEventChars: 100 })).toEqual([small('x')]);
   });
 });
+
+describe('SseFramer with a refusal to watch for', () => {
+  const refused = new Error('refused early');
+  const refuseEarly = {
+    watch: { inside: 'result', text: 'resultType', count: 'inputRequests' },
+    refusal: (facts: { text: string | undefined; count: number }) => (facts.text === 'input_required' && facts.count > 3 ? refused : undefined),
+  };
+  const event = (requests: number) =>
+    `event: message\ndata: {"id":1,"result":{"resultType":"input_required","inputRequests":{${Array.from({ length: requests }, (_, i) => `"r${i}":{"method":"roots/list"}`).join(',')}}}}\n\n`;
+
+  it('throws the refusal from the chunk that settles it, before the line ends, however a gathered data line is cut', () => {
+    const bytes = Buffer.from(event(6));
+    // The fourth input request's key is where the count passes the bound.
+    const settledAt = bytes.indexOf('"r3"');
+    for (let size = 1; size <= 9; size++) {
+      for (let shift = 0; shift < size; shift++) {
+        const cuts = [shift, ...Array.from({ length: Math.ceil(bytes.length / size) }, (_, k) => shift + (k + 1) * size)].filter(
+          (at) => at > 0 && at < bytes.length,
+        );
+        const chunks = [0, ...cuts].map((from, k) => bytes.subarray(from, cuts[k] ?? bytes.length));
+        const framer = new SseFramer({ maxEventChars: 1 << 20, largeDataBytes: LARGE, refuseEarly });
+        let fed = 0;
+        const feedAll = () => {
+          for (const chunk of chunks) {
+            framer.feed(chunk);
+            fed += chunk.length;
+          }
+        };
+        expect(feedAll, `${size}-byte chunks from ${shift}`).toThrow(refused);
+        expect(fed).toBeLessThanOrEqual(settledAt);
+      }
+    }
+  });
+
+  it('frames an event the refusal does not settle as it would without one, and watches each large line afresh', () => {
+    const stream = event(3) + event(2) + 'data: {"result":{"resultType":"input_required","inputRequests":{"a":1}}}\ndata: {"b":2}\n\n';
+    expect(frame([stream], { maxEventChars: 1 << 20, largeDataBytes: LARGE, refuseEarly })).toEqual(frame([stream]));
+  });
+
+  it('watches only data lines, and nothing below the large size', () => {
+    const comment = `:${event(6).slice('event: message\ndata: '.length)}`;
+    expect(frame([comment], { maxEventChars: 1 << 20, largeDataBytes: LARGE, refuseEarly })).toEqual([]);
+    expect(frame([event(6)], { maxEventChars: 1 << 20, largeDataBytes: 1 << 19, refuseEarly })).toHaveLength(1);
+  });
+});
