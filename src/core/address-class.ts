@@ -14,8 +14,12 @@ import { isIP } from 'node:net';
  */
 export type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'unique-local' | 'unspecified' | 'reserved' | 'cloud-metadata';
 
-/** Instance metadata services: AWS, GCP and Azure (169.254.169.254), AWS ECS (169.254.170.2), Alibaba (100.100.100.200), AWS over IPv6. */
-export const CLOUD_METADATA_ADDRESSES: readonly string[] = ['169.254.169.254', '169.254.170.2', '100.100.100.200', 'fd00:ec2::254'];
+/**
+ * Instance metadata services: AWS, GCP and Azure (169.254.169.254), AWS ECS (169.254.170.2),
+ * Alibaba (100.100.100.200), Azure's WireServer (168.63.129.16: a public address, but every Azure
+ * VM reaches its host's platform service there), AWS over IPv6.
+ */
+export const CLOUD_METADATA_ADDRESSES: readonly string[] = ['169.254.169.254', '169.254.170.2', '100.100.100.200', '168.63.129.16', 'fd00:ec2::254'];
 
 /** How a message names a class. */
 export const ADDRESS_CLASS_NAMES: Readonly<Record<AddressClass, string>> = {
@@ -94,6 +98,16 @@ function ipv6Class(words: number[]): AddressClass {
     return words.slice(3, 6).every((word) => word === 0) ? embedded() : 'reserved';
   }
   if (words.join(':') === [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254].join(':')) return 'cloud-metadata';
+  // 6to4 (2002::/16, RFC 3056 §2): the relay delivers to the IPv4 address in words 1 and 2, so it
+  // is classed as that address is (2002:a9fe:a9fe:: is the metadata service).
+  if (words[0] === 0x2002) return ipv4Class(v4(words[1]!, words[2]!));
+  // Teredo (2001::/32, RFC 4380 §4): the client's IPv4 address, inverted, in the last two words. A
+  // tunnel no server needs to name; a non-public address inside (a metadata service, a private
+  // host) keeps its class, the rest is reserved.
+  if (words[0] === 0x2001 && words[1] === 0) {
+    const inner = ipv4Class(v4(words[6]! ^ 0xffff, words[7]! ^ 0xffff));
+    return inner === 'public' ? 'reserved' : inner;
+  }
   if (zeros(7) && words[7] === 1) return 'loopback';
   if (zeros(8)) return 'unspecified';
   if ((words[0]! & 0xfe00) === 0xfc00) return 'unique-local';

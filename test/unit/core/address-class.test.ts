@@ -72,4 +72,22 @@ describe('addressClassOf', () => {
     ] as const)
       expect(addressClassOf(address), address).toBe(kind);
   });
+
+  it("classes Azure's WireServer as a metadata service, 6to4 by the IPv4 address inside, and Teredo as never public", () => {
+    for (const [address, kind] of [
+      ['168.63.129.16', 'cloud-metadata'],
+      ['::ffff:168.63.129.16', 'cloud-metadata'],
+      // 6to4 (2002::/16, RFC 3056 §2): the IPv4 address in the second and third words.
+      ['2002:a9fe:a9fe::1', 'cloud-metadata'],
+      ['2002:a00:1::', 'private'],
+      ['2002:7f00:1::', 'loopback'],
+      ['2002:808:808::1', 'public'],
+      // Teredo (2001::/32, RFC 4380 §4): the client's IPv4 address, inverted, in the last two words.
+      ['2001:0:4136:e378:8000:63bf:5601:5601', 'cloud-metadata'],
+      ['2001:0:4136:e378:8000:63bf:f5ff:fffe', 'private'],
+      ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'reserved'],
+      ['2001:4860::1', 'public'],
+    ] as const)
+      expect(addressClassOf(address), address).toBe(kind);
+  });
 });
