@@ -81,6 +81,8 @@ export function authorizationServerMetadataUrls(issuer: URL): URL[] {
 
 /** How much of an issuer a server published the refusal quotes: a hostile one may be megabytes. */
 const MAX_ISSUER_CHARS = 200;
+/** How much of each well-known URL's failure that message quotes: the URL is the issuer's, which a server named. */
+const MAX_REASON_CHARS = 400;
 
 function discoveryFailure(message: string, hint: string, cause?: unknown): BridgeError {
   return new BridgeError('AUTH_REQUIRED', message, { hint }, { cause });
@@ -251,7 +253,7 @@ export async function fetchAuthorizationServer(
     return as;
   }
   throw discoveryFailure(
-    `no authorization server metadata found for ${issuer.href} (${reasons.join('; ')})`,
+    `no authorization server metadata found for ${terminalExcerptOf(maskUrl(issuer), mask, MAX_ISSUER_CHARS)} (${reasons.map((reason) => terminalExcerptOf(reason, mask, MAX_REASON_CHARS)).join('; ')})`,
     'the authorization server must publish RFC 8414 or OpenID Connect discovery metadata',
   );
 }

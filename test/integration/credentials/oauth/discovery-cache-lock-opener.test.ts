@@ -199,6 +199,17 @@ describe('discovery against scripted metadata', () => {
     await expect(run(missing)).rejects.toMatchObject({ message: expect.stringMatching(/no authorization server metadata found/) });
   });
 
+  it('names an authorization server that has no metadata cut to a line and masked, however long the URL a server named', async () => {
+    const long = `/${'\u202e'.repeat(3)}${'x'.repeat(100_000)}`;
+    const missing = await metadata({ '/.well-known/oauth-protected-resource/mcp': (o) => ({ resource: `${o}/mcp`, authorization_servers: [`${o}${long}`] }) });
+    const error = (await run(missing).catch((failure: unknown) => failure)) as Error;
+    expect(error.message).toMatch(/^no authorization server metadata found for http:\/\/127\.0\.0\.1:\d+\/%E2%80%AE/);
+    expect(error.message.length).toBeLessThan(2_000);
+    expect(
+      [...error.message].filter((char) => char.charCodeAt(0) < 0x20 || (char.charCodeAt(0) >= 0x7f && char.charCodeAt(0) <= 0x9f) || char === '\u202e'),
+    ).toEqual([]);
+  });
+
   it('refuses protected-resource metadata for another resource', async () => {
     const origin = await metadata({
       '/.well-known/oauth-protected-resource/mcp': () => ({ resource: 'https://other.example/mcp', authorization_servers: ['https://as.example'] }),
