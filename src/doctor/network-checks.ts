@@ -4,6 +4,7 @@ import { connect as connectTcp, isIP } from 'node:net';
 import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 import type { BridgeConfig } from '../config/config.js';
 import { trustedCas } from '../http/dispatcher.js';
+import { plainHttpAnswer } from '../http/failures.js';
 
 /** Whether a TCP connection to host:port opens within the timeout, with what to do when it does not. */
 export function tryTcp(host: string, port: number, timeoutMs: number): Promise<{ ok: boolean; detail: string; hint: string }> {
@@ -64,11 +65,16 @@ export function tryTls(
       socket.destroy();
     });
     socket.once('error', (error: NodeJS.ErrnoException) => {
-      resolve({
-        ok: false,
-        detail: `${error.code ?? 'TLS error'}: ${error.message}`,
-        hint: 'the server certificate is not trusted here: pass --ca-file <your-ca.pem> (or set NODE_EXTRA_CA_CERTS); a corporate TLS proxy needs its CA',
-      });
+      const plain = plainHttpAnswer(error.code, config.url);
+      resolve(
+        plain !== undefined
+          ? { ok: false, detail: plain.message, hint: plain.hint }
+          : {
+              ok: false,
+              detail: `${error.code ?? 'TLS error'}: ${error.message.trim()}`,
+              hint: 'the server certificate is not trusted here: pass --ca-file <your-ca.pem> (or set NODE_EXTRA_CA_CERTS); a corporate TLS proxy needs its CA',
+            },
+      );
     });
   });
 }

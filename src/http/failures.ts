@@ -18,6 +18,24 @@ const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_
  * client reports its own verdicts on the server's certificate with local codes (CERT_*,
  * UNABLE_TO_*), so a received one of these is about the certificate the bridge sent, or did not.
  */
+/**
+ * OpenSSL's record-layer errors when the peer answers the ClientHello with something that is not a
+ * TLS record: an HTTP/1.1 status line read as a record header (RFC 8446 §5.1) gives a wrong version
+ * or an impossible length. The port speaks plain HTTP.
+ */
+const PLAIN_TEXT_ANSWER = /^ERR_SSL_(?:WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG)$/;
+
+/** The same https URL as http, and what to say about it, when a TLS failure's `code` means the port answered in plain HTTP; undefined otherwise. */
+export function plainHttpAnswer(code: string | undefined, url: URL): { message: string; hint: string } | undefined {
+  if (code === undefined || !PLAIN_TEXT_ANSWER.test(code) || url.protocol !== 'https:') return undefined;
+  // Only the origin and path: the query may carry a secret, and the user knows the rest.
+  const plain = `http://${url.host}${url.pathname}`;
+  return {
+    message: `${url.host} answered in plain HTTP, not TLS: the port speaks http://, not https:// (${code})`,
+    hint: `if the server is meant to be plain HTTP (this machine, a trusted network), use --url ${plain}; otherwise check the port in --url`,
+  };
+}
+
 const CLIENT_CERTIFICATE_REQUIRED = /^ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED$/;
 const CLIENT_CERTIFICATE_REFUSED =
   /^ERR_SSL_(?:TLSV1_ALERT_UNKNOWN_CA|SSLV3_ALERT_BAD_CERTIFICATE|SSLV3_ALERT_UNSUPPORTED_CERTIFICATE|SSLV3_ALERT_CERTIFICATE_REVOKED|SSLV3_ALERT_CERTIFICATE_EXPIRED|SSLV3_ALERT_CERTIFICATE_UNKNOWN|TLSV1_ALERT_ACCESS_DENIED)$/;
@@ -51,7 +69,8 @@ export function toBridgeError(error: unknown, signal: AbortSource | undefined, c
   if (signal?.aborted === true && isBridgeError(signal.reason)) return signal.reason;
   const inner = innermost(error);
   const code = codeOf(inner) ?? codeOf(error);
-  const detail = (inner instanceof Error ? inner.message : String(inner)) || String(error);
+  // OpenSSL's messages end with a line break, which a terminal line would show as \x0a.
+  const detail = ((inner instanceof Error ? inner.message : String(inner)) || String(error)).trim();
   const where = context.url.host;
   const proxyNote = context.proxy === undefined ? '' : ` (through the proxy ${redactUserinfo(context.proxy)})`;
   const base = { cause: code ?? detail };
@@ -72,6 +91,8 @@ export function toBridgeError(error: unknown, signal: AbortSource | undefined, c
       hint: 'the server does not accept the certificate in --client-cert: use one issued by a CA the server trusts, not expired, or ask its operator which it accepts',
     });
   }
+  const plain = plainHttpAnswer(code, context.url);
+  if (plain !== undefined) return new BridgeError('REMOTE_TLS', plain.message, { ...base, neverSent: true, hint: plain.hint });
   if (code !== undefined && TLS_CODES.test(code)) {
     return new BridgeError('REMOTE_TLS', `TLS with ${where} failed: ${detail}`, {
       ...base,

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -98,6 +99,25 @@ export function defineNetworkSuite(mode: BridgeMode): void {
     it('fails with a hint naming --ca-file when the server certificate is not trusted', async () => {
       const reply = await ask(['--url', tlsServer.url.href]);
       expect(reply.error.data).toMatchObject({ bridgeCode: 'REMOTE_TLS', hint: expect.stringContaining('--ca-file') });
+    });
+
+    it('says the server answered in plain HTTP, and suggests http://, when https:// names a port that speaks plain HTTP', async () => {
+      const plain = await serve();
+      const https = new URL(plain.url.href.replace('http:', 'https:'));
+      const reply = await ask(['--url', https.href]);
+      expect(reply.error.message).toMatch(/answered in plain HTTP, not TLS/);
+      expect(reply.error.data).toMatchObject({ bridgeCode: 'REMOTE_TLS', hint: expect.stringContaining(`--url http://${https.host}${https.pathname}`) });
+      expect(reply.error.data.hint).not.toMatch(/--ca-file/);
+    });
+
+    it('ends a TLS failure message with the words, not with the line break OpenSSL puts after them', async () => {
+      // A server that answers every ClientHello with a fatal handshake_failure alert (RFC 8446 §6).
+      const refusing = createNetServer((socket) => socket.once('data', () => socket.end(Buffer.from([0x15, 3, 3, 0, 2, 2, 40]))));
+      await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+      track(() => new Promise<void>((resolve) => refusing.close(() => resolve())));
+      const reply = await ask(['--url', `https://127.0.0.1:${(refusing.address() as AddressInfo).port}/mcp`]);
+      expect(reply.error.message).toMatch(/^TLS with .* failed: .*alert handshake failure/);
+      expect(reply.error.message).not.toMatch(/\s$/);
     });
 
     type TrustPath = [what: string, args: (c: TestCertificates) => string[], env: (c: TestCertificates) => Record<string, string>];

@@ -310,6 +310,17 @@ describe('runDoctor', () => {
     expect(server.requests.filter((r) => r.method === 'DELETE').map((r) => r.headers['mcp-session-id'])).toEqual([sessionId]);
   });
 
+  it('fails the TLS check on a port that speaks plain HTTP saying so, and suggests http:// rather than --ca-file', async () => {
+    const server = await serve();
+    const report = await doctor({ url: server.url.href.replace('http:', 'https:') });
+    expect(check(report, 'tls')).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(/answered in plain HTTP, not TLS/),
+      hint: expect.stringMatching(/--url http:\/\//),
+    });
+    expect(check(report, 'tls').hint).not.toMatch(/--ca-file/);
+  });
+
   it('fails the TLS check on a certificate from an unknown CA, naming --ca-file, and passes with it', async () => {
     const certificates = createTestCertificates();
     const server = await serve({ tls: { key: certificates.key, cert: certificates.cert } });
