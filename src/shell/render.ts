@@ -52,7 +52,31 @@ function table(rows: [string, string][]): string {
 }
 
 export function renderTools(tools: JsonObject[]): string {
-  return table(tools.map((tool) => [String(tool.name), summaryOf(tool)]));
+  return table(
+    tools.map((tool) => {
+      const schema = isJsonObject(tool.inputSchema) ? tool.inputSchema : {};
+      const required = Array.isArray(schema.required) ? schema.required : [];
+      const names = Object.keys(isJsonObject(schema.properties) ? schema.properties : {});
+      return [
+        String(tool.name),
+        withArguments(
+          summaryOf(tool),
+          names.map((name) => `${name}${required.includes(name) ? '*' : ''}`),
+        ),
+      ];
+    }),
+  );
+}
+
+/** Argument names a list line shows before it says how many more there are. */
+export const MAX_LISTED_ARGUMENTS = 12;
+
+/** A summary followed by the argument names (a required one marked *), as `tools` and `prompts` show them. */
+function withArguments(summary: string, names: string[]): string {
+  if (names.length === 0) return summary;
+  const shown = names.slice(0, MAX_LISTED_ARGUMENTS).join(', ');
+  const more = names.length > MAX_LISTED_ARGUMENTS ? `, +${names.length - MAX_LISTED_ARGUMENTS} more` : '';
+  return `${summary} (arguments: ${shown}${more})`.trim();
 }
 
 export function renderResources(resources: JsonObject[]): string {
@@ -71,8 +95,7 @@ export function renderPrompts(prompts: JsonObject[]): string {
       const args = Array.isArray(prompt.arguments)
         ? prompt.arguments.filter(isJsonObject).map((arg) => `${String(arg.name)}${arg.required === true ? '*' : ''}`)
         : [];
-      const summary = summaryOf(prompt);
-      return [String(prompt.name), args.length === 0 ? summary : `${summary} (arguments: ${args.join(', ')})`.trim()];
+      return [String(prompt.name), withArguments(summaryOf(prompt), args)];
     }),
   );
 }

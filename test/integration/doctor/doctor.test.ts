@@ -318,7 +318,7 @@ describe('runDoctor', () => {
       detail: expect.stringMatching(/answered in plain HTTP, not TLS/),
       hint: expect.stringMatching(/--url http:\/\//),
     });
-    expect(check(report, 'tls').hint).not.toMatch(/--ca-file/);
+    expect(check(report, 'tls')!.hint).not.toMatch(/--ca-file/);
   });
 
   it('fails the TLS check on a certificate from an unknown CA, naming --ca-file, and passes with it', async () => {

@@ -14,6 +14,7 @@ import {
   renderReadResult,
   renderResources,
   renderTools,
+  MAX_LISTED_ARGUMENTS,
 } from '../../../src/shell/render.js';
 
 describe('firstSentence', () => {
@@ -46,6 +47,24 @@ describe('renderTools', () => {
         { name: 's', title: 'S' },
       ]),
     ).toBe(`${long}  L\n${'s'.padEnd(MAX_NAME_COLUMN_CHARS)}  S`);
+  });
+});
+
+describe('renderTools arguments', () => {
+  it('names the arguments of each tool from its input schema, a required one marked *, as prompts does', () => {
+    expect(
+      renderTools([
+        { name: 'tasks_get', title: 'Get a task', inputSchema: { type: 'object', properties: { ref: { type: 'string' }, verbose: {} }, required: ['ref'] } },
+        { name: 'ping', inputSchema: { type: 'object' } },
+      ]),
+    ).toBe('tasks_get  Get a task (arguments: ref*, verbose)\nping');
+  });
+
+  it(`lists at most MAX_LISTED_ARGUMENTS names and says how many more there are`, () => {
+    const properties = Object.fromEntries(Array.from({ length: MAX_LISTED_ARGUMENTS + 3 }, (_, i) => [`a${i}`, {}]));
+    const line = renderTools([{ name: 't', inputSchema: { type: 'object', properties } }]);
+    expect(line).toContain(`a${MAX_LISTED_ARGUMENTS - 1}, +3 more)`);
+    expect(line).not.toContain(`a${MAX_LISTED_ARGUMENTS},`);
   });
 });
 
@@ -151,6 +170,11 @@ describe('server text in what is printed', () => {
     expect([...second!]).toHaveLength(MAX_NAME_CHARS + 2 + MAX_SUMMARY_CHARS);
     expect(third).toBe('short');
     const prompts = renderPrompts([{ name: 'p', arguments: Array.from({ length: 100_000 }, (_, index) => ({ name: `argument${index}` })) }]);
-    expect([...prompts]).toHaveLength('p  '.length + MAX_DETAIL_CHARS);
+    expect([...prompts].length).toBeLessThanOrEqual('p  '.length + MAX_DETAIL_CHARS);
+    expect(prompts).toContain(`argument${MAX_LISTED_ARGUMENTS - 1}, +${100_000 - MAX_LISTED_ARGUMENTS} more)`);
+    const longNames = renderTools([
+      { name: 't', inputSchema: { properties: Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`${i}${'a'.repeat(10_000)}`, {}])) } },
+    ]);
+    expect([...longNames]).toHaveLength('t  '.length + MAX_DETAIL_CHARS);
   });
 });
