@@ -3,13 +3,14 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { CommanderError } from 'commander';
 import { runBridge, type BridgeExit } from '../bridge.js';
-import { createConfig, PROXY_VARIABLES, type BridgeConfig, type RawOptions } from '../config/config.js';
+import { createConfig, PROXY_VARIABLES, SHELL_REQUEST_TIMEOUT_MS, type BridgeConfig, type RawOptions } from '../config/config.js';
 import { FileTooLargeError } from '../config/option-files.js';
 import { createLogger, LogFileError, type BridgeLog } from '../logging/logger.js';
 import { EXIT } from './exit-codes.js';
 import { buildProgram, commandLineMistake, helpTopicMistake, usage, type CliOptions } from './program.js';
 import { CLEAR_LINE } from '../shell/progress.js';
 import type { ShellCommand } from '../shell/commands.js';
+import { SHELL_COMMANDS } from '../shell/command-line.js';
 import { createRedactor, maskUrl, type Redactor } from '../logging/redactor.js';
 import { toTerminalLine, toTerminalText } from '../core/terminal-text.js';
 import { UsageError } from '../core/errors.js';
@@ -151,7 +152,12 @@ export async function main(argv: readonly string[], world: { logFd?: number } = 
       if (error.exitCode === 0) return EXIT.OK; // --help, --version
       // `doctor --json` promises one JSON object on stdout, a mistake on its command line included.
       const [command] = argv.slice(2).filter((arg) => !arg.startsWith('-'));
-      return commandLineMistake(error, program.args, command === 'doctor' && argv.includes('--json') ? doctorJsonUsage : usage);
+      const json = argv.includes('--json');
+      return commandLineMistake(
+        error,
+        program.args,
+        json && command === 'doctor' ? doctorJsonUsage : json && SHELL_COMMAND_NAMES.has(command ?? '') ? shellJsonUsage : usage,
+      );
     }
     throw error;
   }
@@ -161,6 +167,14 @@ export async function main(argv: readonly string[], world: { logFd?: number } = 
 /** With `doctor --json` a script reads stdout: a usage mistake is a JSON report there too, and on stderr as always. */
 function doctorJsonUsage(message: string, fix?: string): number {
   process.stdout.write(`${JSON.stringify({ ok: false, usage: { message, ...(fix === undefined ? {} : { fix }) }, checks: [] })}\n`);
+  return usage(message, fix);
+}
+
+const SHELL_COMMAND_NAMES: ReadonlySet<string> = new Set(SHELL_COMMANDS);
+
+/** With `tools --json` (and every shell command's) a script reads stdout: a usage mistake is one JSON object there too. */
+function shellJsonUsage(message: string, fix?: string): number {
+  process.stdout.write(`${JSON.stringify({ ok: false, error: { code: 'USAGE', message, ...(fix === undefined ? {} : { hint: `try: ${fix}` }) } })}\n`);
   return usage(message, fix);
 }
 
@@ -319,8 +333,14 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
 
 /** tools, call, resources, read, prompts, prompt: one MCP exchange through an in-process bridge, printed for people or scripts. */
 async function shellCommand(command: ShellCommand, options: CliOptions, version: string): Promise<number> {
-  // A person or a script reads stderr here, not a desktop host: readable lines unless told otherwise.
-  const prepared = await prepare({ ...options, logFormat: options.logFormat ?? 'pretty' });
+  // With --json a script reads stdout: a failure before the command runs is one JSON object there too.
+  const report = options.json === true ? shellJsonUsage : usage;
+  // A person or a script reads stderr here, not a desktop host: readable lines unless told otherwise;
+  // and a person is waiting, so a request's deadline is a shell's, not a desktop session's.
+  const prepared = await prepare(
+    { ...options, logFormat: options.logFormat ?? 'pretty', requestTimeout: options.requestTimeout ?? String(SHELL_REQUEST_TIMEOUT_MS) },
+    report,
+  );
   if (typeof prepared === 'number') return prepared;
   const { config, env, demo } = prepared;
   const redact = redactorFor(config, env);
@@ -332,7 +352,7 @@ async function shellCommand(command: ShellCommand, options: CliOptions, version:
     log = createLogger({ level: config.logLevel, file: config.logFile, redact, stderrFd: logFd, formatStderr });
   } catch (error) {
     await demo?.close();
-    if (error instanceof LogFileError) return usage(error.message, 'fenbs-mcp tools --log-file ~/fenbs-mcp.log (a path you can write to)');
+    if (error instanceof LogFileError) return report(error.message, 'fenbs-mcp tools --log-file ~/fenbs-mcp.log (a path you can write to)');
     throw error;
   }
   const { logger } = log;

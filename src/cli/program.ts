@@ -7,6 +7,7 @@ import { EXIT } from './exit-codes.js';
 import { onlyOwnOptions } from './own-options.js';
 import { addShellCommands, SHELL_COMMANDS } from '../shell/command-line.js';
 import type { ShellCommand } from '../shell/commands.js';
+import { nearestWord } from '../core/nearest-word.js';
 
 export interface CliOptions extends RawOptions {
   demo?: boolean;
@@ -283,18 +284,7 @@ export function helpTopicMistake(args: readonly string[]): number | undefined {
 
 /** The command a mistyped word is most likely meant to be: one within two edits, if any. */
 function nearestCommand(word: string): string | undefined {
-  return COMMANDS.find((command) => editDistance(word, command) <= 2);
-}
-
-/** Levenshtein distance, for "did you mean" on short words. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
-    previous = current;
-  }
-  return previous[b.length]!;
+  return nearestWord(word, COMMANDS, 2);
 }
 
 export function usage(message: string, fix?: string): number {

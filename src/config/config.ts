@@ -17,6 +17,13 @@ export const DEFAULT_URL = 'https://fenbs.ai/api/mcp';
 export const DEFAULT_TOKEN_ENV = 'FENBS_TOKEN';
 /** Long tool calls are normal; a fixed 60 s is the complaint users have about other bridges. */
 export const REQUEST_TIMEOUT_MS = 30 * 60_000;
+/**
+ * The deadline of each request of a shell command (tools, call…) without --request-timeout: a person
+ * is waiting at a terminal, and a server that accepts the connection but never answers must not
+ * look like a hang for half an hour. Long enough for a slow tool; the command says it is still
+ * waiting long before.
+ */
+export const SHELL_REQUEST_TIMEOUT_MS = 120_000;
 export const CONNECT_TIMEOUT_MS = 10_000;
 /** 0 = off: a quiet but alive stream is bounded by the request deadline, never killed for silence. */
 export const STREAM_IDLE_TIMEOUT_MS = 0;

@@ -275,8 +275,15 @@ async function exchangeOnce(
   const signal = probe.signal(method);
   const exchange = await probe.endpoint.post(JSON.stringify(message), headers, signal);
   await refuseRedirect(probe.endpoint, exchange, method);
+  if (exchange.status === 401 || exchange.status === 403) throw await refusalOf(probe.endpoint, exchange, method, probe.redact);
   const response = await readPrivateResponse(exchange, message.id, { maxMessageBytes: probe.maxMessageBytes, mask: probe.redact, signal });
   return { response, headers: exchange.headers };
+}
+
+/** A 401 or 403, judged by the rule every command's refusal is judged by: what to do is the bridge's own hint. */
+async function refusalOf(endpoint: Endpoint, exchange: HttpExchange, method: string, redact: Redactor): Promise<BridgeError> {
+  const text = await readErrorBody(exchange);
+  return statusError(method, exchange, { body: text, parsed: tryParseJson(text), redact, ...endpoint.refusalContext(exchange), hadSession: false });
 }
 
 /** A 3xx the endpoint did not follow is refused, as by the bridge; the failure names where it pointed (masked). */
@@ -345,15 +352,7 @@ async function probe(reach: Reach, config: BridgeConfig, report: DoctorReport, a
   const source = credential.source === 'none' ? config.tokenSource : credential.source;
   if (exchange.status === 401 || exchange.status === 403) {
     const www = headerValue(exchange.headers, 'www-authenticate');
-    const text = await readErrorBody(exchange);
-    // Judged by the rule every command's refusal is judged by: what to do is the bridge's own hint.
-    const refusal = statusError('server/discover', exchange, {
-      body: text,
-      parsed: tryParseJson(text),
-      redact,
-      ...endpoint.refusalContext(exchange),
-      hadSession: false,
-    });
+    const refusal = await refusalOf(endpoint, exchange, 'server/discover', redact);
     add({
       name: 'token',
       ok: false,
@@ -399,13 +398,23 @@ async function probe(reach: Reach, config: BridgeConfig, report: DoctorReport, a
 }
 
 /** Says how the token fared, once: accepted when `answeredBy` names the request the server answered, not checked otherwise. */
-type TokenSettler = (answeredBy: string | undefined) => void;
+/** Settles the token line once: accepted by the request named, refused at initialize, or not checked. */
+type TokenSettler = (answeredBy: string | undefined, refused?: { status: number; hint: string }) => void;
 
 function tokenSettler(add: Add, sent: boolean, source: string, discoverStatus: number): TokenSettler {
   let settled = false;
-  return (answeredBy) => {
+  return (answeredBy, refused) => {
     if (settled) return;
     settled = true;
+    if (refused !== undefined) {
+      add({
+        name: 'token',
+        ok: false,
+        detail: `${refused.status} to initialize ${sent ? `with the token from ${source}` : 'and no token is set'}`,
+        hint: refused.hint,
+      });
+      return;
+    }
     if (answeredBy !== undefined) {
       add({
         name: 'token',
@@ -463,6 +472,13 @@ async function checkSessionRevision(probe: Probe, report: DoctorReport, settleTo
         throw error;
       }
       const { detail, hint } = failureOf(endpoint, error);
+      if (isBridgeError(error) && error.code === 'REMOTE_AUTH' && settleToken !== undefined) {
+        // A 2025 server that refuses the credential (or its absence) at initialize: that is the
+        // token's failure, said as the bridge says it, and the revision stays unknown behind it.
+        settleToken(undefined, { status: Number(error.context.status), hint: hint ?? '' });
+        add({ name: 'protocol', ok: true, checked: false, detail: 'not checked: the server refused initialize before the handshake (see token)' });
+        return;
+      }
       // The bridge's own rule for falling back (transports §Backwards Compatibility), on the
       // status and body of the refused initialize.
       const status = isBridgeError(error) ? error.context.status : undefined;

@@ -53,6 +53,25 @@ function formatVerdict(report: DoctorReport): string {
   return report.ok ? 'fenbs-mcp can bridge to this server.\n' : 'fenbs-mcp cannot work with these settings yet: fix the first ✗ above.\n';
 }
 
+/** What a check came to, in the JSON report: the same four outcomes the human form marks ✓ ✗ ! –. */
+export type CheckStatus = 'passed' | 'failed' | 'warning' | 'not-checked';
+
+/**
+ * The report as --json prints it: each check with its `status`; one not checked has no `ok` at all
+ * (it neither passed nor failed, so `"ok": true` would tell a script it was verified).
+ */
+export function toJsonReport(report: DoctorReport): object {
+  return {
+    ...report,
+    checks: report.checks.map(({ checked, ...check }) => {
+      const status: CheckStatus = checked === false ? 'not-checked' : !check.ok ? 'failed' : check.warns === true ? 'warning' : 'passed';
+      if (status !== 'not-checked') return { ...check, status };
+      const { ok: _verdictOnly, ...unverified } = check;
+      return { ...unverified, status };
+    }),
+  };
+}
+
 /** The human form: one line per check with ✓, – (not checked) or ✗, and the hint under a failure, then the verdict. */
 export function formatReport(report: DoctorReport): string {
   return `${report.checks.map(formatCheck).join('')}${formatVerdict(report)}`;
@@ -96,7 +115,7 @@ export async function reportDoctor(config: BridgeConfig, env: Readonly<Record<st
   };
   if (output.json) {
     const report = redactReport(await runDoctor(config, env, { onProgress: logProgress, redact, ...(log === undefined ? {} : { logger: log }) }), redact);
-    stdout.write(`${JSON.stringify(report)}\n`);
+    stdout.write(`${JSON.stringify(toJsonReport(report))}\n`);
     logVerdict(report);
     return report;
   }

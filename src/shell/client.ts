@@ -25,6 +25,9 @@ export class RpcError extends Error {
     return typeof code === 'string' && code in BRIDGE_ERRORS ? code : undefined;
   }
 
+  /** What the command found that may fix it (a known name near a mistyped one), said under the error. */
+  suggestion: string | undefined;
+
   /** The bridge's hint on what to do, when it gave one. */
   get hint(): string | undefined {
     const hint = isJsonObject(this.data) ? this.data.hint : undefined;
@@ -40,10 +43,19 @@ export class RpcError extends Error {
  */
 const DISCOVER_MAY_FALL_BACK: ReadonlySet<string> = new Set(['METHOD_NOT_FOUND', 'REMOTE_HTTP_STATUS', 'REMOTE_BAD_REPLY']);
 
-/** Thrown into a request that Ctrl-C stopped: the call was cancelled, not failed. */
+/** Thrown into a request that Ctrl-C stopped: the call was cancelled, not failed (or never sent). */
 export class Interrupted extends Error {
   override readonly name = 'Interrupted';
+  constructor(
+    readonly method: string,
+    readonly sent: boolean,
+  ) {
+    super(`${method} was ${sent ? 'cancelled' : 'not sent: interrupted'}`);
+  }
 }
+
+/** How long a request goes without an answer or progress before the command says it is still waiting. */
+export const STILL_WAITING_MS = 5_000;
 
 export interface Progress {
   progress: number;
@@ -64,6 +76,8 @@ export interface ClientOptions extends Omit<BridgeOptions, 'input' | 'output' | 
   progressLogger?: Logger;
   /** Log lines the server sends (`notifications/message`). */
   onServerLog?: (level: string, data: unknown) => void;
+  /** A request went STILL_WAITING_MS without an answer or progress: said once for that request. */
+  onStillWaiting?: (method: string) => void;
 }
 
 interface Pending {
@@ -160,7 +174,11 @@ export class ShellClient {
     if (progressToken !== undefined) meta.progressToken = progressToken;
     const message = { jsonrpc: '2.0', id, method, params: Object.keys(meta).length === 0 ? params : { ...params, _meta: meta } };
     return new Promise<JsonObject>((resolve, reject) => {
+      const onStillWaiting = this.#options.onStillWaiting;
+      const waiting = onStillWaiting === undefined || signal?.aborted === true ? undefined : setTimeout(() => onStillWaiting(method), STILL_WAITING_MS);
+      waiting?.unref();
       const settle = () => {
+        clearTimeout(waiting);
         this.#pending.delete(id);
         if (progressToken !== undefined) this.#progress.delete(progressToken);
         signal?.removeEventListener('abort', onAbort);
@@ -171,14 +189,19 @@ export class ShellClient {
         // utilities §Cancellation) or the closed response stream (2026-07-28 transports §Cancellation).
         // 2025-06-18 basic/utilities/cancellation: initialize MUST NOT be cancelled; its answer is simply not awaited.
         if (method !== 'initialize') this.notify('notifications/cancelled', { requestId: id, reason: 'interrupted by the user (Ctrl-C)' });
-        reject(new Interrupted(`${method} was cancelled`));
+        reject(new Interrupted(method, true));
       };
       if (signal?.aborted === true) {
-        reject(new Interrupted(`${method} was not sent: interrupted`));
+        reject(new Interrupted(method, false));
         return;
       }
       signal?.addEventListener('abort', onAbort, { once: true });
-      if (progressToken !== undefined && onProgress !== undefined) this.#progress.set(progressToken, onProgress);
+      // Progress is an answer of sorts: the server is working, so the command need not say it waits.
+      if (progressToken !== undefined && onProgress !== undefined)
+        this.#progress.set(progressToken, (update) => {
+          clearTimeout(waiting);
+          onProgress(update);
+        });
       this.#pending.set(id, {
         method,
         resolve: (result) => (settle(), resolve(result)),

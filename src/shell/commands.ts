@@ -4,7 +4,8 @@ import type { Writable } from 'node:stream';
 import { isJsonObject, type JsonObject } from '../core/json-rpc.js';
 import { MAX_MESSAGE_CHARS, shorten, toTerminalJson, toTerminalLine } from '../core/terminal-text.js';
 import { ArgumentError, buildArguments, parseArgsObject, parseAssignments, type Assignment } from './arguments.js';
-import { Interrupted, RpcError, ShellClient, type ClientOptions } from './client.js';
+import { Interrupted, RpcError, ShellClient, STILL_WAITING_MS, type ClientOptions } from './client.js';
+import { nearestWord } from '../core/nearest-word.js';
 import { createProgressView, type ProgressTarget } from './progress.js';
 import { renderCallResult, renderPromptResult, renderPrompts, renderReadResult, renderResources, renderTools, MAX_NAME_CHARS } from './render.js';
 import { checkArguments } from './schema-check.js';
@@ -30,6 +31,32 @@ const UNREACHABLE_CODES: ReadonlySet<string> = new Set(['REMOTE_UNREACHABLE', 'R
 
 /** Bridge codes about the credential, not the request that met them: said without naming the request. */
 const NOT_ABOUT_THE_REQUEST: ReadonlySet<string> = new Set(['TOKEN_COMMAND_FAILED', 'AUTH_REQUIRED']);
+
+/**
+ * Each request a command makes, in the words of the person who ran it: they asked to list the
+ * tools, not for server/discover. `doing` leads a line, `noun` stands for the method in a message.
+ */
+const AS_ASKED: Readonly<Record<string, { doing: string; noun: string }>> = {
+  'server/discover': { doing: 'connecting to the server', noun: 'the connection' },
+  initialize: { doing: 'connecting to the server', noun: 'the connection' },
+  'tools/list': { doing: 'listing the tools', noun: 'the tool list' },
+  'resources/list': { doing: 'listing the resources', noun: 'the resource list' },
+  'prompts/list': { doing: 'listing the prompts', noun: 'the prompt list' },
+  'tools/call': { doing: 'calling the tool', noun: 'the call' },
+  'prompts/get': { doing: 'getting the prompt', noun: 'the prompt' },
+  'resources/read': { doing: 'reading the resource', noun: 'the read' },
+};
+
+/** What the command was doing when it sent `method`. */
+function doing(method: string): string {
+  return AS_ASKED[method]?.doing ?? method;
+}
+
+/** A message about `method` with the method named as the person knows it. */
+function asAsked(text: string, method: string): string {
+  const words = AS_ASKED[method];
+  return words === undefined ? text : text.split(method).join(words.noun);
+}
 
 /** Pages of a list followed through `nextCursor` before the command stops and says so. */
 export const MAX_LIST_PAGES = 100;
@@ -74,6 +101,25 @@ function messagesOn(stderr: ProgressTarget): Messages {
   return { say: (line) => write('fenbs-mcp: ', line), note: (line) => write('  ', line) };
 }
 
+/** Why a command failed, as `--json` prints it on stdout: one object, so a script always has one JSON text to read. */
+export interface ShellFailure {
+  /** The bridge's stable code (REMOTE_UNREACHABLE…), or USAGE, INTERRUPTED, JSON_RPC_ERROR. */
+  code: string;
+  message: string;
+  hint?: string | undefined;
+  /** The server's JSON-RPC error code, when the server answered with one. */
+  rpcCode?: number | undefined;
+}
+
+/** With --json, the failure as the one JSON object on stdout (its text bounded as on stderr); nothing otherwise. */
+async function printFailure(io: ShellIo, failure: ShellFailure): Promise<void> {
+  if (!io.json) return;
+  const error: JsonObject = { code: failure.code, message: shorten(failure.message, MAX_MESSAGE_CHARS) };
+  if (failure.hint !== undefined) error.hint = shorten(failure.hint, MAX_MESSAGE_CHARS);
+  if (failure.rpcCode !== undefined) error.rpcCode = failure.rpcCode;
+  await print(io, JSON.stringify({ ok: false, error }));
+}
+
 /** Runs one shell command through an in-process bridge; resolves with the exit code. */
 export async function runShellCommand(command: ShellCommand, client: ClientOptions, io: ShellIo): Promise<number> {
   const messages = messagesOn(io.stderr);
@@ -89,13 +135,24 @@ export async function runShellCommand(command: ShellCommand, client: ClientOptio
       given = { base, assignments: parseAssignments(command.assignments) };
     } catch (error) {
       if (!(error instanceof ArgumentError)) throw error;
-      return usageFailure(messages, error);
+      return usageFailure(messages, io, error);
     }
   }
-  if (io.interrupt.aborted) return SHELL_EXIT.INTERRUPTED;
+  if (io.interrupt.aborted) {
+    await printFailure(io, { code: 'INTERRUPTED', message: 'interrupted before anything was sent' });
+    return SHELL_EXIT.INTERRUPTED;
+  }
   // Warnings about the user's own settings (a credential set but not used, a tool filter that
   // matches nothing) are the command's own lines, printed once, whatever the log level.
-  const connection = new ShellClient({ ...client, warn: (text) => say(`warning: ${text}`) });
+  const deadline = client.config.requestTimeoutMs === 0 ? 'waits without a deadline' : `gives up after ${Math.round(client.config.requestTimeoutMs / 1000)} s`;
+  const connection = new ShellClient({
+    ...client,
+    warn: (text) => say(`warning: ${text}`),
+    onStillWaiting: (method) =>
+      say(
+        `still waiting for the server (${doing(method)}, ${STILL_WAITING_MS / 1000} s so far); it ${deadline} (--request-timeout <ms> to change, Ctrl-C to stop)`,
+      ),
+  });
   // A reader of stdout that goes away early is no failure of the command: its EPIPE is not thrown.
   const ignore = () => undefined;
   io.stdout.on('error', ignore);
@@ -108,11 +165,8 @@ export async function runShellCommand(command: ShellCommand, client: ClientOptio
         return await printList(connection, io, 'resources/list', 'resources', renderResources, say);
       case 'prompts':
         return await printList(connection, io, 'prompts/list', 'prompts', renderPrompts, say);
-      case 'read': {
-        const result = await connection.request('resources/read', { uri: command.uri }, { signal: io.interrupt });
-        await print(io, io.json ? jsonText(result) : renderReadResult(result));
-        return SHELL_EXIT.OK;
-      }
+      case 'read':
+        return await readResource(connection, command.uri, io, say);
       case 'prompt':
         return await getPrompt(connection, command.name, given!, io, messages);
       case 'call':
@@ -120,26 +174,34 @@ export async function runShellCommand(command: ShellCommand, client: ClientOptio
     }
   } catch (error) {
     if (error instanceof Interrupted) {
-      say(`interrupted: ${error.message}`);
+      const message = `interrupted while ${doing(error.method)}${error.sent ? '' : ': nothing was sent'}`;
+      say(message);
+      await printFailure(io, { code: 'INTERRUPTED', message });
       return SHELL_EXIT.INTERRUPTED;
     }
-    if (error instanceof ArgumentError) return usageFailure(messages, error);
+    if (error instanceof ArgumentError) return usageFailure(messages, io, error);
     if (!(error instanceof RpcError)) throw error;
     if (error.bridgeCode !== undefined && error.bridgeCode !== 'METHOD_NOT_FOUND') {
+      // The bridge's own words name the protocol method; the server's words are quoted as they came.
+      const text = asAsked(error.message, error.method);
       // Where nothing could be reached, say so of the server, not of whichever request went first;
-      // otherwise name the request, unless the message already does.
+      // otherwise say what was being done, unless the message already names it.
       const lead = UNREACHABLE_CODES.has(error.bridgeCode)
         ? `cannot reach ${maskUrl(client.config.url)}: `
-        : error.message.includes(error.method) || NOT_ABOUT_THE_REQUEST.has(error.bridgeCode)
+        : text !== error.message || NOT_ABOUT_THE_REQUEST.has(error.bridgeCode)
           ? ''
-          : `${error.method}: `;
-      say(`${lead}${error.message}`);
+          : `${doing(error.method)}: `;
+      say(`${lead}${text}`);
       const hint = error.hint?.startsWith(`${error.message}: `) === true ? error.hint.slice(error.message.length + 2) : error.hint;
       if (hint !== undefined) note(`hint: ${hint}`);
       note('fenbs-mcp doctor (with the same options) checks the connection step by step');
+      await printFailure(io, { code: error.bridgeCode, message: `${lead}${text}`, hint });
       return SHELL_EXIT.UNREACHABLE;
     }
-    say(`${error.method} failed: ${error.message} (JSON-RPC error ${error.code})`);
+    const message = `${doing(error.method)} failed: ${error.message} (JSON-RPC error ${error.code})`;
+    say(message);
+    if (error.suggestion !== undefined) note(error.suggestion);
+    await printFailure(io, { code: 'JSON_RPC_ERROR', message, rpcCode: error.code, hint: error.suggestion });
     return SHELL_EXIT.FAILED;
   } finally {
     await connection.close();
@@ -147,9 +209,10 @@ export async function runShellCommand(command: ShellCommand, client: ClientOptio
   }
 }
 
-function usageFailure({ say, note }: Messages, error: ArgumentError): number {
+async function usageFailure({ say, note }: Messages, io: ShellIo, error: ArgumentError): Promise<number> {
   say(error.message);
   if (error.fix !== undefined) note(`try: ${error.fix}`);
+  await printFailure(io, { code: 'USAGE', message: error.message, hint: error.fix === undefined ? undefined : `try: ${error.fix}` });
   return SHELL_EXIT.USAGE;
 }
 
@@ -181,7 +244,7 @@ async function listAll(connection: ShellClient, method: string, key: string, io:
     cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
     if (cursor === undefined) return items;
   }
-  say(`${method}: stopped after ${MAX_LIST_PAGES} pages; the server still offered more (nextCursor)`);
+  say(`${doing(method)}: stopped after ${MAX_LIST_PAGES} pages; the server still offered more (nextCursor)`);
   return items;
 }
 
@@ -205,8 +268,10 @@ async function callTool(connection: ShellClient, name: string, given: Given, io:
   const hidden = tool === undefined ? toolFilterRefusal(client.config, name) : undefined;
   if (hidden !== undefined) {
     say(hidden.message);
-    if (typeof hidden.context.hint === 'string') note(`hint: ${hidden.context.hint}`);
+    const hint = typeof hidden.context.hint === 'string' ? hidden.context.hint : undefined;
+    if (hint !== undefined) note(`hint: ${hint}`);
     note('nothing was sent');
+    await printFailure(io, { code: 'USAGE', message: `${hidden.message}; nothing was sent`, hint });
     return SHELL_EXIT.USAGE;
   }
   if (tool === undefined) {
@@ -218,13 +283,20 @@ async function callTool(connection: ShellClient, name: string, given: Given, io:
   }
   const args = buildArguments(given.base, given.assignments, tool.inputSchema);
   const report = checkArguments(tool.inputSchema, args);
-  for (const warning of report.warnings) say(`${name}: ${warning}; sent anyway`);
   if (report.errors.length > 0) {
+    // Nothing goes: the warnings are said as what they are, not as something "sent anyway".
     for (const error of report.errors) say(`${name}: ${error}`);
+    for (const warning of report.warnings) say(`${name}: ${warning}`);
     note(`${name} takes: ${describeParameters(tool.inputSchema)}`);
     note('nothing was sent');
+    await printFailure(io, {
+      code: 'USAGE',
+      message: `${name}: ${report.errors.join('; ')}; nothing was sent`,
+      hint: `${name} takes: ${describeParameters(tool.inputSchema)}`,
+    });
     return SHELL_EXIT.USAGE;
   }
+  for (const warning of report.warnings) say(`${name}: ${warning}; sent anyway`);
   const progress = createProgressView(io.stderr, client.progressLogger ?? client.logger);
   let result: JsonObject;
   try {
@@ -253,6 +325,46 @@ async function callTool(connection: ShellClient, name: string, given: Given, io:
   return failed ? SHELL_EXIT.FAILED : SHELL_EXIT.OK;
 }
 
+/**
+ * resources/read. A URI need not be in resources/list (templates, 2025-06-18 server/resources
+ * §Resource Templates), so it is sent as given; when the server refuses it, the listed URI nearest
+ * to it is suggested, as `prompt` suggests names.
+ */
+async function readResource(connection: ShellClient, uri: string, io: ShellIo, say: (line: string) => void): Promise<number> {
+  let result: JsonObject;
+  try {
+    result = await connection.request('resources/read', { uri }, { signal: io.interrupt });
+  } catch (error) {
+    if (error instanceof RpcError && error.bridgeCode === undefined) error.suggestion = await nearestResource(connection, uri, io, say);
+    throw error;
+  }
+  await print(io, io.json ? jsonText(result) : renderReadResult(result));
+  return SHELL_EXIT.OK;
+}
+
+/** Edits a mistyped URI may be from the one meant: a quarter of its length, at least two. */
+function maxUriEdits(uri: string): number {
+  return Math.max(2, Math.floor(uri.length / 4));
+}
+
+/** "did you mean <uri>?" for the listed resource nearest to `uri`, or what the server has; undefined when listing fails too. */
+async function nearestResource(connection: ShellClient, uri: string, io: ShellIo, say: (line: string) => void): Promise<string | undefined> {
+  let uris: string[];
+  try {
+    uris = (await listAll(connection, 'resources/list', 'resources', io, say)).map((resource) => String(resource.uri));
+  } catch {
+    return undefined;
+  }
+  const near = nearestWord(uri, uris, maxUriEdits(uri));
+  if (near !== undefined) return `did you mean ${shorten(near, MAX_NAME_CHARS)}?`;
+  if (uris.length === 0) return undefined;
+  const shown = uris.slice(0, MAX_SUGGESTED_URIS).map((listed) => shorten(listed, MAX_NAME_CHARS));
+  return `the server lists: ${shown.join(', ')}${uris.length > shown.length ? `, +${uris.length - shown.length} more (fenbs-mcp resources)` : ''}`;
+}
+
+/** Listed URIs named when none is near the one asked for. */
+const MAX_SUGGESTED_URIS = 5;
+
 /** prompts/get: prompt arguments are strings (2025-06-18 server/prompts §Getting a Prompt), checked against prompts/list first. */
 async function getPrompt(connection: ShellClient, name: string, given: Given, io: ShellIo, { say, note }: Messages): Promise<number> {
   const prompts = await listAll(connection, 'prompts/list', 'prompts', io, say);
@@ -271,8 +383,14 @@ async function getPrompt(connection: ShellClient, name: string, given: Given, io
   const missing = declared.filter((arg) => arg.required === true && args[String(arg.name)] === undefined).map((arg) => String(arg.name));
   if (missing.length > 0) {
     for (const argument of missing) say(`${name}: missing required argument "${argument}"`);
-    note(`${name} takes: ${declared.map((arg) => `${String(arg.name)}${arg.required === true ? ' (required)' : ''}`).join(', ')}`);
+    const takes = `${name} takes: ${declared.map((arg) => `${String(arg.name)}${arg.required === true ? ' (required)' : ''}`).join(', ')}`;
+    note(takes);
     note('nothing was sent');
+    await printFailure(io, {
+      code: 'USAGE',
+      message: `${name}: missing required ${missing.map((argument) => `"${argument}"`).join(', ')}; nothing was sent`,
+      hint: takes,
+    });
     return SHELL_EXIT.USAGE;
   }
   const result = await connection.request('prompts/get', { name, arguments: args }, { signal: io.interrupt });

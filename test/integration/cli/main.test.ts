@@ -8,6 +8,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { captureCliOutput, runCli } from '../../helpers/captured-cli.js';
 import { freePort, startMcpServer } from '../../helpers/hardening-servers.js';
 import { EXIT } from '../../../src/cli/exit-codes.js';
+import { SHELL_REQUEST_TIMEOUT_MS } from '../../../src/config/config.js';
+import { STILL_WAITING_MS } from '../../../src/shell/client.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -617,5 +619,76 @@ describe('files named on the command line', () => {
   it('refuses a --token-file that is empty', async () => {
     expect(await run('--url', 'https://127.0.0.1:9/mcp', '--token-file', file('token', '\n'))).toBe(EXIT.USAGE);
     expect(output.stderr).toMatch(/--token-file .* is empty/);
+  });
+});
+
+describe('shell commands, for a person at a terminal and for a script', () => {
+  /** A server that accepts every connection and never answers. */
+  const silentServer = () =>
+    startMcpServer({
+      route: () => true,
+    });
+
+  it(`say they are still waiting after ${STILL_WAITING_MS / 1000} s, with the shell's ${SHELL_REQUEST_TIMEOUT_MS / 1000} s deadline and the flag that changes it, then give up at --request-timeout`, async () => {
+    const server = await silentServer();
+    try {
+      const started = performance.now();
+      expect(await run('tools', '--url', server.url.href, '--request-timeout', String(STILL_WAITING_MS + 1_500))).toBe(EXIT.DOCTOR_FAILED);
+      expect(performance.now() - started).toBeLessThan(STILL_WAITING_MS + 10_000);
+      expect(output.stderr).toContain(`still waiting for the server (connecting to the server, ${STILL_WAITING_MS / 1000} s so far); it gives up after`);
+      expect(output.stderr).toContain('--request-timeout <ms> to change, Ctrl-C to stop');
+      expect(output.stderr).toMatch(/no answer to the connection within \d+ ms/);
+      expect(output.stderr).not.toMatch(/server\/discover|initialize/);
+      output.stderr = '';
+      // Without the flag the shell's own deadline is the one it names, not the bridge's 30 minutes.
+      const waiting = run('tools', '--url', server.url.href);
+      await vi.waitFor(() => expect(output.stderr).toContain('still waiting'), { timeout: STILL_WAITING_MS + 5_000, interval: 100 });
+      expect(output.stderr).toContain(`it gives up after ${SHELL_REQUEST_TIMEOUT_MS / 1000} s`);
+      // The server going away ends the wait.
+      await server.close();
+      expect(await waiting).toBe(EXIT.DOCTOR_FAILED);
+    } finally {
+      await server.close();
+    }
+  }, 30_000);
+
+  it('print exactly one JSON object on stdout with --json for every failure: nothing listening, an unknown option, a bad --url, arguments that do not fit', async () => {
+    const port = await freePort();
+    const cases: [string[], number, string][] = [
+      [['tools', '--json', '--url', `http://127.0.0.1:${port}/mcp`], EXIT.DOCTOR_FAILED, 'REMOTE_UNREACHABLE'],
+      [['tools', '--json', '--bogus'], EXIT.USAGE, 'USAGE'],
+      [['resources', '--json', '--url', 'not a url'], EXIT.USAGE, 'USAGE'],
+      [['call', 'tasks_get', 'bogus=1', '--demo', '--json'], EXIT.USAGE, 'USAGE'],
+      [['call', 'tasks_nope', '--demo', '--json'], EXIT.USAGE, 'USAGE'],
+    ];
+    for (const [args, code, errorCode] of cases) {
+      output.stdout = '';
+      expect(await run(...args), args.join(' ')).toBe(code);
+      const lines = output.stdout.trimEnd().split('\n');
+      expect(lines, args.join(' ')).toHaveLength(1);
+      expect(JSON.parse(lines[0]!), args.join(' ')).toMatchObject({ ok: false, error: { code: errorCode, message: expect.any(String) } });
+    }
+  });
+
+  it('say nothing was sent, and never "sent anyway", when a call has an unknown argument beside one that is missing', async () => {
+    expect(await run('call', 'tasks_get', 'bogus=1', '--demo')).toBe(EXIT.USAGE);
+    expect(output.stderr).toContain('tasks_get: unknown argument "bogus" (known: ref)\n');
+    expect(output.stderr).toContain('nothing was sent');
+    expect(output.stderr).not.toContain('sent anyway');
+    output.stderr = '';
+    expect(await run('call', 'tasks_get', 'ref=T-1', 'bogus=1', '--demo')).toBe(EXIT.OK);
+    expect(output.stderr).toContain('tasks_get: unknown argument "bogus" (known: ref); sent anyway');
+    expect(output.stderr).not.toContain('nothing was sent');
+  });
+
+  it('name what the person asked for, never the protocol method, when the server refuses the credential', async () => {
+    const server = await startMcpServer({ route: ({ res }) => (res.writeHead(401, { 'content-type': 'application/json' }).end('{}'), true) });
+    try {
+      expect(await run('tools', '--url', server.url.href)).toBe(EXIT.DOCTOR_FAILED);
+      expect(output.stderr).toContain('the server wants a token for the connection (401 Unauthorized)');
+      expect(output.stderr).not.toMatch(/server\/discover|initialize/);
+    } finally {
+      await server.close();
+    }
   });
 });

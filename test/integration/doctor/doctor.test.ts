@@ -13,7 +13,7 @@ import { startSdkV2Server } from '../../helpers/sdk-v2-server.js';
 import { createTestCertificates, freePort, result, sendJson, startConnectProxy, startMcpServer, type Route } from '../../helpers/hardening-servers.js';
 import { startInProcessBridge } from '../../helpers/in-process-bridge.js';
 import { initializeRequest } from '../../helpers/spawn-bridge.js';
-import { formatReport, redactReport, reportDoctor } from '../../../src/doctor/report.js';
+import { formatReport, redactReport, reportDoctor, toJsonReport } from '../../../src/doctor/report.js';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -130,6 +130,24 @@ describe('runDoctor', () => {
       detail: expect.stringMatching(/^401 and no token is set/),
       hint: expect.stringMatching(/check what --token-command prints/),
     });
+  });
+
+  it('fails the token check, not the protocol, when a 2025 server refuses initialize for want of a token, and says none is set', async () => {
+    const server = await serve({
+      route: ({ res, message }) => {
+        if (message?.method === 'server/discover') return (sendJson(res, 404, { error: 'not found' }), true);
+        return (sendJson(res, 401, { error: 'unauthorized' }), true);
+      },
+    });
+    const report = await doctor({ url: server.url.href });
+    expect(check(report, 'token')).toMatchObject({
+      ok: false,
+      detail: '401 to initialize and no token is set',
+      hint: 'no token is set: set FENBS_TOKEN, --token-file or --token-command',
+    });
+    expect(check(report, 'protocol')).toMatchObject({ checked: false });
+    expect(report.checks.filter((line) => !line.ok).map((line) => line.name)).toEqual(['token']);
+    expect(JSON.stringify(report)).not.toMatch(/does not look like an MCP endpoint|rejected or has expired/);
   });
 
   it('says no token is set on a 403 without one, and hints at setting one, as the bridge answers the same refusal', async () => {
@@ -535,9 +553,32 @@ describe('reportDoctor', () => {
 
   it('prints only the final report as one JSON object with json, nothing on stderr', async () => {
     const { report, stdout, stderr } = await run(true, true);
-    expect(stdout.chunks).toEqual([`${JSON.stringify(report)}\n`]);
+    expect(stdout.chunks).toEqual([`${JSON.stringify(toJsonReport(report))}\n`]);
     expect(stderr.chunks).toEqual([]);
     expect(report.ok).toBe(true);
+  });
+
+  it('gives each check of the JSON report its status, and a check not done no ok at all', () => {
+    const report = {
+      ok: true,
+      url: 'http://127.0.0.1/mcp',
+      checks: [
+        { name: 'url', ok: true, detail: 'a' },
+        { name: 'credential', ok: true, checked: false as const, detail: 'none set' },
+        { name: 'shadowed', ok: true, warns: true as const, detail: 'b' },
+        { name: 'tools', ok: false, detail: 'c', hint: 'd' },
+      ],
+    };
+    expect(toJsonReport(report)).toEqual({
+      ok: true,
+      url: 'http://127.0.0.1/mcp',
+      checks: [
+        { name: 'url', ok: true, detail: 'a', status: 'passed' },
+        { name: 'credential', detail: 'none set', status: 'not-checked' },
+        { name: 'shadowed', ok: true, warns: true, detail: 'b', status: 'warning' },
+        { name: 'tools', ok: false, detail: 'c', hint: 'd', status: 'failed' },
+      ],
+    });
   });
 });
 
@@ -589,7 +630,7 @@ describe('reportDoctor against a server whose strings carry terminal controls', 
     expect(stdout.trimEnd().split('\n')).toHaveLength(8);
     expect(stderr.replaceAll('\r\x1b[2K', '')).not.toMatch(ACTS_ON);
     const json = await report(server.url, true);
-    expect(json.stdout).toBe(`${JSON.stringify(json.result)}\n`);
+    expect(json.stdout).toBe(`${JSON.stringify(toJsonReport(json.result))}\n`);
     expect(json.stdout).toContain(JSON.stringify(`name${HOSTILE}`).slice(1, -1));
   });
 

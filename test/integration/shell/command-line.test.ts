@@ -48,7 +48,7 @@ describe('the shell subcommands', () => {
 
   it('lists the demo tools, calls one, reads a resource, lists prompts and gets one', async () => {
     expect(await run('tools', '--demo', '--log-level', 'warn')).toBe(EXIT.OK);
-    expect(output.stdout).toMatch(/^tasks_import +Import tasks$/m);
+    expect(output.stdout).toMatch(/^tasks_import +Import tasks \(arguments: count\)$/m);
     output.stdout = '';
     expect(await run('call', 'tasks_get', 'ref=T-1', '--demo', '--json')).toBe(EXIT.OK);
     expect(JSON.parse(output.stdout).structuredContent.ref).toBe('T-1');

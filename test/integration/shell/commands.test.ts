@@ -29,14 +29,14 @@ describe('shell commands against the demo server', () => {
   });
   afterAll(() => demo.close());
 
-  it('lists the four tools, one per line with its title', async () => {
+  it('lists the four tools, one per line with its title and its arguments', async () => {
     const run = await runShell({ kind: 'tools' }, args, { env });
     expect(run.code).toBe(SHELL_EXIT.OK);
     expect(run.stdout.trimEnd().split('\n')).toEqual([
-      'tasks_list    List tasks',
-      'tasks_get     Get a task',
-      'tasks_create  Create a task',
-      'tasks_import  Import tasks',
+      'tasks_list    List tasks (arguments: status)',
+      'tasks_get     Get a task (arguments: ref*)',
+      'tasks_create  Create a task (arguments: title*, assignee)',
+      'tasks_import  Import tasks (arguments: count)',
     ]);
   });
 
@@ -183,7 +183,7 @@ describe('shell commands against the demo server', () => {
   it('warns, once per list and naming the pattern and the number of tools, when an --allow-tools pattern matches none of them', async () => {
     const run = await runShell({ kind: 'tools' }, [...args, '--allow-tools', 'task_*,tasks_get'], { env });
     expect(run.code).toBe(SHELL_EXIT.OK);
-    expect(run.stdout).toBe('tasks_get  Get a task\n');
+    expect(run.stdout).toBe('tasks_get  Get a task (arguments: ref*)\n');
     expect(run.stderr).toBe(`fenbs-mcp: warning: --allow-tools pattern "task_*" matches none of the server's 4 tools\n`);
   });
 
@@ -260,10 +260,20 @@ describe('shell commands against the demo server', () => {
     expect(forced.stdout).toMatch(/^user: Write a 7 step-by-step plan/);
   });
 
+  it('suggests the listed resource nearest to a mistyped URI the server refuses, as prompt suggests names', async () => {
+    const run = await runShell({ kind: 'read', uri: 'demo://bord/opne' }, args, { env });
+    expect(run.code).toBe(SHELL_EXIT.FAILED);
+    expect(run.stderr).toContain('\n  did you mean demo://board/open?\n');
+    const json = await runShell({ kind: 'read', uri: 'demo://bord/opne' }, args, { env, json: true });
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, error: { code: 'JSON_RPC_ERROR', rpcCode: -32002, hint: 'did you mean demo://board/open?' } });
+  });
+
   it('exits 1 with the server message when the server answers with a JSON-RPC error', async () => {
     const run = await runShell({ kind: 'read', uri: 'demo://nowhere' }, args, { env });
     expect(run.code).toBe(1);
-    expect(run.stderr).toBe('fenbs-mcp: resources/read failed: Resource not found: "demo://nowhere" (JSON-RPC error -32002)\n');
+    expect(run.stderr).toBe(
+      'fenbs-mcp: reading the resource failed: Resource not found: "demo://nowhere" (JSON-RPC error -32002)\n  the server lists: demo://board, demo://board/open, demo://board.json\n',
+    );
   });
 
   it('exits 3 and points at doctor when the credentials are refused', async () => {
@@ -284,7 +294,7 @@ describe('shell commands against the demo server', () => {
     });
     const run = await runShell({ kind: 'tools' }, args, { env, stdout: slow });
     expect(run.code).toBe(0);
-    expect(written.join('')).toMatch(/^tasks_list .*\ntasks_import +Import tasks\n$/s);
+    expect(written.join('')).toMatch(/^tasks_list .*\ntasks_import +Import tasks \(arguments: count\)\n$/s);
   });
 
   it('finishes with exit 0 when the reader of stdout has gone away', async () => {
@@ -354,7 +364,7 @@ describe('shell commands against the SDK v1 server (2025-06-18)', () => {
 
   it('fall back from server/discover to initialize, then list and call', async () => {
     const tools = await runShell({ kind: 'tools' }, ['--url', server.url], { env });
-    expect(tools.stdout).toMatch(/^echo +Returns its text$/m);
+    expect(tools.stdout).toMatch(/^echo +Returns its text \(arguments: text\*\)$/m);
     const methods = server.requests.filter((request) => request.method === 'POST').map((request) => request.body.method);
     expect(methods.slice(0, 4)).toEqual(['server/discover', 'initialize', 'notifications/initialized', 'tools/list']);
     const call = await runShell({ kind: 'call', name: 'echo', assignments: ['text=hello über'] }, ['--url', server.url], { env });
@@ -370,7 +380,7 @@ describe('shell commands against the SDK v1 server (2025-06-18)', () => {
       onLog: (log) => log.includes('progress 1/1') && interrupt.abort(),
     });
     expect(run.code).toBe(SHELL_EXIT.INTERRUPTED);
-    expect(run.stderr).toContain('interrupted: tools/call was cancelled');
+    expect(run.stderr).toContain('interrupted while calling the tool\n');
     const posts = server.requests.filter((request) => request.method === 'POST').map((request) => request.body);
     const call = posts.findLast((body) => body.method === 'tools/call');
     // 2025-06-18 basic/utilities/cancellation: the notification names the request being cancelled.
@@ -428,7 +438,7 @@ describe('shell commands against scripted servers', () => {
       const run = await runShell({ kind: 'tools' }, ['--url', server.url], { env });
       expect(run.code).toBe(0);
       expect(run.stdout.trimEnd().split('\n')).toHaveLength(MAX_LIST_PAGES);
-      expect(run.stderr).toContain(`tools/list: stopped after ${MAX_LIST_PAGES} pages`);
+      expect(run.stderr).toContain(`listing the tools: stopped after ${MAX_LIST_PAGES} pages`);
     } finally {
       await server.close();
     }
@@ -544,7 +554,7 @@ describe('shell commands against scripted servers', () => {
       expect(quiet).toMatchObject({ code: 0, stdout: '' });
       const prompts = await runShell({ kind: 'prompt', name: 'any', assignments: [] }, ['--url', server.url], { env });
       expect(prompts.code).toBe(1);
-      expect(prompts.stderr).toContain('prompts/list failed: Method not found: prompts/list (JSON-RPC error -32601)');
+      expect(prompts.stderr).toContain('listing the prompts failed: Method not found: prompts/list (JSON-RPC error -32601)');
     } finally {
       await server.close();
     }
@@ -622,7 +632,7 @@ describe('shell commands against a server whose every string carries terminal co
     ]);
     const [fails, broken, spoofed, missingArgument, wrongValue, noTool] = runs.map((run) => run.stderr);
     expect(fails).toBe(`fenbs-mcp: fails reported an error:\nfailed${toTerminalText(HOSTILE)}\n`);
-    expect(broken).toBe(`fenbs-mcp: tools/call failed: boom${toTerminalLine(HOSTILE)} (JSON-RPC error -32000)\n`);
+    expect(broken).toBe(`fenbs-mcp: calling the tool failed: boom${toTerminalLine(HOSTILE)} (JSON-RPC error -32000)\n`);
     expect(spoofed).toContain(`  hint: hint${toTerminalLine(HOSTILE)}\n`);
     expect(missingArgument).toContain(`missing required argument "p${toTerminalLine(HOSTILE)}"`);
     expect(missingArgument).toContain(`unknown argument "x" (known: p${toTerminalLine(HOSTILE)})`);
@@ -645,7 +655,9 @@ describe('shell commands against a server whose every string carries terminal co
     try {
       const run = await runShell({ kind: 'read', uri: 'a://b' }, ['--url', huge.url], { env });
       expect(run.code).toBe(SHELL_EXIT.FAILED);
-      expect(run.stderr).toBe(`fenbs-mcp: resources/read failed: ${'e'.repeat(MAX_MESSAGE_CHARS - 'resources/read failed: '.length - 1)}…\n`);
+      expect(run.stderr.split('\n')[0]).toBe(
+        `fenbs-mcp: reading the resource failed: ${'e'.repeat(MAX_MESSAGE_CHARS - 'reading the resource failed: '.length - 1)}…`,
+      );
     } finally {
       await huge.close();
     }
