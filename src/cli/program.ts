@@ -80,7 +80,7 @@ function addConnectionOptions(command: Command): Command {
       'extra request header "Name: value" (repeatable); ${VAR} takes a value from the environment',
       (value: string, previous: string[] = []) => [...previous, value],
     )
-    .option('--request-timeout <ms>', 'deadline per request in ms, 0 = none (default 1800000 = 30 min)')
+    .option('--request-timeout <ms>', 'deadline per request in ms, 0 = none (default 1800000 = 30 min; 120000 for shell commands)')
     .option('--connect-timeout <ms>', 'TCP/TLS connect timeout in ms (default 10000)')
     .option('--stream-idle-timeout <ms>', 'give up an event stream silent this long, in ms, 0 = never (default 0)')
     .option(
