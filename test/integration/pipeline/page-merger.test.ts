@@ -295,8 +295,8 @@ describe('a merge that cannot finish', () => {
 });
 
 /** A server that speaks only 2026-07-28: initialize refused, server/discover lists only 2026-07-28, lists paged with cache fields. */
-async function start2026(hold?: Hold): Promise<McpServer> {
-  const answer = answerPages(pagesOf(true), hold);
+async function start2026(hold?: Hold, pager: Pager = pagesOf(true)): Promise<McpServer> {
+  const answer = answerPages(pager, hold);
   const server = await startMcpServer({
     route: ({ res, message }) => {
       const method = message?.method;
@@ -360,6 +360,25 @@ describe('a server that speaks only 2026-07-28', () => {
     expect(cursorsOf(listRequests(server))).toEqual([undefined, '2']);
     expect(server.requests.filter((r) => r.message?.method === 'notifications/cancelled')).toEqual([]);
     expect(bridge.lines.filter((line) => line.includes('"list"'))).toEqual([]);
+  });
+
+  it('asks a server whose cursor never advances twice, and answers the translated host once with what it listed and that cursor', async () => {
+    const pager: Pager = (method) =>
+      method === 'tools/list'
+        ? { tools: [{ name: 'a' }, { name: 'b' }], nextCursor: 'same', resultType: 'complete', ttlMs: 0, cacheScope: 'private' }
+        : undefined;
+    const server = await start2026(undefined, pager);
+    const bridge = startInProcessBridge(['--url', server.url.href]);
+    cleanups.push(() => bridge.kill());
+    bridge.send(initializeRequest('init'));
+    await bridge.reply('init');
+    bridge.send(initializedNotification);
+    bridge.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
+    const reply = await bridge.reply('list');
+    expect(namesOf(reply)).toEqual(['a', 'b']);
+    expect(reply.result.nextCursor).toBe('same');
+    expect(cursorsOf(listRequests(server))).toEqual([undefined, 'same']);
+    expect(bridge.lines.filter((line) => line.includes('"list"'))).toHaveLength(1);
   });
 
   it('gives a 2026-07-28 host every tool from one tools/list', async () => {
