@@ -11,6 +11,7 @@ import { type AbortSource } from '../core/abort.js';
 import { type HttpExchange } from './send.js';
 import { headerValue, mediaTypeOf } from './header-values.js';
 import { decoderFor } from './content-decoding.js';
+import { replyTooLarge } from './reply-limit.js';
 import { singleLineBytes, tryParseJson } from './body-text.js';
 import { excerptOf, headBeforeCut, LOG_EXCERPT_CHARS, type Mask } from '../logging/outgoing-text.js';
 import { defineOpenedOnRead, keepMemberBytes, setMember } from '../core/lazy-object.js';
@@ -244,13 +245,6 @@ function ignore(): void {
   // Failures surface through the iterator that reads the stream; this only keeps them handled.
 }
 
-function tooLarge(maxBytes: number, status: number): BridgeError {
-  return new BridgeError('REPLY_TOO_LARGE', `the reply is larger than ${maxBytes} bytes`, {
-    status,
-    hint: 'raise --max-message-bytes if such large replies are expected',
-  });
-}
-
 /**
  * Reads the whole body, failing with REPLY_TOO_LARGE past the limit (counted after decoding). With
  * `scanLarge`, a body past LARGE_REPLY_BYTES is also fed to a JSON scanner chunk by chunk as it arrives.
@@ -263,14 +257,14 @@ async function readBounded(body: OpenBody, exchange: HttpExchange, options: Read
   if (Number.isSafeInteger(declared) && declared > 0 && !body.encoded) {
     // The size is known: each chunk is copied into one buffer as it arrives and is garbage at
     // once, instead of all chunks living until a final concat (a large reply's peak memory).
-    if (declared > maxBytes) throw tooLarge(maxBytes, exchange.status);
+    if (declared > maxBytes) throw replyTooLarge(maxBytes, exchange.status);
     if (scan && declared > LARGE_REPLY_BYTES) scanner = new JsonScanner();
     const whole = Buffer.allocUnsafe(declared);
     let filled = 0;
     for await (const chunk of body.chunks) {
       const wait = options.room?.();
       if (wait !== undefined) await wait;
-      if (filled + chunk.length > declared) throw tooLarge(maxBytes, exchange.status);
+      if (filled + chunk.length > declared) throw replyTooLarge(maxBytes, exchange.status);
       chunk.copy(whole, filled);
       filled += chunk.length;
       scanner?.feed(chunk);
@@ -283,7 +277,7 @@ async function readBounded(body: OpenBody, exchange: HttpExchange, options: Read
     const wait = options.room?.();
     if (wait !== undefined) await wait;
     total += chunk.length;
-    if (total > maxBytes) throw tooLarge(maxBytes, exchange.status);
+    if (total > maxBytes) throw replyTooLarge(maxBytes, exchange.status);
     chunks.push(chunk);
     if (scanner !== undefined) scanner.feed(chunk);
     else if (scan && total > LARGE_REPLY_BYTES) {
@@ -419,17 +413,10 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
   const framing: SseReadOptions =
     options.scanLarge === true ? { maxEventChars: options.maxMessageBytes, largeDataBytes: LARGE_EVENT_BYTES } : { maxEventChars: options.maxMessageBytes };
   if (handler.onRetry !== undefined) framing.onRetry = (ms: number) => handler.onRetry?.(ms);
-  // The framer reads its limit from this object at every chunk: lowered until the first event is
-  // complete, then the message limit again.
-  let first = handler.firstEventMaxBytes !== undefined;
-  if (first) framing.maxEventChars = Math.min(framing.maxEventChars, handler.firstEventMaxBytes!);
+  if (handler.firstEventMaxBytes !== undefined) framing.firstEventMaxChars = handler.firstEventMaxBytes;
   const framer = new SseFramer(framing);
   const deliver = async (events: readonly SseEvent[]) => {
     for (const event of events) {
-      if (first) {
-        first = false;
-        framing.maxEventChars = options.maxMessageBytes;
-      }
       if ((await handler.onItem(toStreamItem(event, handler.typedEvents === true))) === 'answered') {
         answered = true;
         // The server SHOULD close the stream after the response (transports §Sending Messages);
