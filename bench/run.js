@@ -39,7 +39,7 @@ const BYTES_PER_MIB = 1024 * 1024;
 const RSS_AFTER_START_TARGET_MIB = 50e6 / BYTES_PER_MIB;
 const LARGE_PEAK_TARGET_MIB = 2.5 * 50;
 // The parts of a run, in order, that --only can pick.
-const SECTIONS = ['cold', 'json', 'sse', 'large', 'growth'];
+const SECTIONS = ['cold', 'json', 'sse', 'sse-progress', 'sse-bare', 'large', 'growth'];
 const USAGE = `Usage: node bench/run.js [--quick] [--json] [--bridge <path>] [--node22 <path>]
 
   --quick          small counts, for a smoke test of the harness (figures are not comparable)
@@ -582,11 +582,9 @@ async function main() {
   try {
     if (only.has('cold')) await measureColdStarts(run, config, values.node22);
     if (only.has('json')) await run.measureJsonMode();
-    if (only.has('sse')) {
-      await run.measureSseMode();
-      await run.measureSseMode({ askProgress: true });
-      await run.measureSseBareMode();
-    }
+    if (only.has('sse')) await run.measureSseMode();
+    if (only.has('sse-progress')) await run.measureSseMode({ askProgress: true });
+    if (only.has('sse-bare')) await run.measureSseBareMode();
     if (only.has('large')) {
       await run.measureLargeReplies();
       await run.measureLargeRequest(50);
