@@ -18,6 +18,11 @@ import { defineOpenedOnRead, keepMemberBytes, setMember } from '../core/lazy-obj
 
 /** Every stream's linger after its answer, on one timer: one per event-stream reply would be one timer per message. */
 const lingers = new DeadlineList();
+/**
+ * Every stream's idle deadline, on one timer too. A chunk only notes when it came; the deadline is
+ * moved when it falls due and bytes came since, so a chunk costs no timer work at all.
+ */
+const idles = new DeadlineList();
 
 /** How much of an error body is read at most to find a JSON-RPC error in it. */
 export const ERROR_BODY_MAX_BYTES = 64 * 1024;
@@ -394,21 +399,31 @@ async function drainUpTo(body: OpenBody, maxBytes: number): Promise<void> {
 async function readStream(body: OpenBody, handler: StreamHandler, options: ReadOptions): Promise<boolean> {
   let answered = false;
   let idle = false;
-  let timer: NodeJS.Timeout | undefined;
+  let idleDeadline: Deadline | undefined;
+  // When the last chunk came (performance.now()); the idle deadline counts from it.
+  let lastChunkAt = 0;
   let linger: Deadline | undefined;
   const cut = () => body.release();
-  // One idle timer per stream, restarted in place for each chunk (refresh() moves the same timer,
-  // where clearTimeout + setTimeout would make a new one per chunk).
-  const arm = () => {
-    if (handler.idleTimeoutMs <= 0 || answered) return;
-    if (timer !== undefined) {
-      timer.refresh();
+  const onIdleDue = () => {
+    const due = idleDeadline!;
+    idleDeadline = undefined;
+    // Bytes came after this deadline was set: the stream is idle only idleTimeoutMs after them.
+    const setAt = due.at - handler.idleTimeoutMs;
+    if (lastChunkAt > setAt) {
+      idleDeadline = idles.add(Math.max(0, lastChunkAt + handler.idleTimeoutMs - performance.now()), onIdleDue);
       return;
     }
-    timer = setTimeout(() => {
-      idle = true;
-      cut();
-    }, handler.idleTimeoutMs);
+    idle = true;
+    cut();
+  };
+  const stopIdle = () => {
+    if (idleDeadline !== undefined) idles.remove(idleDeadline);
+    idleDeadline = undefined;
+  };
+  const arm = () => {
+    if (handler.idleTimeoutMs <= 0 || answered) return;
+    if (idleDeadline === undefined) idleDeadline = idles.add(handler.idleTimeoutMs, onIdleDue);
+    else lastChunkAt = performance.now();
   };
   const framing: SseReadOptions =
     options.scanLarge === true ? { maxEventChars: options.maxMessageBytes, largeDataBytes: LARGE_EVENT_BYTES } : { maxEventChars: options.maxMessageBytes };
@@ -421,8 +436,7 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
         answered = true;
         // The server SHOULD close the stream after the response (transports §Sending Messages);
         // one that does not is cut after a short while.
-        clearTimeout(timer);
-        timer = undefined;
+        stopIdle();
         linger = lingers.add(handler.lingerMs, cut);
         return;
       }
@@ -450,7 +464,7 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
     }
     throw error;
   } finally {
-    clearTimeout(timer);
+    stopIdle();
     if (linger !== undefined) lingers.remove(linger);
   }
   return answered;
