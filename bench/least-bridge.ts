@@ -1,4 +1,4 @@
-// The least bridge undici allows, for the bench's cold-start floor: stdin lines POSTed with dispatch() and a handler, each reply body written as one line.
+// The least bridge undici allows, the bench's floor: stdin lines POSTed with dispatch() and a handler, each JSON body or each event's data: line written as one line.
 //
 // Not a product: no checks, no errors as JSON-RPC, the session header only. It is built by scripts/build.js's
 // buildBundle (bench/least-bridge-build.js) and started by a copy of bin/fenbs-mcp.js, so that its start differs
@@ -8,6 +8,8 @@ import { Agent } from '../src/http/undici-parts.js';
 // The bridge's own pool size (src/http/dispatcher.ts's MAX_CONNECTIONS), so that the agent is made alike.
 const CONNECTIONS = 128;
 const NEWLINE = '\n';
+const EVENT_STREAM = 'text/event-stream';
+const DATA_FIELD = 'data: ';
 // Sent after the first answer, as a client of the 2025-06-18 era does (the bench server checks it).
 const PROTOCOL_VERSION = '2025-06-18';
 
@@ -32,6 +34,9 @@ export function run(): void {
 
   function post(body: string): void {
     const chunks: Buffer[] = [];
+    // For an event stream: each event's `data:` line is written as it arrives, nothing parsed.
+    let stream = false;
+    let rest = '';
     agent.dispatch(
       { origin: url.origin, method: 'POST', path: url.pathname, headers, body },
       {
@@ -43,11 +48,20 @@ export function run(): void {
             headers['mcp-session-id'] = session;
             headers['mcp-protocol-version'] = PROTOCOL_VERSION;
           }
+          const type = responseHeaders['content-type'];
+          stream = typeof type === 'string' && type.startsWith(EVENT_STREAM);
         },
         onResponseData(_controller, chunk) {
-          chunks.push(chunk);
+          if (!stream) {
+            chunks.push(chunk);
+            return;
+          }
+          const lines = (rest + chunk.toString('utf8')).split(NEWLINE);
+          rest = lines.pop() ?? '';
+          for (const line of lines) if (line.startsWith(DATA_FIELD)) process.stdout.write(`${line.slice(DATA_FIELD.length)}${NEWLINE}`);
         },
         onResponseEnd() {
+          if (stream) return;
           // A 202 (a notification's answer) has no body and earns no line.
           const text = Buffer.concat(chunks).toString('utf8').trim();
           if (text !== '') process.stdout.write(`${text}${NEWLINE}`);

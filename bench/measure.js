@@ -390,13 +390,12 @@ export class BenchRun {
       undici: await this.start(() => new UndiciChildSubject({ origin: this.origin, path: '/json' })),
       echo: await this.start(() => new EchoSubject()),
     };
-    // The least undici bridge takes part in the sequential rounds only, interleaved with the others:
-    // the latency and CPU of a stdio bridge that does nothing but dispatch() each line.
+    // The least undici bridge takes part in the sequential and 64-in-flight rounds, interleaved with
+    // the others: the latency, CPU and throughput of a stdio bridge that does nothing but dispatch() each line.
     const least = await this.start(() => this.createLeastBridge('/json'));
     await this.warmUp({ ...subjects, least });
     this.log('sequential round trips, JSON');
     const sequential = await this.measureSequential({ ...subjects, least }, 'JSON');
-    await this.finish(least);
     this.record('cpuPerMessageSequential', summarizeEach(sequential, toCpuPerMessage));
     this.record('sequentialP50JSONLeast', this.measured.sequentialP50JSON);
     this.record('cpuPerMessageSequentialLeast', this.measured.cpuPerMessageSequential);
@@ -404,9 +403,14 @@ export class BenchRun {
     this.noteLeastAgainstLimit('cpuPerMessageSequential', 'CPU per message, sequential, JSON');
     for (const inFlight of [1, 16, 64]) {
       this.log(`throughput, ${inFlight} in flight, JSON`);
-      const throughput = await this.measureThroughput(subjects, inFlight, 'JSON');
-      if (inFlight === 64) this.record('cpuPerMessage64', summarizeEach(throughput, toCpuPerMessage));
+      // At 64 in flight the least bridge's rounds interleave with the others': issue 34's contention figure.
+      const throughput = await this.measureThroughput(inFlight === 64 ? { ...subjects, least } : subjects, inFlight, 'JSON');
+      if (inFlight === 64) {
+        this.record('cpuPerMessage64', summarizeEach(throughput, toCpuPerMessage));
+        this.record('throughput64JSONLeast', this.measured.throughput64JSON);
+      }
     }
+    await this.finish(least);
     this.record('peakRss', readPeakRssEach(subjects));
     this.log(`${this.config.pipelined} pipelined requests`);
     const pipelined = await this.interleave(subjects, this.config.pipelinedRounds, 'pipelined requests', async (subject) => {
@@ -446,13 +450,20 @@ export class BenchRun {
       undici: await this.start(() => new UndiciChildSubject({ origin: this.origin, path: '/sse', askProgress })),
       echo: await this.start(() => new EchoSubject()),
     };
-    await this.warmUp(subjects);
+    // Without progress, the least undici bridge (each event's data: line written, nothing parsed)
+    // takes part in the sequential and 16-in-flight rounds; with progress fenbs-mcp waits by design.
+    const least = askProgress ? undefined : await this.start(() => this.createLeastBridge('/sse'));
+    const withLeast = least === undefined ? subjects : { ...subjects, least };
+    await this.warmUp(withLeast);
     this.log(`sequential round trips, ${what}`);
-    await this.measureSequential(subjects, mode);
+    await this.measureSequential(withLeast, mode);
+    if (least !== undefined) this.record(`sequentialP50${mode}Least`, this.measured[`sequentialP50${mode}`]);
     for (const inFlight of [16, 64]) {
       this.log(`throughput, ${inFlight} in flight, ${what}`);
-      await this.measureThroughput(subjects, inFlight, mode);
+      await this.measureThroughput(inFlight === 16 ? withLeast : subjects, inFlight, mode);
+      if (least !== undefined && inFlight === 16) this.record(`throughput16${mode}Least`, this.measured[`throughput16${mode}`]);
     }
+    if (least !== undefined) await this.finish(least);
     const bridge = subjects.fenbs;
     if (!(bridge instanceof Error)) {
       const calls = bridge.nextId - 1;

@@ -38,6 +38,8 @@ const BYTES_PER_MIB = 1024 * 1024;
 // The targets' sizes: 50 MB (decimal) of RSS after start; 2.5 × 50 MiB above the resting RSS.
 const RSS_AFTER_START_TARGET_MIB = 50e6 / BYTES_PER_MIB;
 const LARGE_PEAK_TARGET_MIB = 2.5 * 50;
+// The parts of a run, in order, that --only can pick.
+const SECTIONS = ['cold', 'json', 'sse', 'sse-progress', 'sse-bare', 'large', 'growth'];
 const USAGE = `Usage: node bench/run.js [--quick] [--json] [--bridge <path>] [--node22 <path>]
 
   --quick          small counts, for a smoke test of the harness (figures are not comparable)
@@ -46,6 +48,8 @@ const USAGE = `Usage: node bench/run.js [--quick] [--json] [--bridge <path>] [--
                    (default: bin/fenbs-mcp.js; build it first with npm run build)
   --node22 <path>  a Node 22 binary for the second cold-start figure
                    (default: the one scripts/fetch-node.sh 22 fetches; fetched first if absent)
+  --only <parts>   measure only these parts, comma-separated: ${SECTIONS.join(', ')}
+                   (the others' figures are reported missing; for iterating on one path)
 `;
 
 // Counts for a full run (about two to three minutes on two cores) and for a smoke test.
@@ -98,16 +102,21 @@ const nodeMajor = (version) => version.replace(/^v/, '').split('.')[0];
 // The cold-start and RSS-after-start figures, for the Node running the bench and for Node 22 (its
 // figures optional: the binary may be absent). Each against the echo child (the limit of any stdio
 // process, with the issue's targets) and against the least undici bridge (bench/least-bridge.ts: the
-// floor of a start that loads undici, made and loaded as fenbs-mcp is; no target).
-// A figure measured against the least undici bridge: a second limit, with no target; optional, since
-// the least bridge is built by the bench itself and may fail to build or start.
-const againstLeast = (key, label, unit) => ({
+// floor of a start that loads undici, made and loaded as fenbs-mcp is).
+// A figure measured against the least undici bridge: a second limit; optional, since the least
+// bridge is built by the bench itself and may fail to build or start.
+// Issue 34's targets against it: at most LEAST_RATIO_MAX× its time, CPU and memory, at least
+// LEAST_THROUGHPUT_MIN× its throughput.
+const LEAST_RATIO_MAX = 1.15;
+const LEAST_THROUGHPUT_MIN = 0.87;
+const againstLeast = (key, label, unit, target = unit === 'msg/s' ? LEAST_THROUGHPUT_MIN : LEAST_RATIO_MAX) => ({
   key,
   label,
   unit,
   needs: ['least'],
   limitIs: 'least undici bridge',
   limit: (parts) => parts.least,
+  target: target === undefined ? undefined : { on: 'ratio', op: unit === 'msg/s' ? '>=' : '<=', value: target },
   optional: true,
 });
 
@@ -151,7 +160,9 @@ function coldStartFigures(counts) {
     });
   }
   for (const [suffix, major] of versions) {
-    figures.push(againstLeast(`coldStartFirstLeast${suffix}`, `cold start, first start after a build, Node ${major}, against the least undici bridge`, 'ms'));
+    figures.push(
+      againstLeast(`coldStartFirstLeast${suffix}`, `cold start, first start after a build, Node ${major}, against the least undici bridge`, 'ms', undefined),
+    );
   }
   for (const [suffix, major, optional] of versions) {
     figures.push({
@@ -230,6 +241,7 @@ function describeFigures(counts) {
       },
     ]),
     againstLeast('sequentialP50JSONLeast', 'sequential round trip p50, JSON, against the least undici bridge', 'µs'),
+    againstLeast('sequentialP50SSELeast', 'sequential round trip p50, SSE, against the least undici bridge', 'µs'),
     ...[50, 99].map((percentile) => ({
       key: `sequentialP${percentile}SSEBare`,
       label: `sequential round trip p${percentile}, SSE with the result only`,
@@ -247,6 +259,8 @@ function describeFigures(counts) {
       limit: undiciOnly,
       target: inFlight === 64 ? { on: 'ratio', op: '>=', value: 0.6, stretch: 0.7 } : undefined,
     })),
+    againstLeast('throughput64JSONLeast', 'throughput, 64 in flight, JSON, against the least undici bridge', 'msg/s'),
+    againstLeast('throughput16SSELeast', 'throughput, 16 in flight, SSE, against the least undici bridge', 'msg/s'),
     ...[
       ['SSE', 'SSE (a notification, then the result)'],
       ['SSEProgress', 'SSE with progress asked for (held by design)'],
@@ -521,6 +535,23 @@ function describeEnvironment({ quick, bridgePath }) {
   };
 }
 
+// The cold-start and RSS-after-start figures on this Node and on Node 22 (fetched first if absent).
+async function measureColdStarts(run, config, node22Option) {
+  log(`cold start (${config.coldStarts} each, echo child and least undici bridge alongside)`);
+  await run.measureColdStart();
+  const node22 = resolve(node22Option);
+  if (!existsSync(node22) && node22 === NODE_22_PATH) fetchNode22();
+  if (existsSync(node22)) {
+    log(`cold start on Node 22 (${config.coldStarts} each)`);
+    await run.measureColdStart(node22, 'Node22');
+    return;
+  }
+  const absent = new Error(`no Node 22 binary at ${node22} (scripts/fetch-node.sh 22 fetches one)`);
+  for (const key of ['coldStart', 'coldStartLeast', 'coldStartFirst', 'coldStartFirstLeast', 'rssAfterStart', 'rssAfterStartLeast', 'rssSettled']) {
+    run.record(`${key}Node22`, { fenbs: absent, least: absent, echo: absent });
+  }
+}
+
 async function main() {
   const { values } = parseArgs({
     options: {
@@ -528,6 +559,7 @@ async function main() {
       json: { type: 'boolean', default: false },
       bridge: { type: 'string', default: resolve(REPO_ROOT, 'bin/fenbs-mcp.js') },
       node22: { type: 'string', default: NODE_22_PATH },
+      only: { type: 'string', default: SECTIONS.join(',') },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -536,6 +568,9 @@ async function main() {
     return;
   }
   const config = values.quick ? QUICK_CONFIG : FULL_CONFIG;
+  const only = new Set(values.only.split(','));
+  const unknown = [...only].filter((part) => !SECTIONS.includes(part));
+  if (unknown.length > 0) throw Object.assign(new Error(`--only: unknown part ${unknown.join(', ')}`), { code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' });
   const bridgePath = resolve(values.bridge);
   const environment = describeEnvironment({ quick: values.quick, bridgePath });
   log(`node ${environment.node}, ${environment.cores} cores, loadavg ${environment.loadavgBefore.join(' ')}`);
@@ -545,26 +580,16 @@ async function main() {
   const leastBridgePath = await buildLeastBridge().catch((error) => new Error(`the least undici bridge could not be built: ${error.message}`));
   const run = new BenchRun({ config, bridgePath, leastBridgePath, origin: server.origin, log });
   try {
-    log(`cold start (${config.coldStarts} each, echo child and least undici bridge alongside)`);
-    await run.measureColdStart();
-    const node22 = resolve(values.node22);
-    if (!existsSync(node22) && node22 === NODE_22_PATH) fetchNode22();
-    if (existsSync(node22)) {
-      log(`cold start on Node 22 (${config.coldStarts} each)`);
-      await run.measureColdStart(node22, 'Node22');
-    } else {
-      const absent = new Error(`no Node 22 binary at ${node22} (scripts/fetch-node.sh 22 fetches one)`);
-      for (const key of ['coldStart', 'coldStartLeast', 'coldStartFirst', 'coldStartFirstLeast', 'rssAfterStart', 'rssAfterStartLeast', 'rssSettled']) {
-        run.record(`${key}Node22`, { fenbs: absent, least: absent, echo: absent });
-      }
+    if (only.has('cold')) await measureColdStarts(run, config, values.node22);
+    if (only.has('json')) await run.measureJsonMode();
+    if (only.has('sse')) await run.measureSseMode();
+    if (only.has('sse-progress')) await run.measureSseMode({ askProgress: true });
+    if (only.has('sse-bare')) await run.measureSseBareMode();
+    if (only.has('large')) {
+      await run.measureLargeReplies();
+      await run.measureLargeRequest(50);
     }
-    await run.measureJsonMode();
-    await run.measureSseMode();
-    await run.measureSseMode({ askProgress: true });
-    await run.measureSseBareMode();
-    await run.measureLargeReplies();
-    await run.measureLargeRequest(50);
-    await run.measureGrowth();
+    if (only.has('growth')) await run.measureGrowth();
   } finally {
     await run.close();
     await server.stop();
@@ -583,7 +608,7 @@ async function main() {
   } else {
     process.stdout.write(formatReport({ environment, figures, notes }));
   }
-  if (figures.some((figure) => figure.missing.length > 0 && !figure.optional)) process.exitCode = 1;
+  if (only.size === SECTIONS.length && figures.some((figure) => figure.missing.length > 0 && !figure.optional)) process.exitCode = 1;
 }
 
 main().catch((error) => {

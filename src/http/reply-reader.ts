@@ -11,12 +11,18 @@ import { type AbortSource } from '../core/abort.js';
 import { type HttpExchange } from './send.js';
 import { headerValue, mediaTypeOf } from './header-values.js';
 import { decoderFor } from './content-decoding.js';
+import { replyTooLarge } from './reply-limit.js';
 import { singleLineBytes, tryParseJson } from './body-text.js';
 import { excerptOf, headBeforeCut, LOG_EXCERPT_CHARS, type Mask } from '../logging/outgoing-text.js';
 import { defineOpenedOnRead, keepMemberBytes, setMember } from '../core/lazy-object.js';
 
 /** Every stream's linger after its answer, on one timer: one per event-stream reply would be one timer per message. */
 const lingers = new DeadlineList();
+/**
+ * Every stream's idle deadline, on one timer too. A chunk only notes when it came; the deadline is
+ * moved when it falls due and bytes came since, so a chunk costs no timer work at all.
+ */
+const idles = new DeadlineList();
 
 /** How much of an error body is read at most to find a JSON-RPC error in it. */
 export const ERROR_BODY_MAX_BYTES = 64 * 1024;
@@ -246,13 +252,6 @@ function ignore(): void {
   // Failures surface through the iterator that reads the stream; this only keeps them handled.
 }
 
-function tooLarge(maxBytes: number, status: number): BridgeError {
-  return new BridgeError('REPLY_TOO_LARGE', `the reply is larger than ${maxBytes} bytes`, {
-    status,
-    hint: 'raise --max-message-bytes if such large replies are expected',
-  });
-}
-
 /** Feeds one chunk to the scanner, and throws the early refusal once what the watch saw settles it. */
 function feedOrRefuse(scanner: JsonScanner, chunk: Buffer, refuseEarly: EarlyRefusal | undefined): void {
   scanner.feed(chunk);
@@ -272,14 +271,14 @@ async function readBounded(body: OpenBody, exchange: HttpExchange, options: Read
   if (Number.isSafeInteger(declared) && declared > 0 && !body.encoded) {
     // The size is known: each chunk is copied into one buffer as it arrives and is garbage at
     // once, instead of all chunks living until a final concat (a large reply's peak memory).
-    if (declared > maxBytes) throw tooLarge(maxBytes, exchange.status);
+    if (declared > maxBytes) throw replyTooLarge(maxBytes, exchange.status);
     if (scan && declared > LARGE_REPLY_BYTES) scanner = new JsonScanner(options.refuseEarly?.watch);
     const whole = Buffer.allocUnsafe(declared);
     let filled = 0;
     for await (const chunk of body.chunks) {
       const wait = options.room?.();
       if (wait !== undefined) await wait;
-      if (filled + chunk.length > declared) throw tooLarge(maxBytes, exchange.status);
+      if (filled + chunk.length > declared) throw replyTooLarge(maxBytes, exchange.status);
       chunk.copy(whole, filled);
       filled += chunk.length;
       if (scanner !== undefined) feedOrRefuse(scanner, chunk, options.refuseEarly);
@@ -292,7 +291,7 @@ async function readBounded(body: OpenBody, exchange: HttpExchange, options: Read
     const wait = options.room?.();
     if (wait !== undefined) await wait;
     total += chunk.length;
-    if (total > maxBytes) throw tooLarge(maxBytes, exchange.status);
+    if (total > maxBytes) throw replyTooLarge(maxBytes, exchange.status);
     chunks.push(chunk);
     if (scanner !== undefined) feedOrRefuse(scanner, chunk, options.refuseEarly);
     else if (scan && total > LARGE_REPLY_BYTES) {
@@ -409,44 +408,46 @@ async function drainUpTo(body: OpenBody, maxBytes: number): Promise<void> {
 async function readStream(body: OpenBody, handler: StreamHandler, options: ReadOptions): Promise<boolean> {
   let answered = false;
   let idle = false;
-  let timer: NodeJS.Timeout | undefined;
+  let idleDeadline: Deadline | undefined;
+  // When the last chunk came (performance.now()); the idle deadline counts from it.
+  let lastChunkAt = 0;
   let linger: Deadline | undefined;
   const cut = () => body.release();
-  // One idle timer per stream, restarted in place for each chunk (refresh() moves the same timer,
-  // where clearTimeout + setTimeout would make a new one per chunk).
-  const arm = () => {
-    if (handler.idleTimeoutMs <= 0 || answered) return;
-    if (timer !== undefined) {
-      timer.refresh();
+  const onIdleDue = () => {
+    const due = idleDeadline!;
+    idleDeadline = undefined;
+    // Bytes came after this deadline was set: the stream is idle only idleTimeoutMs after them.
+    const setAt = due.at - handler.idleTimeoutMs;
+    if (lastChunkAt > setAt) {
+      idleDeadline = idles.add(Math.max(0, lastChunkAt + handler.idleTimeoutMs - performance.now()), onIdleDue);
       return;
     }
-    timer = setTimeout(() => {
-      idle = true;
-      cut();
-    }, handler.idleTimeoutMs);
+    idle = true;
+    cut();
+  };
+  const stopIdle = () => {
+    if (idleDeadline !== undefined) idles.remove(idleDeadline);
+    idleDeadline = undefined;
+  };
+  const arm = () => {
+    if (handler.idleTimeoutMs <= 0 || answered) return;
+    if (idleDeadline === undefined) idleDeadline = idles.add(handler.idleTimeoutMs, onIdleDue);
+    else lastChunkAt = performance.now();
   };
   const framing: SseReadOptions =
     options.scanLarge === true
       ? { maxEventChars: options.maxMessageBytes, largeDataBytes: LARGE_EVENT_BYTES, refuseEarly: options.refuseEarly }
       : { maxEventChars: options.maxMessageBytes };
   if (handler.onRetry !== undefined) framing.onRetry = (ms: number) => handler.onRetry?.(ms);
-  // The framer reads its limit from this object at every chunk: lowered until the first event is
-  // complete, then the message limit again.
-  let first = handler.firstEventMaxBytes !== undefined;
-  if (first) framing.maxEventChars = Math.min(framing.maxEventChars, handler.firstEventMaxBytes!);
+  if (handler.firstEventMaxBytes !== undefined) framing.firstEventMaxChars = handler.firstEventMaxBytes;
   const framer = new SseFramer(framing);
   const deliver = async (events: readonly SseEvent[]) => {
     for (const event of events) {
-      if (first) {
-        first = false;
-        framing.maxEventChars = options.maxMessageBytes;
-      }
       if ((await handler.onItem(toStreamItem(event, handler.typedEvents === true))) === 'answered') {
         answered = true;
         // The server SHOULD close the stream after the response (transports §Sending Messages);
         // one that does not is cut after a short while.
-        clearTimeout(timer);
-        timer = undefined;
+        stopIdle();
         linger = lingers.add(handler.lingerMs, cut);
         return;
       }
@@ -474,7 +475,7 @@ async function readStream(body: OpenBody, handler: StreamHandler, options: ReadO
     }
     throw error;
   } finally {
-    clearTimeout(timer);
+    stopIdle();
     if (linger !== undefined) lingers.remove(linger);
   }
   return answered;

@@ -1,6 +1,7 @@
 // Turns a text/event-stream body into events; knows nothing of JSON-RPC.
 
-import { BridgeError } from '../core/errors.js';
+import { type BridgeError } from '../core/errors.js';
+import { replyTooLarge } from './reply-limit.js';
 import { fieldValueProblem } from '../core/http-field-grammar.js';
 import { COLON, CR, LF, SPACE } from '../core/bytes.js';
 import { JsonScanner, type EarlyRefusal } from '../core/json-scan.js';
@@ -21,6 +22,11 @@ export interface SseEvent {
 export interface SseReadOptions {
   /** The largest event (its incomplete line and its data so far), in bytes. */
   maxEventChars: number;
+  /**
+   * The largest first event, in bytes, when it must be smaller (the 2024-11-05 `endpoint` event, a
+   * URL); maxEventChars applies from the second event on.
+   */
+  firstEventMaxChars?: number;
   /** Called with each `retry:` value (milliseconds), 2025-11-25 polling. */
   onRetry?: (ms: number) => void;
   /**
@@ -88,13 +94,20 @@ export class SseFramer {
   #dataBytes = 0;
   #type: string | undefined;
   #id: string | undefined;
+  // The limit in force: firstEventMaxChars until the first event is complete, then maxEventChars.
+  #maxChars: number;
+  // A failure met after events in the same chunk were complete: they are handed over first, and
+  // the next feed() or end() throws it.
+  #failed: BridgeError | undefined;
 
   constructor(options: SseReadOptions) {
     this.#options = options;
+    this.#maxChars = Math.min(options.maxEventChars, options.firstEventMaxChars ?? options.maxEventChars);
   }
 
   /** Takes one chunk; returns the events it completed (throws REPLY_TOO_LARGE past the limit). */
   feed(chunk: Uint8Array | string): SseEvent[] {
+    if (this.#failed !== undefined) throw this.#failed;
     let bytes =
       typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     if (this.#head !== undefined) {
@@ -106,17 +119,21 @@ export class SseFramer {
       this.#head = undefined;
       bytes = head.subarray(0, BOM.length).equals(BOM) ? head.subarray(BOM.length) : head;
     }
-    this.#frame(bytes);
+    try {
+      this.#frame(bytes);
+    } catch (error) {
+      if (this.#ready.length === 0) throw error;
+      this.#failed = error as BridgeError;
+      return this.#take();
+    }
     // The data so far counts with its line separators, as the joined text would.
     const buffered = this.#lineBytes + this.#dataBytes + Math.max(0, this.#dataLines - 1);
-    if (buffered > this.#options.maxEventChars) throw this.#tooLarge();
+    if (buffered > this.#maxChars) throw this.#tooLarge();
     return this.#take();
   }
 
   #tooLarge(): BridgeError {
-    return new BridgeError('REPLY_TOO_LARGE', `an event in the server's stream exceeds ${this.#options.maxEventChars} bytes`, {
-      hint: 'raise --max-message-bytes if such large messages are expected',
-    });
+    return replyTooLarge(this.#maxChars);
   }
 
   /** Keeps a piece of the line not yet ended. */
@@ -129,7 +146,7 @@ export class SseFramer {
       return;
     }
     // Past the limit the event fails anyway; checked here so the buffer never outgrows it.
-    const max = this.#options.maxEventChars;
+    const max = this.#maxChars;
     if (total > max) throw this.#tooLarge();
     if (this.#big === undefined) {
       this.#big = Buffer.allocUnsafeSlow(Math.min(max, Math.max(total, large! * RESERVE_FACTOR)));
@@ -176,6 +193,7 @@ export class SseFramer {
 
   /** The body ended: returns the events still complete in what was fed (an unfinished line or event is dropped). */
   end(): SseEvent[] {
+    if (this.#failed !== undefined) throw this.#failed;
     return this.#take();
   }
 
@@ -258,6 +276,9 @@ export class SseFramer {
     } else this.#more.push(line.subarray(start, end));
     this.#dataLines++;
     this.#dataBytes += end - start;
+    // A whole event can arrive inside one chunk, never buffered as a partial line: its data is
+    // checked here, each line as it is added, with the separators the joined text will have.
+    if (this.#dataBytes + this.#dataLines - 1 > this.#maxChars) throw this.#tooLarge();
   }
 
   /** A blank line: the event read so far is complete, and dispatched if it had a data line. */
@@ -277,6 +298,7 @@ export class SseFramer {
         for (const more of this.#more) data += `\n${more.toString('utf8')}`;
         this.#ready.push({ type: this.#type, data, id: this.#id });
       }
+      this.#maxChars = this.#options.maxEventChars;
       this.#first = undefined;
       if (this.#more.length > 0) this.#more = [];
       this.#dataLines = 0;

@@ -188,6 +188,24 @@ describe('readReply', () => {
     ).rejects.toMatchObject({ code: 'STREAM_IDLE_TIMEOUT' });
   });
 
+  it('counts idleTimeoutMs from the last chunk: comments more often than that keep a stream open past its first deadline', async () => {
+    const exchange = await exchangeWith((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // Six comments 40 ms apart (240 ms in all, more than twice the 100 ms limit), then the answer.
+      let comments = 0;
+      const timer = setInterval(() => {
+        if (++comments <= 6) {
+          res.write(': still here\n\n');
+          return;
+        }
+        clearInterval(timer);
+        res.end('data: {"jsonrpc":"2.0","id":1,"result":{}}\n\n');
+      }, 40);
+    });
+    const reply = await readReply(exchange, { ...plain, stream: { lingerMs: 0, idleTimeoutMs: 100, onItem: () => Promise.resolve('answered') } });
+    expect(reply).toMatchObject({ kind: 'stream', answered: true });
+  });
+
   it('after the answer, reads the rest of the stream and drops it', async () => {
     const seen: unknown[] = [];
     const exchange = await exchangeWith((_req, res) => {

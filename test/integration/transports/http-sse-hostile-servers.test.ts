@@ -192,7 +192,7 @@ describe('the HTTP+SSE transport with --transport sse', () => {
     bridge.send(initializeRequest(1));
     const reply = await bridge.reply(1);
     expect(reply.error.data.bridgeCode).toBe('REPLY_TOO_LARGE');
-    expect(reply.error.message).toContain('exceeds 8192 bytes');
+    expect(reply.error.message).toContain('larger than 8192 bytes');
     expect(server.requests.filter((r) => r.method === 'POST')).toEqual([]);
   });
 

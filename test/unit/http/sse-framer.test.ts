@@ -88,6 +88,27 @@ describe('SseFramer with largeDataBytes', () => {
     expect(frame([`data: ${'x'.repeat(20)}`, `${'x'.repeat(14)}\n\n`], options)).toEqual([large('x'.repeat(34))]);
   });
 
+  it('fails with REPLY_TOO_LARGE for an event past the limit that arrives whole in one chunk, counting the LF between its lines', () => {
+    const options = { maxEventChars: 20 };
+    expect(() => frame([`data: ${'x'.repeat(21)}\n\n`], options)).toThrow(expect.objectContaining({ code: 'REPLY_TOO_LARGE' }) as Error);
+    expect(() => frame([`data: ${'x'.repeat(10)}\ndata: ${'x'.repeat(10)}\n\n`], options)).toThrow(
+      expect.objectContaining({ code: 'REPLY_TOO_LARGE' }) as Error,
+    );
+    expect(frame([`data: ${'x'.repeat(20)}\n\n`], options)).toEqual([small('x'.repeat(20))]);
+  });
+
+  it('hands over the events before one past the limit in the same chunk, then fails', () => {
+    const framer = new SseFramer({ maxEventChars: 20 });
+    expect(framer.feed(`data: first\n\ndata: ${'x'.repeat(21)}\n\n`)).toEqual([small('first')]);
+    expect(() => framer.end()).toThrow(expect.objectContaining({ code: 'REPLY_TOO_LARGE' }) as Error);
+  });
+
+  it('holds the first event to firstEventMaxChars and the ones after it to maxEventChars, in one chunk', () => {
+    const options = { maxEventChars: 40, firstEventMaxChars: 10 };
+    expect(frame([`data: short\n\ndata: ${'x'.repeat(30)}\n\n`], options)).toEqual([small('short'), small('x'.repeat(30))]);
+    expect(() => frame([`data: ${'x'.repeat(11)}\n\n`], options)).toThrow(expect.objectContaining({ code: 'REPLY_TOO_LARGE' }) as Error);
+  });
+
   it('grows the buffer of a line longer than its first reservation, up to the event limit', () => {
     const payload = 'z'.repeat(LARGE * 64 * 5 + 3);
     const stream = Buffer.from(`data: ${payload}\n\n`);
