@@ -205,12 +205,13 @@ export function parseOAuthSettings(
   });
 }
 
-/** `--token-store` (or FENBS_MCP_TOKEN_STORE): auto, keychain or file. */
+/** `--token-store` (else FENBS_MCP_TOKEN_STORE): auto, keychain or file, in any case. */
 function parseTokenStore(raw: string | undefined, env: Readonly<Record<string, string | undefined>>): TokenStoreMode {
   const given = raw ?? env.FENBS_MCP_TOKEN_STORE;
   if (given === undefined || given.trim() === '') return 'auto';
-  const mode = TOKEN_STORE_MODES.find((known) => known === given.trim());
-  if (mode === undefined) throw new UsageError(`--token-store expects ${TOKEN_STORE_MODES.join(', ')}, got "${given}"`, 'fenbs-mcp --token-store auto');
+  const mode = TOKEN_STORE_MODES.find((known) => known === given.trim().toLowerCase());
+  const source = raw === undefined ? 'FENBS_MCP_TOKEN_STORE' : '--token-store';
+  if (mode === undefined) throw new UsageError(`${source} must be auto, keychain or file, got "${given}"`, 'fenbs-mcp --token-store auto');
   return mode;
 }
 
