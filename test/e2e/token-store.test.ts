@@ -53,10 +53,10 @@ function browserEnv(w: World): Record<string, string> {
   };
 }
 
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stderr: string }> {
+function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', FENBS_MCP_LOG_LEVEL: 'info', ...env } }, (error, _stdout, stderr) =>
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stderr }),
+    execFile(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', FENBS_MCP_LOG_LEVEL: 'info', ...env } }, (error, stdout, stderr) =>
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr }),
     );
   });
 }
@@ -109,7 +109,7 @@ async function callEchoThrough(url: string, args: string[], env: Record<string, 
 const runKeychain = missing === undefined || KEYRING_REQUIRED;
 
 describe.skipIf(!runKeychain)(`the OS credential store, through a private Secret Service${runKeychain ? '' : ` (skipped: ${missing})`}`, () => {
-  it('keeps client credentials tokens in the Secret Service only: no file holds one, a second bridge reuses them, logout leaves no entry', async () => {
+  it('keeps client credentials tokens in the Secret Service only: no file holds one, doctor and a second bridge read them there, logout leaves no entry', async () => {
     const w = await world({ machineClient: { clientId: CLIENT, clientSecret: SECRET, authMethod: 'client_secret_basic' } });
     const service = await secretService(w.home);
     const env = { HOME: w.home, FENBS_MCP_OAUTH_CLIENT_SECRET: SECRET, ...service.env };
@@ -121,6 +121,8 @@ describe.skipIf(!runKeychain)(`the OS credential store, through a private Secret
     expect(service.search()).toMatch(/attribute\.service = fenbs-mcp/);
     expectNoSecretInFiles(w.home, w.setup.secrets, [CLIENT]);
 
+    const doctor = await cli(['doctor', ...args], env);
+    expect(doctor.stdout).toMatch(/oauth\s+a cached OAuth token from http:\/\/127\.0\.0\.1:\d+ is valid until/);
     await callEchoThrough(w.setup.mcpUrl, args.slice(2), env, 'reused');
     expect(w.setup.grants).toEqual(['client_credentials']);
     expect(w.setup.accepted.length).toBeGreaterThan(0);
