@@ -1,6 +1,7 @@
 // Picks, once per run, where the token cache keeps its secrets: the OS credential store when a probe reaches it, else 0600 files.
 
 import { UsageError } from '../../core/errors.js';
+import { createChunkedStore } from './chunked-secret-store.js';
 import { keychainCommandsFor } from './keychain-commands.js';
 import { createKeychainStore, createToolRunner, type ToolRunner } from './keychain-store.js';
 import type { SecretStore, TokenStoreMode } from './secret-store.js';
@@ -48,7 +49,10 @@ export function chooseSecretStore(options: ChooseOptions): SecretStoreChoice {
   } else {
     const store = createKeychainStore({ commands, run: options.run ?? createToolRunner(options.env), label: options.label });
     const problem = store.probe();
-    if (problem === undefined) return { store, note: `OAuth tokens are kept in ${commands.description}; the cache files hold no secret` };
+    if (problem === undefined) {
+      const chunked = commands.maxSecretBytesPerCall === undefined ? store : createChunkedStore(store, commands.maxSecretBytesPerCall);
+      return { store: chunked, note: `OAuth tokens are kept in ${commands.description}; the cache files hold no secret` };
+    }
     unreachable = `${commands.description} is not reachable (${problem})`;
   }
   if (options.mode === 'auto') return inFiles(`no OS credential store is reachable: ${unreachable}`);

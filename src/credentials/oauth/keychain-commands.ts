@@ -8,6 +8,13 @@ export const KEYCHAIN_SERVICE = 'fenbs-mcp';
 export const PROBE_KEY = 'availability-probe';
 /** macOS `security`: the item could not be found (errSecItemNotFound). */
 const MAC_NOT_FOUND = 44;
+/**
+ * `security -i` reads each command into a fixed line buffer and cuts what is longer (about 1 KiB
+ * was seen): 384 secret bytes are 768 hex digits, with room for the command, key and label.
+ */
+export const MAC_SECRET_BYTES_PER_LINE = 384;
+/** The longest label on a `security -i` line, for the same reason. */
+const MAC_LABEL_CHARS = 60;
 /** The PowerShell scripts' own exit status for "no such entry". */
 const WINDOWS_NOT_FOUND = 3;
 
@@ -34,6 +41,8 @@ export interface KeychainCommands {
   readonly description: string;
   /** The tool's word that a set took is not to be trusted (macOS `security -i` exits 0 whatever its commands did): read it back. */
   readonly verifySet: boolean;
+  /** The most secret bytes one set may carry, or undefined for no bound of the tool's own (longer secrets are kept in pieces). */
+  readonly maxSecretBytesPerCall: number | undefined;
   probe(): ToolCall;
   get(key: string): ToolCall;
   set(key: string, secret: string, label: string): ToolCall;
@@ -48,8 +57,8 @@ function checkedKey(key: string): string {
 }
 
 /** A label may name a host, never more: it is an argument (and on macOS a word of a command line read by `security -i`). */
-function checkedLabel(label: string): string {
-  return label.replace(/[^0-9A-Za-z.:[\]_-]/g, '_').slice(0, 200);
+function checkedLabel(label: string, maxChars = 200): string {
+  return label.replace(/[^0-9A-Za-z.:[\]_-]/g, '_').slice(0, maxChars);
 }
 
 function failure(operation: ToolOperation, result: ToolResult): ToolAnswer {
@@ -63,6 +72,7 @@ export function secretToolCommands(): KeychainCommands {
   return {
     description: 'the Secret Service (secret-tool)',
     verifySet: false,
+    maxSecretBytesPerCall: undefined,
     probe: () => ({ command: 'secret-tool', args: ['lookup', ...attributes(PROBE_KEY)], input: undefined }),
     get: (key) => ({ command: 'secret-tool', args: ['lookup', ...attributes(key)], input: undefined }),
     // secret-tool reads the secret from stdin when stdin is not a terminal.
@@ -88,14 +98,19 @@ export function macSecurityCommands(): KeychainCommands {
   return {
     description: 'the macOS keychain (security)',
     verifySet: true,
+    maxSecretBytesPerCall: MAC_SECRET_BYTES_PER_LINE,
     probe: () => ({ command: '/usr/bin/security', args: ['find-generic-password', ...item(PROBE_KEY)], input: undefined }),
     get: (key) => ({ command: '/usr/bin/security', args: ['find-generic-password', ...item(key), '-w'], input: undefined }),
     // `-w <secret>` would put it in argv (ps shows it to every user); `-X` takes it as hex, on a line read from stdin.
-    set: (key, secret, label) => ({
-      command: '/usr/bin/security',
-      args: ['-i'],
-      input: `add-generic-password -U ${item(key).join(' ')} -l ${checkedLabel(label)} -X ${hex(secret)}\n`,
-    }),
+    set: (key, secret, label) => {
+      // A longer line would be cut, and the keychain would keep a piece of the secret as the whole.
+      if (Buffer.byteLength(secret) > MAC_SECRET_BYTES_PER_LINE) throw new Error(`security -i takes at most ${MAC_SECRET_BYTES_PER_LINE} secret bytes a line`);
+      return {
+        command: '/usr/bin/security',
+        args: ['-i'],
+        input: `add-generic-password -U ${item(key).join(' ')} -l ${checkedLabel(label, MAC_LABEL_CHARS)} -X ${hex(secret)}\n`,
+      };
+    },
     delete: (key) => ({ command: '/usr/bin/security', args: ['delete-generic-password', ...item(key)], input: undefined }),
     answer(operation, result) {
       if (result.status === 0) return operation === 'get' ? { kind: 'found', text: result.stdout.replace(/\n$/, '') } : { kind: 'done' };
@@ -131,6 +146,7 @@ export function windowsDpapiCommands(directory: string): KeychainCommands {
   return {
     description: `Windows DPAPI (protected files in ${directory})`,
     verifySet: false,
+    maxSecretBytesPerCall: undefined,
     probe: () => powershell('[void][Security.Cryptography.ProtectedData]; exit 0', undefined),
     get: (key) =>
       powershell(

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   keychainCommandsFor,
+  MAC_SECRET_BYTES_PER_LINE,
   macSecurityCommands,
   secretToolCommands,
   windowsDpapiCommands,
@@ -60,6 +61,15 @@ describe('macSecurityCommands (macOS)', () => {
     expect(call.input).toBe(`add-generic-password -U -s fenbs-mcp -a ${KEY} -l fenbs-mcp:mcp.example.com -X ${hex}\n`);
     expect(argvText(call)).not.toContain(hex);
     expect(commands.verifySet).toBe(true);
+  });
+
+  it('keeps a security -i line under 1 KiB with the longest key, label and secret piece, and refuses a longer piece', () => {
+    const line = commands.set('f'.repeat(64), '\u007e'.repeat(MAC_SECRET_BYTES_PER_LINE), 'l'.repeat(500)).input!;
+    expect(Buffer.byteLength(line)).toBeLessThan(1024);
+    expect(() => commands.set(KEY, 'x'.repeat(MAC_SECRET_BYTES_PER_LINE + 1), 'l')).toThrow(
+      `security -i takes at most ${MAC_SECRET_BYTES_PER_LINE} secret bytes a line`,
+    );
+    expect(commands.maxSecretBytesPerCall).toBe(MAC_SECRET_BYTES_PER_LINE);
   });
 
   it('finds with -w and deletes by service and account; status 44 is nothing stored', () => {

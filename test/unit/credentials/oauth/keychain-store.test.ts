@@ -121,6 +121,26 @@ describe('chooseSecretStore', () => {
     expect(() => chooseSecretStore({ ...base, platform: 'aix', mode: 'keychain', run: reachable() })).toThrow(/knows no credential store on aix/);
   });
 
+  it('macOS: keeps a secret longer than one security -i line in pieces, each line within the bound', () => {
+    const kept = new Map<string, string>();
+    const run = fakeRunner((call) => {
+      const add = /-a (\S+) -l \S+ -X ([0-9a-f]*)\n$/.exec(call.input ?? '');
+      if (add !== null) {
+        kept.set(add[1]!, Buffer.from(add[2]!, 'hex').toString('utf8'));
+        return { status: 0, stdout: '', stderr: '' };
+      }
+      const value = kept.get(call.args[4] ?? '');
+      return value === undefined ? { status: 44, stdout: '', stderr: '' } : { status: 0, stdout: `${value}\n`, stderr: '' };
+    });
+    const choice = chooseSecretStore({ ...base, platform: 'darwin', mode: 'auto', run });
+    const secret = 'y'.repeat(2_000);
+    choice.store!.set(KEY, secret);
+    expect(choice.store!.get(KEY)).toBe(secret);
+    const lines = run.calls.filter((call) => call.args[0] === '-i').map((call) => call.input!);
+    expect(lines).toHaveLength(7);
+    for (const line of lines) expect(Buffer.byteLength(line)).toBeLessThan(1024);
+  });
+
   it('file: private files, and the tool is never run', () => {
     const run = reachable();
     expect(chooseSecretStore({ ...base, mode: 'file', run })).toEqual({
