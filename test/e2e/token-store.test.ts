@@ -1,7 +1,7 @@
 // Where the built bin keeps OAuth secrets (--token-store): a real Secret Service when one runs, 0600 files otherwise.
 
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startOAuthSetup, type OAuthSetup, type OAuthSetupOptions } from '../helpers/oauth-servers.js';
 import { KEYRING_REQUIRED, secretServiceMissing, startSecretService, type SecretService } from '../helpers/secret-service.js';
 import { BIN, initializedNotification, initializeRequest, spawnBridge } from '../helpers/spawn-bridge.js';
+import { pidIn, waitUntilGone } from '../helpers/processes.js';
 
 const BROWSER_SCRIPT = fileURLToPath(new URL('../helpers/oauth-browser.mjs', import.meta.url));
 const SECRET = 'e2e-keyring-machine-secret-0123456789abcdef';
@@ -160,6 +161,26 @@ describe('without an OS credential store', () => {
     const cache = filesUnder(join(w.home, '.config', 'fenbs-mcp')).filter((file) => file.endsWith('.json'));
     expect(cache).toHaveLength(1);
     expect(readFileSync(cache[0]!, 'utf8')).toContain(w.setup.accepted[0]);
+  });
+
+  it('counts a keyring that never answers (locked, waiting for a password) as no store: the probe is killed at its deadline and the bridge goes on with files', async () => {
+    const w = await world({ machineClient: { clientId: CLIENT, clientSecret: SECRET, authMethod: 'client_secret_basic' } });
+    // A stand-in secret-tool that hangs the way one waiting on an unlock prompt does.
+    const tools = join(w.aside, 'bin');
+    mkdirSync(tools);
+    writeFileSync(join(tools, 'secret-tool'), `#!/bin/sh\necho $$ > ${join(w.aside, 'pid')}\nexec sleep 60\n`);
+    chmodSync(join(tools, 'secret-tool'), 0o755);
+    const env = {
+      HOME: w.home,
+      FENBS_MCP_OAUTH_CLIENT_SECRET: SECRET,
+      PATH: `${tools}:${process.env.PATH ?? ''}`,
+      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent',
+    };
+    const stderr = await callEchoThrough(w.setup.mcpUrl, ['--oauth-client-credentials', '--oauth-client-id', CLIENT], env, 'after-a-hung-keyring');
+    expect(
+      stderr.match(/no OS credential store is reachable: the Secret Service \(secret-tool\) is not reachable \(probe: it did not answer within 5000 ms/g),
+    ).toHaveLength(1);
+    await waitUntilGone(pidIn(join(w.aside, 'pid')));
   });
 
   it('refuses --token-store keychain in login and in the bridge (exit 2), naming the fix, and requests no token', async () => {
