@@ -1,7 +1,7 @@
 // `fenbs-mcp login` and `fenbs-mcp logout`: sign in ahead of time, or forget a server's credentials.
 
 import type { BridgeConfig } from '../config/config.js';
-import { isBridgeError } from '../core/errors.js';
+import { isBridgeError, UsageError } from '../core/errors.js';
 import type { Logger } from '../logging/logger.js';
 import { maskUrl } from '../logging/redactor.js';
 import { toTerminalLine } from '../core/terminal-text.js';
@@ -35,7 +35,13 @@ export async function runAccountCommand(command: 'login' | 'logout', options: Ac
   const { config, writeStderr } = options;
   const server = maskUrl(config.url);
   // The way every command reaches the server, with this server's OAuth credential whatever else is set.
-  const reach = await reachServer(config, { env: options.env, logger: options.logger, redact: options.redact, writeStderr, oauth: true });
+  let reach: Awaited<ReturnType<typeof reachServer>>;
+  try {
+    reach = await reachServer(config, { env: options.env, logger: options.logger, redact: options.redact, writeStderr, oauth: true });
+  } catch (error) {
+    // The credential refused to start (--token-store keychain with no store): the same one-line report.
+    return reportFailure(command, error, writeStderr);
+  }
   const credential = reach.credential as OAuthCredential;
   try {
     if (command === 'logout') {
@@ -50,14 +56,24 @@ export async function runAccountCommand(command: 'login' | 'logout', options: Ac
     writeStderr(`fenbs-mcp: ${said} to ${server}; bridges for this server now start without a browser\n`);
     return 'ok';
   } catch (error) {
-    // The reason may quote the authorization server (error_description): shown, never obeyed.
-    const reason = reasonOf(error);
-    const given = isBridgeError(error) && typeof error.context.hint === 'string' ? error.context.hint : undefined;
-    // A hint that starts by repeating the message says only its rest.
-    const hint = given?.startsWith(`${reason}: `) === true ? given.slice(reason.length + 2) : given;
-    writeStderr(`fenbs-mcp: ${command} failed: ${toTerminalLine(reason)}${hint === undefined ? '' : `\n  hint: ${toTerminalLine(hint)}`}\n`);
-    return isBridgeError(error) && UNREACHABLE_CODES.has(error.code) ? 'unreachable' : 'failed';
+    return reportFailure(command, error, writeStderr);
   } finally {
     await reach.close();
   }
+}
+
+/** Says why `command` failed, with the hint when there is one, and which failure it was. */
+function reportFailure(command: 'login' | 'logout', error: unknown, writeStderr: (text: string) => void): AccountOutcome {
+  // The reason may quote the authorization server (error_description): shown, never obeyed.
+  const reason = reasonOf(error);
+  const given =
+    isBridgeError(error) && typeof error.context.hint === 'string'
+      ? error.context.hint
+      : error instanceof UsageError && error.fix !== undefined
+        ? `try ${error.fix}`
+        : undefined;
+  // A hint that starts by repeating the message says only its rest.
+  const hint = given?.startsWith(`${reason}: `) === true ? given.slice(reason.length + 2) : given;
+  writeStderr(`fenbs-mcp: ${command} failed: ${toTerminalLine(reason)}${hint === undefined ? '' : `\n  hint: ${toTerminalLine(hint)}`}\n`);
+  return isBridgeError(error) && UNREACHABLE_CODES.has(error.code) ? 'unreachable' : 'failed';
 }

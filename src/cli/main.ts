@@ -322,6 +322,13 @@ async function bridgeCommand(options: CliOptions, version: string): Promise<numb
         for (const line of text.split('\n')) if (line.trim() !== '') logger.warn(line.trim());
       },
     });
+  } catch (error) {
+    // A credential that refuses how it was configured (--token-store keychain with no store) is a usage mistake.
+    if (error instanceof UsageError) {
+      await log.close();
+      return usage(error.message, error.fix);
+    }
+    throw error;
   } finally {
     await demo?.close();
   }

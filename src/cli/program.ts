@@ -118,6 +118,10 @@ function addConnectionOptions(command: Command): Command {
       '--oauth-allow-private-network',
       'OAuth: let the server name an authorization server on a private, loopback or link-local address when the MCP server is not on one (never a cloud metadata address)',
     )
+    .option(
+      '--token-store <where>',
+      'OAuth: where tokens and client secrets are kept: auto (the OS credential store when reachable, else private files), keychain (only the OS store) or file (env FENBS_MCP_TOKEN_STORE, default auto)',
+    )
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (env FENBS_MCP_LOG_LEVEL, default info)'))
     .option('--log-format <format>', 'json or pretty: how stderr shows the logs (default: pretty on a terminal, json otherwise)')
     .option('--log-file <path>', 'also append the logs to this file (always JSON)')

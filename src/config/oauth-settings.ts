@@ -25,6 +25,10 @@ const MAX_LOGIN_TIMEOUT_MS = 24 * 60 * 60_000;
  */
 export type OAuthGrant = 'authorization-code' | 'device-code' | 'client-credentials';
 
+/** Where `--token-store` puts secrets: the OS credential store when one is reachable, or always one of the two. */
+export type TokenStoreMode = 'auto' | 'keychain' | 'file';
+export const TOKEN_STORE_MODES: readonly TokenStoreMode[] = ['auto', 'keychain', 'file'];
+
 export interface OAuthSettings {
   readonly grant: OAuthGrant;
   /** A pre-registered client id (`--oauth-client-id`). */
@@ -48,6 +52,8 @@ export interface OAuthSettings {
   readonly clientKey: ClientKey | undefined;
   /** `--oauth-allow-private-network`: an authorization server on a private network is used on purpose (never a cloud metadata address). */
   readonly allowPrivateNetwork: boolean;
+  /** `--token-store`: where tokens and client secrets are kept; undefined is `auto`. */
+  readonly tokenStore?: TokenStoreMode | undefined;
 }
 
 /** A checked private key for signing client assertions; the PEM text is a secret of the run. */
@@ -99,6 +105,7 @@ export interface OAuthRawOptions {
   oauthAuthorizeParam?: string[] | undefined;
   oauthClientKey?: string | undefined;
   oauthAllowPrivateNetwork?: boolean | undefined;
+  tokenStore?: string | undefined;
 }
 
 function wholeNumber(raw: string, option: string, min: number, max: number): number {
@@ -194,7 +201,18 @@ export function parseOAuthSettings(
     authorizeParams: Object.freeze((options.oauthAuthorizeParam ?? []).map(parseAuthorizeParam)),
     clientKey,
     allowPrivateNetwork: options.oauthAllowPrivateNetwork === true,
+    tokenStore: parseTokenStore(options.tokenStore, env),
   });
+}
+
+/** `--token-store` (else FENBS_MCP_TOKEN_STORE): auto, keychain or file, in any case. */
+function parseTokenStore(raw: string | undefined, env: Readonly<Record<string, string | undefined>>): TokenStoreMode {
+  const given = raw ?? env.FENBS_MCP_TOKEN_STORE;
+  if (given === undefined || given.trim() === '') return 'auto';
+  const mode = TOKEN_STORE_MODES.find((known) => known === given.trim().toLowerCase());
+  const source = raw === undefined ? 'FENBS_MCP_TOKEN_STORE' : '--token-store';
+  if (mode === undefined) throw new UsageError(`${source} must be auto, keychain or file, got "${given}"`, 'fenbs-mcp --token-store auto');
+  return mode;
 }
 
 /** RFC 6749 §3.3: scope tokens are %x21 / %x23-5B / %x5D-7E, separated by single spaces. */

@@ -8,8 +8,20 @@ import { isBridgeError } from '../core/errors.js';
 import { toTerminalLine } from '../core/terminal-text.js';
 import { discover, NO_CHALLENGE, reasonOf } from '../credentials/oauth/discovery.js';
 import { createOAuthHttp } from '../credentials/oauth/http.js';
-import { cachedState, createTokenStore, OAuthCredential } from '../credentials/oauth/oauth-credential.js';
+import { cachedState, chooseSecretsFor, createTokenStore, OAuthCredential } from '../credentials/oauth/oauth-credential.js';
+import type { TokenStore } from '../credentials/oauth/token-store.js';
 import type { Redactor } from '../logging/redactor.js';
+
+/** The cache of this server as the bridge reads it, its secrets where --token-store puts them (files when the store refuses: doctor reports, never fails). */
+function doctorTokenStore(config: BridgeConfig, env: Readonly<Record<string, string | undefined>>): TokenStore {
+  let secrets;
+  try {
+    secrets = chooseSecretsFor(config.url, config.oauth.tokenStore, env).store;
+  } catch {
+    secrets = undefined;
+  }
+  return createTokenStore(config.url, env, undefined, undefined, secrets);
+}
 
 /** How long doctor's grant check may take (discovery and one token request). */
 export const DOCTOR_GRANT_TIMEOUT_MS = 15_000;
@@ -39,7 +51,7 @@ export function oauthCacheCheck(
   now: number = Date.now(),
 ): { name: string; ok: boolean; detail: string; hint?: string } | undefined {
   if (config.credential.kind !== 'none') return undefined;
-  const state = cachedState(createTokenStore(config.url, env), now);
+  const state = cachedState(doctorTokenStore(config, env), now);
   switch (state.kind) {
     case 'valid':
       return {
@@ -72,7 +84,7 @@ export function cachedOAuthCredential(
   now: number = Date.now(),
 ): Credential | undefined {
   if (config.credential.kind !== 'none') return undefined;
-  const contents = createTokenStore(config.url, env).read();
+  const contents = doctorTokenStore(config, env).read();
   const tokens = contents.issuer === undefined ? undefined : contents.issuers[contents.issuer]?.tokens;
   if (tokens === undefined || (tokens.expiresAt !== undefined && tokens.expiresAt <= now)) return undefined;
   registerSecret(tokens.accessToken);

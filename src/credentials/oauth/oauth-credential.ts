@@ -39,6 +39,8 @@ import {
   type StoredTokens,
 } from './token-store.js';
 import { untilAborted } from '../../core/abort.js';
+import { chooseSecretStore, type SecretStoreChoice } from './choose-secret-store.js';
+import type { SecretStore, TokenStoreMode } from './secret-store.js';
 
 /** Refresh this long before expiry at most (a quarter of a short lifetime at least, so a 60 s token is not refreshed on every request). */
 export const REFRESH_AHEAD_MS = 60_000;
@@ -137,13 +139,25 @@ export function cachedState(store: TokenStore, now: number): CachedState {
   return tokens.refreshToken === undefined ? { kind: 'expired', issuer } : { kind: 'refreshable', issuer };
 }
 
+/** Where the secrets of `url`'s cache go, by `--token-store`: chooseSecretStore's pick, with its note. */
+export function chooseSecretsFor(
+  url: URL,
+  mode: TokenStoreMode | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+  home: string = homedir(),
+  platform: NodeJS.Platform = process.platform,
+): SecretStoreChoice {
+  return chooseSecretStore({ mode: mode ?? 'auto', platform, env, cacheDirectory: cacheDirectory(env, home), label: `fenbs-mcp:${url.host}` });
+}
+
 export function createTokenStore(
   url: URL,
   env: Readonly<Record<string, string | undefined>>,
   home: string = homedir(),
   warn?: (message: string) => void,
+  secrets?: SecretStore,
 ): TokenStore {
-  return new TokenStore(cacheDirectory(env, home), url, warn);
+  return new TokenStore(cacheDirectory(env, home), url, warn, secrets);
 }
 
 export class OAuthCredential implements Credential {
@@ -166,9 +180,12 @@ export class OAuthCredential implements Credential {
   constructor(options: OAuthCredentialOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
-    this.store = createTokenStore(options.url, options.env, options.home, (message) => options.logger.warn(message));
-    const http = createOAuthHttp(options.dispatcher, options.allowHttp, options.addressGuard);
     const platform = options.platform ?? process.platform;
+    // Once per run, before anything is read: a `keychain` store that cannot be reached stops here.
+    const secrets = chooseSecretsFor(options.url, options.settings.tokenStore, options.env, options.home, platform);
+    options.logger.info(secrets.note);
+    this.store = createTokenStore(options.url, options.env, options.home, (message) => options.logger.warn(message), secrets.store);
+    const http = createOAuthHttp(options.dispatcher, options.allowHttp, options.addressGuard);
     // Without the run's mask, what the authorization server says is masked of every secret this
     // credential registered (the ones it could echo back), before it is cut into a message.
     const own = options.mask === undefined ? createRedactor([]) : undefined;

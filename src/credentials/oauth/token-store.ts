@@ -1,4 +1,4 @@
-// The on-disk token cache: one private file per MCP server, entries per authorization server, written atomically.
+// The token cache: one private file per MCP server, entries per authorization server, written atomically; its secrets optionally in a SecretStore.
 
 import { createHash } from 'node:crypto';
 import { chmodSync, lstatSync, mkdirSync, rmSync } from 'node:fs';
@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { tokenProblem } from '../../core/http-field-grammar.js';
 import { BridgeError } from '../../core/errors.js';
 import { folderProblem, readPrivateFile, replacePrivateFile } from './private-file.js';
+import type { SecretStore } from './secret-store.js';
 
 /** A cache file larger than this is not ours (a few KB is typical) and is treated as corrupt; a larger one is never written. */
 export const MAX_CACHE_FILE_BYTES = 256 * 1024;
@@ -169,25 +170,99 @@ function toContents(value: unknown, server: string, warn: (message: string) => v
   };
 }
 
+/** The secrets of one issuer's entry: what goes to a SecretStore when there is one. */
+interface IssuerSecrets {
+  tokens?: StoredTokens | undefined;
+  clientSecret?: string | undefined;
+}
+
+/**
+ * Splits contents into what the file may show (client ids, expiry, scope, sign-in records) and the
+ * secrets (tokens, a registered client's secret), undefined when there are none.
+ */
+function splitSecrets(contents: CacheContents): { visible: CacheContents; secrets: Record<string, IssuerSecrets> | undefined } {
+  const issuers: Record<string, unknown> = {};
+  const secrets: Record<string, IssuerSecrets> = {};
+  for (const [issuer, entry] of Object.entries(contents.issuers)) {
+    const { clientSecret, ...client } = entry.client ?? { clientSecret: undefined };
+    const tokens =
+      entry.tokens === undefined ? undefined : { expiresAt: entry.tokens.expiresAt, obtainedAt: entry.tokens.obtainedAt, scope: entry.tokens.scope };
+    issuers[issuer] = { resource: entry.resource, client: entry.client === undefined ? undefined : client, tokens };
+    if (entry.tokens !== undefined || clientSecret !== undefined) secrets[issuer] = { tokens: entry.tokens, clientSecret };
+  }
+  return { visible: { ...contents, issuers: issuers as Record<string, IssuerEntry> }, secrets: Object.keys(secrets).length === 0 ? undefined : secrets };
+}
+
+/** Puts the kept secrets back into the file's parsed JSON, before it is checked like any cache file. */
+function withSecrets(raw: unknown, kept: unknown, server: string): unknown {
+  if (!isRecord(raw) || !isRecord(raw.issuers) || !isRecord(kept) || kept.server !== server || !isRecord(kept.issuers)) return raw;
+  const issuers: Record<string, unknown> = {};
+  for (const [issuer, entry] of Object.entries(raw.issuers)) {
+    const secrets = kept.issuers[issuer];
+    if (!isRecord(entry) || !isRecord(secrets)) {
+      issuers[issuer] = entry;
+      continue;
+    }
+    const client = isRecord(entry.client) && isString(secrets.clientSecret) ? { ...entry.client, clientSecret: secrets.clientSecret } : entry.client;
+    issuers[issuer] = { ...entry, client, tokens: secrets.tokens ?? entry.tokens };
+  }
+  return { ...raw, issuers };
+}
+
+/** JSON with every character past ASCII escaped: each credential store gives back exactly these bytes. */
+function toAsciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** The cache file of one MCP server (and the path of its lock, next to it). */
 export class TokenStore {
   readonly directory: string;
   readonly file: string;
   readonly lockFile: string;
+  /** The entry's name in the SecretStore: the cache file's own hashed name. */
+  readonly key: string;
   readonly #server: string;
+  readonly #secrets: SecretStore | undefined;
+  /** The secret text last read or written (null: not known), so a write that changes no secret does not call the store. */
+  #keptSecretText: string | undefined | null = null;
   readonly #warn: (message: string) => void;
   /** Each problem is told once per store: the cache is read for every renewal. */
   readonly #told = new Set<string>();
 
-  /** `warn` hears why something in the cache was not used (an unsafe folder, a damaged token). */
-  constructor(directory: string, server: URL, warn: (message: string) => void = () => undefined) {
+  /**
+   * `warn` hears why something in the cache was not used (an unsafe folder, a damaged token). With
+   * `secrets`, tokens and client secrets are kept there and the file holds none.
+   */
+  constructor(directory: string, server: URL, warn: (message: string) => void = () => undefined, secrets?: SecretStore) {
     this.directory = directory;
     this.#server = server.href;
     this.#warn = warn;
+    this.#secrets = secrets;
     // Hashed: a URL is not a file name, and the name should not show which servers are used.
     const key = createHash('sha256').update(server.href).digest('hex').slice(0, 32);
     this.file = join(directory, 'oauth', `${key}.json`);
     this.lockFile = join(directory, 'oauth', `${key}.lock`);
+    this.key = key;
+  }
+
+  /** Where the secrets are: the SecretStore's description, or the cache file. */
+  get secretsAt(): string {
+    return this.#secrets?.description ?? this.file;
+  }
+
+  /** The secret part kept in the SecretStore, parsed; undefined when none is kept or it cannot be read (told). */
+  #readSecrets(): unknown {
+    try {
+      const text = this.#secrets!.get(this.key);
+      this.#keptSecretText = text;
+      return text === undefined ? undefined : JSON.parse(text);
+    } catch (error) {
+      this.#keptSecretText = null;
+      this.#tell(
+        `the OAuth tokens kept in ${this.#secrets!.description} are not used: ${error instanceof SyntaxError ? 'they are not valid JSON' : (error as Error).message}`,
+      );
+      return undefined;
+    }
   }
 
   /**
@@ -236,31 +311,58 @@ export class TokenStore {
     }
     try {
       const text = readPrivateFile(this.file, MAX_CACHE_FILE_BYTES);
-      return text === undefined ? empty : toContents(JSON.parse(text), this.#server, (message) => this.#tell(message));
+      if (text === undefined) return empty;
+      const raw: unknown = JSON.parse(text);
+      // Tokens a file still holds from before the store was used count until the next write moves them.
+      const merged = this.#secrets === undefined ? raw : withSecrets(raw, this.#readSecrets(), this.#server);
+      return toContents(merged, this.#server, (message) => this.#tell(message));
     } catch (error) {
       this.#tell(`the OAuth token cache ${this.file} is not used: it ${error instanceof SyntaxError ? 'is not valid JSON' : (error as Error).message}`);
       return empty;
     }
   }
 
-  /** Writes the whole file atomically (replacePrivateFile); a file larger than MAX_CACHE_FILE_BYTES is never written. */
+  /**
+   * Writes the whole file atomically (replacePrivateFile); a file larger than MAX_CACHE_FILE_BYTES is
+   * never written. With a SecretStore, the secrets go there first and the file gets the rest.
+   */
   write(contents: CacheContents): void {
     this.ensureDirectory();
-    const text = JSON.stringify({ version: FORMAT_VERSION, ...contents });
+    let visible = contents;
+    if (this.#secrets !== undefined) {
+      const split = splitSecrets(contents);
+      visible = split.visible;
+      const secretText = split.secrets === undefined ? undefined : toAsciiJson({ version: FORMAT_VERSION, server: this.#server, issuers: split.secrets });
+      if (secretText !== this.#keptSecretText) {
+        // Unknown until the store answers: a failed call leaves it unknown, so the next write tries again.
+        this.#keptSecretText = null;
+        if (secretText === undefined) this.#secrets.delete(this.key);
+        else this.#secrets.set(this.key, secretText);
+        this.#keptSecretText = secretText;
+      }
+    }
+    const text = JSON.stringify({ version: FORMAT_VERSION, ...visible });
     // It would read back as corrupt: every start would sign in again.
     if (Buffer.byteLength(text) > MAX_CACHE_FILE_BYTES) throw new Error(`the token cache would be larger than ${MAX_CACHE_FILE_BYTES} bytes`);
     replacePrivateFile(this.file, text);
   }
 
-  /** Forgets everything about this server (a symbolic link in its place is removed, never followed). */
+  /** Forgets everything about this server, in the SecretStore too (a symbolic link in the file's place is removed, never followed). */
   remove(): boolean {
+    let removed = false;
     try {
       lstatSync(this.file);
+      rmSync(this.file, { force: true });
+      removed = true;
     } catch {
-      return false;
+      // No file: there may still be secrets kept from a file since removed by hand.
     }
-    rmSync(this.file, { force: true });
-    return true;
+    if (this.#secrets !== undefined) {
+      this.#keptSecretText = null;
+      removed = this.#secrets.delete(this.key) || removed;
+      this.#keptSecretText = undefined;
+    }
+    return removed;
   }
 
   /** Reads, changes and writes the entry of one authorization server (and the sign-in record, when given). */
