@@ -72,7 +72,7 @@ describe('fenbs-mcp doctor', () => {
     expect(text.stdout).toMatch(/^✓ credential +--token-command \(ran, and printed a token\)$/m);
     expect(text.stdout).toMatch(/^✓ token +accepted \(from --token-command\): the server answered server\/discover$/m);
     const json = await doctor(['--url', server.url.href, '--token-command', `printf ${token}`, '--json']);
-    expect(JSON.parse(json.stdout).checks[1]).toEqual({ name: 'credential', ok: true, detail: '--token-command (ran, and printed a token)' });
+    expect(JSON.parse(json.stdout).checks[1]).toEqual({ name: 'credential', ok: true, detail: '--token-command (ran, and printed a token)', status: 'passed' });
     for (const output of [text.stdout, text.stderr, json.stdout, json.stderr]) expect(output).not.toContain(token);
   });
 

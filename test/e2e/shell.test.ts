@@ -132,7 +132,7 @@ describe('shell mode against the SDK v1 server (2025-06-18)', () => {
   const run = (args: string[], options: Parameters<typeof fenbs>[1] = {}) => fenbs([...args, '--url', server.url], { ...options, env: { FENBS_TOKEN: token } });
 
   it('lists the tools, calls one, prints --json and refuses a missing argument', async () => {
-    expect((await run(['tools'])).stdout).toMatch(/^echo +Returns its text$/m);
+    expect((await run(['tools'])).stdout).toMatch(/^echo +Returns its text \(arguments: text\*\)$/m);
     expect(await run(['call', 'echo', 'text=hello'])).toMatchObject({ code: 0, stdout: 'hello\n' });
     expect(JSON.parse((await run(['call', 'echo', 'text=hello', '--json'])).stdout).content).toEqual([{ type: 'text', text: 'hello' }]);
     const missing = await run(['call', 'echo']);
@@ -177,7 +177,7 @@ describe('shell mode against the SDK v2 server (2026-07-28)', () => {
   const run = (args: string[], options: Parameters<typeof fenbs>[1] = {}) => fenbs([...args, '--url', server.url], { ...options, env: { FENBS_TOKEN: token } });
 
   it('lists the tools, calls one, prints --json and refuses a missing argument', async () => {
-    expect((await run(['tools'])).stdout).toMatch(/^tasks_get +Reads one task by its reference$/m);
+    expect((await run(['tools'])).stdout).toMatch(/^tasks_get +Reads one task by its reference \(arguments: [^)]*\bref\*[^)]*\)$/m);
     expect(await run(['call', 'tasks_get', 'ref=T-1'])).toMatchObject({ code: 0, stdout: `${TASKS['T-1']}\n` });
     expect(JSON.parse((await run(['call', 'tasks_get', 'ref=T-1', '--json'])).stdout).content).toEqual([{ type: 'text', text: TASKS['T-1'] }]);
     const missing = await run(['call', 'tasks_get']);
