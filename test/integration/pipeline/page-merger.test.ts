@@ -319,14 +319,20 @@ async function start2026(hold?: Hold, pager: Pager = pagesOf(true)): Promise<Mcp
   return server;
 }
 
+/** A 2025-era host through a bridge to `server`, initialized (the bridge translates for it). */
+async function translatedHost(server: McpServer): Promise<InProcessBridge> {
+  const bridge = startInProcessBridge(['--url', server.url.href]);
+  cleanups.push(() => bridge.kill());
+  bridge.send(initializeRequest('init'));
+  await bridge.reply('init');
+  bridge.send(initializedNotification);
+  return bridge;
+}
+
 describe('a server that speaks only 2026-07-28', () => {
   it('gives a translated 2025-era host every tool, with resultType, the smallest ttlMs and the stricter cacheScope', async () => {
     const server = await start2026();
-    const bridge = startInProcessBridge(['--url', server.url.href]);
-    cleanups.push(() => bridge.kill());
-    bridge.send(initializeRequest('init'));
-    await bridge.reply('init');
-    bridge.send(initializedNotification);
+    const bridge = await translatedHost(server);
     bridge.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
     const reply = await bridge.reply('list');
     expect(namesOf(reply)).toEqual(NAMES);
@@ -345,11 +351,7 @@ describe('a server that speaks only 2026-07-28', () => {
 
   it('stops asking for pages once the translated client cancels its tools/list: the page in flight has its stream closed', async () => {
     const server = await start2026((message) => message.method === 'tools/list' && message.params?.cursor === '2');
-    const bridge = startInProcessBridge(['--url', server.url.href]);
-    cleanups.push(() => bridge.kill());
-    bridge.send(initializeRequest('init'));
-    await bridge.reply('init');
-    bridge.send(initializedNotification);
+    const bridge = await translatedHost(server);
     bridge.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
     const second = await server.waitForRequest((r) => r.message?.params?.cursor === '2');
     bridge.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'list', reason: 'user' } });
@@ -368,11 +370,7 @@ describe('a server that speaks only 2026-07-28', () => {
         ? { tools: [{ name: 'a' }, { name: 'b' }], nextCursor: 'same', resultType: 'complete', ttlMs: 0, cacheScope: 'private' }
         : undefined;
     const server = await start2026(undefined, pager);
-    const bridge = startInProcessBridge(['--url', server.url.href]);
-    cleanups.push(() => bridge.kill());
-    bridge.send(initializeRequest('init'));
-    await bridge.reply('init');
-    bridge.send(initializedNotification);
+    const bridge = await translatedHost(server);
     bridge.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
     const reply = await bridge.reply('list');
     expect(namesOf(reply)).toEqual(['a', 'b']);
