@@ -11,6 +11,7 @@ import { buildProgram, commandLineMistake, helpTopicMistake, usage, type CliOpti
 import { CLEAR_LINE } from '../shell/progress.js';
 import type { ShellCommand } from '../shell/commands.js';
 import { SHELL_COMMANDS } from '../shell/command-line.js';
+import { toFailureJson } from '../shell/failure-json.js';
 import { createRedactor, maskUrl, type Redactor } from '../logging/redactor.js';
 import { toTerminalLine, toTerminalText } from '../core/terminal-text.js';
 import { UsageError } from '../core/errors.js';
@@ -174,7 +175,7 @@ const SHELL_COMMAND_NAMES: ReadonlySet<string> = new Set(SHELL_COMMANDS);
 
 /** With `tools --json` (and every shell command's) a script reads stdout: a usage mistake is one JSON object there too. */
 function shellJsonUsage(message: string, fix?: string): number {
-  process.stdout.write(`${JSON.stringify({ ok: false, error: { code: 'USAGE', message, ...(fix === undefined ? {} : { hint: `try: ${fix}` }) } })}\n`);
+  process.stdout.write(`${toFailureJson({ code: 'USAGE', message, hint: fix === undefined ? undefined : `try: ${fix}` })}\n`);
   return usage(message, fix);
 }
 

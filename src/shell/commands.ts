@@ -6,6 +6,7 @@ import { MAX_MESSAGE_CHARS, shorten, toTerminalJson, toTerminalLine } from '../c
 import { ArgumentError, buildArguments, parseArgsObject, parseAssignments, type Assignment } from './arguments.js';
 import { Interrupted, RpcError, ShellClient, STILL_WAITING_MS, type ClientOptions } from './client.js';
 import { nearestWord } from '../core/nearest-word.js';
+import { toFailureJson, type ShellFailure } from './failure-json.js';
 import { createProgressView, type ProgressTarget } from './progress.js';
 import { renderCallResult, renderPromptResult, renderPrompts, renderReadResult, renderResources, renderTools, MAX_NAME_CHARS } from './render.js';
 import { checkArguments } from './schema-check.js';
@@ -101,23 +102,9 @@ function messagesOn(stderr: ProgressTarget): Messages {
   return { say: (line) => write('fenbs-mcp: ', line), note: (line) => write('  ', line) };
 }
 
-/** Why a command failed, as `--json` prints it on stdout: one object, so a script always has one JSON text to read. */
-export interface ShellFailure {
-  /** The bridge's stable code (REMOTE_UNREACHABLE…), or USAGE, INTERRUPTED, JSON_RPC_ERROR. */
-  code: string;
-  message: string;
-  hint?: string | undefined;
-  /** The server's JSON-RPC error code, when the server answered with one. */
-  rpcCode?: number | undefined;
-}
-
-/** With --json, the failure as the one JSON object on stdout (its text bounded as on stderr); nothing otherwise. */
+/** With --json, the failure as the one JSON object on stdout; nothing otherwise. */
 async function printFailure(io: ShellIo, failure: ShellFailure): Promise<void> {
-  if (!io.json) return;
-  const error: JsonObject = { code: failure.code, message: shorten(failure.message, MAX_MESSAGE_CHARS) };
-  if (failure.hint !== undefined) error.hint = shorten(failure.hint, MAX_MESSAGE_CHARS);
-  if (failure.rpcCode !== undefined) error.rpcCode = failure.rpcCode;
-  await print(io, JSON.stringify({ ok: false, error }));
+  if (io.json) await print(io, toFailureJson(failure));
 }
 
 /** Runs one shell command through an in-process bridge; resolves with the exit code. */
