@@ -152,7 +152,35 @@ export function arrivedJsonLine(exchange: HttpExchange, maxBytes: number): { val
   return value === undefined ? undefined : { value, line };
 }
 
-/** Lets go of a body whose whole content was used through arrivedJsonLine: there is nothing left to read. */
+/**
+ * The events of a 2xx event-stream reply that has arrived whole, small (ARRIVED_REPLY_MAX_BYTES,
+ * and `maxBytes`) and not encoded, framed and read as readReply's stream reading would hand them
+ * on (the same framer, the same StreamItem for each event of the default type or "message"). For
+ * anything else, or a body the framer refuses, undefined: readReply decides as always. The body
+ * stays for its reader.
+ */
+export function arrivedStreamItems(exchange: HttpExchange, maxBytes: number): StreamItem[] | undefined {
+  const { status } = exchange;
+  if (status < 200 || status >= 300 || mediaTypeOf(exchange.headers) !== 'text/event-stream') return undefined;
+  const encoding = (headerValue(exchange.headers, 'content-encoding') ?? 'identity').trim().toLowerCase();
+  if (encoding !== 'identity' && encoding !== '') return undefined;
+  const chunks = exchange.body.arrived();
+  if (chunks === undefined || chunks.length === 0) return undefined;
+  let size = 0;
+  for (const chunk of chunks) size += chunk.length;
+  if (size > ARRIVED_REPLY_MAX_BYTES || size > maxBytes) return undefined;
+  const framer = new SseFramer({ maxEventChars: maxBytes });
+  const items: StreamItem[] = [];
+  try {
+    for (const chunk of chunks) for (const event of framer.feed(chunk)) items.push(toStreamItem(event, false));
+    for (const event of framer.end()) items.push(toStreamItem(event, false));
+  } catch {
+    return undefined;
+  }
+  return items;
+}
+
+/** Lets go of a body whose whole content was used through arrivedJsonLine or arrivedStreamItems: there is nothing left to read. */
 export function releaseArrived(exchange: HttpExchange): void {
   exchange.body.destroy();
 }

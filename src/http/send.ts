@@ -15,8 +15,10 @@ export interface HttpExchange {
   body: ResponseBody;
   /** The Authorization value the request carried (set by Endpoint), for a renewal after a 401. */
   sentAuthorization?: string | undefined;
-  /** Set by the forwarder when it answered the request from the whole body the moment it arrived. */
+  /** Set by the transport when it answered the request from the whole body the moment it arrived. */
   answeredOnArrival?: boolean | undefined;
+  /** With `answeredOnArrival`, for an event stream: settles once its messages and the response were handed on, in order. */
+  arrivalDelivery?: Promise<void> | undefined;
 }
 
 /**

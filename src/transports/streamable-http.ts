@@ -12,7 +12,7 @@ import type { EarlyRefusal } from '../core/json-scan.js';
 import type { LegacySession } from '../eras/legacy-session.js';
 import type { Logger } from '../logging/logger.js';
 import { HEADER_MISMATCH, type ModernEra } from '../eras/modern-era.js';
-import { arrivedJsonLine, readReply, releaseArrived, type Reply, type StreamItem } from '../http/reply-reader.js';
+import { arrivedJsonLine, arrivedStreamItems, readReply, releaseArrived, type Reply, type StreamItem } from '../http/reply-reader.js';
 import { REDIRECT_HINT } from '../http/redirects.js';
 import { maskUrl, type Redactor } from '../logging/redactor.js';
 import { refusesCredential, statusError } from '../http/status-errors.js';
@@ -154,8 +154,12 @@ export class StreamableHttpTransport implements Transport {
     for (;;) {
       const headers = era.headersFor(message, request.method);
       const exchange = await this.#post(request, era, body, headers);
-      // Already answered from its whole body the moment it arrived (#answerOnArrival): nothing to read.
-      if (exchange.answeredOnArrival === true) return;
+      // Already answered from its whole body the moment it arrived (#answerOnArrival): nothing to
+      // read; an event stream's messages may still be on their way to the sink.
+      if (exchange.answeredOnArrival === true) {
+        if (exchange.arrivalDelivery !== undefined) await exchange.arrivalDelivery;
+        return;
+      }
       if (exchange.status >= 200 && exchange.status < 300 && mediaTypeOf(exchange.headers) === 'text/event-stream') {
         await this.#followStream(request, era, exchange, refuseEarly);
         return;
@@ -293,6 +297,10 @@ export class StreamableHttpTransport implements Transport {
    */
   #answerOnArrival(request: RegisteredRequest, era: EraProtocol, exchange: HttpExchange): void {
     if (request.done) return;
+    if (mediaTypeOf(exchange.headers) === 'text/event-stream') {
+      this.#answerStreamOnArrival(request, era, exchange);
+      return;
+    }
     const arrived = arrivedJsonLine(exchange, this.#deps.config.maxMessageBytes);
     if (arrived === undefined) return;
     const routed = classifyServerMessage(arrived.value);
@@ -302,6 +310,47 @@ export class StreamableHttpTransport implements Transport {
     this.#answer(request, era, exchange, routed.message, arrived.line).catch((error: unknown) =>
       this.#deps.logger.error({ err: error instanceof Error ? error.stack : String(error) }, 'internal error'),
     );
+  }
+
+  /**
+   * The event-stream counterpart of #answerOnArrival: a small stream that arrived whole and holds
+   * the response to this very request is handed on from undici's callback, each message before the
+   * response routed as #followStream routes it, in order, then the response answered; the events
+   * after it are dropped, as a stream read to its answer drops them. A stream without that response,
+   * or with an event that is not JSON (which the reader logs), is left to #followStream.
+   */
+  #answerStreamOnArrival(request: RegisteredRequest, era: EraProtocol, exchange: HttpExchange): void {
+    const items = arrivedStreamItems(exchange, this.#deps.config.maxMessageBytes);
+    if (items === undefined) return;
+    let answerAt = -1;
+    for (let index = 0; index < items.length && answerAt < 0; index++) {
+      const item = items[index]!;
+      if (item.unparsed === true) return;
+      if (item.message === undefined) continue;
+      const routed = classifyServerMessage(item.message);
+      if (routed !== undefined && isResponseTo(routed, request)) {
+        if (routed.kind !== 'response') return;
+        answerAt = index;
+      }
+    }
+    if (answerAt < 0) return;
+    exchange.answeredOnArrival = true;
+    releaseArrived(exchange);
+    const delivery = this.#deliverArrived(request, era, exchange, items, answerAt);
+    // #exchange awaits it and meets its failure; should the exchange fail on the way there, the
+    // request is answered for that failure and this one is not left unhandled.
+    delivery.catch(() => undefined);
+    exchange.arrivalDelivery = delivery;
+  }
+
+  /** Routes the messages before the response, then answers it: the order the stream gave them. */
+  async #deliverArrived(request: RegisteredRequest, era: EraProtocol, exchange: HttpExchange, items: readonly StreamItem[], answerAt: number): Promise<void> {
+    for (let index = 0; index < answerAt; index++) {
+      const item = items[index]!;
+      if (item.message !== undefined) await this.#deps.sink.route(item.message, serialisedOf(item), request);
+    }
+    const answer = items[answerAt]!;
+    await this.#answer(request, era, exchange, answer.message as JsonObject, serialisedOf(answer));
   }
 
   /** Reads the POST's event stream: other messages pass through as they arrive, the response ends it. */
@@ -316,8 +365,7 @@ export class StreamableHttpTransport implements Transport {
       redact: this.#deps.redact,
       resumable: era === this.#deps.legacy,
       onMessage: async (item: StreamItem): Promise<'continue' | 'answered'> => {
-        // A large event's line arrives as the server's bytes (proven one line of UTF-8 JSON), a small one as text.
-        const serialised = item.bytes ?? (item.data !== undefined && isSingleLine(item.data) ? item.data : undefined);
+        const serialised = serialisedOf(item);
         const routed = classifyServerMessage(item.message);
         if (routed !== undefined && isResponseTo(routed, request)) {
           if (routed.kind === 'response') await this.#answer(request, era, first, routed.message, serialised);
@@ -414,6 +462,11 @@ export class StreamableHttpTransport implements Transport {
         });
     }
   }
+}
+
+/** An event's message as the server wrote it, when that is one line: a large event's proven bytes, a small one's text. */
+function serialisedOf(item: StreamItem): string | Buffer | undefined {
+  return item.bytes ?? (item.data !== undefined && isSingleLine(item.data) ? item.data : undefined);
 }
 
 /** JSON-RPC codes only a 2026-07-28 server sends: a server/discover refused with one is not a 2025 server. */

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   ARRIVED_REPLY_MAX_BYTES,
   arrivedJsonLine,
+  arrivedStreamItems,
   ERROR_BODY_MAX_BYTES,
   LARGE_REPLY_BYTES,
   readErrorBody,
@@ -422,6 +423,81 @@ describe('arrivedJsonLine', () => {
       expect(seen, what).toBeDefined();
       expect(seen?.arrived, what).toBeUndefined();
       await readReply(exchange, { ...plain, maxMessageBytes: 4 * ARRIVED_REPLY_MAX_BYTES }).catch(() => undefined);
+    }
+  });
+});
+
+describe('arrivedStreamItems', () => {
+  /** Sends one request and reads arrivedStreamItems from undici's callback, when the body's last byte arrived. */
+  const atArrival = async (handler: Handler, maxBytes = 4096) => {
+    let seen: { arrived: ReturnType<typeof arrivedStreamItems> } | undefined;
+    const exchange = await routes.exchange(handler, {
+      onArrived: (arrivedExchange) => (seen = { arrived: arrivedStreamItems(arrivedExchange, maxBytes) }),
+    });
+    for (let turn = 0; seen === undefined && turn < 100; turn++) await new Promise((resolve) => setImmediate(resolve));
+    return { exchange, seen };
+  };
+  const stream =
+    (body: string | Buffer, status = 200, headers: Record<string, string> = {}): Handler =>
+    (_req, res) => {
+      res.writeHead(status, { 'content-type': 'text/event-stream', ...headers });
+      res.end(body);
+    };
+  /** Every item readReply's stream reading hands on for the same body, read to its end. */
+  const readItems = async (handler: Handler): Promise<StreamItem[]> => {
+    const items: StreamItem[] = [];
+    const exchange = await routes.exchange(handler);
+    await readReply(exchange, {
+      ...plain,
+      maxMessageBytes: 4096,
+      stream: { lingerMs: 0, idleTimeoutMs: 0, onItem: (item) => (items.push(item), Promise.resolve('continue')) },
+    });
+    return items;
+  };
+
+  it('frames a small whole event stream into the very items the stream reader hands on, and leaves the body to its reader', async () => {
+    const body = [
+      'id: 0\ndata:\n\n',
+      ': a comment\nretry: 1000\n\n',
+      'event: message\nid: 1\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}\n\n',
+      'event: ping\ndata: not for the client\n\n',
+      'data: {"jsonrpc":"2.0",\ndata: "id":1,"result":{"ok":true}}\n\n',
+      // An event the stream ends inside is dropped (HTML §9.2.6: at the end of the stream, no dispatch).
+      'data: {"jsonrpc":"2.0","id":1,"result":"the end without a blank line"}',
+    ].join('');
+    const { exchange, seen } = await atArrival(stream(body));
+    expect(seen?.arrived).toEqual(await readItems(stream(body)));
+    // The comment and retry make no event; the ping event is handed on without its data.
+    expect(seen?.arrived?.map((item) => item.eventId)).toEqual(['0', '1', undefined, undefined]);
+    expect(seen?.arrived?.[2]).toEqual({ message: undefined, eventId: undefined });
+    expect(seen?.arrived?.[3]).toMatchObject({ message: { id: 1, result: { ok: true } }, data: '{"jsonrpc":"2.0",\n"id":1,"result":{"ok":true}}' });
+    // Nothing was taken: the reader still reads every event.
+    const read: StreamItem[] = [];
+    await readReply(exchange, { ...plain, stream: { lingerMs: 0, idleTimeoutMs: 0, onItem: (item) => (read.push(item), Promise.resolve('continue')) } });
+    expect(read).toEqual(seen?.arrived);
+  });
+
+  it('marks an event that is not JSON as the reader does, and leaves every other reply to readReply', async () => {
+    const { seen } = await atArrival(stream('data: {not json\n\n'));
+    expect(seen?.arrived).toEqual([{ message: undefined, eventId: undefined, data: '{not json', unparsed: true }]);
+    const event = 'data: {"jsonrpc":"2.0","id":1,"result":{}}\n\n';
+    const others: [string, Handler, number?][] = [
+      ['400', stream(event, 400)],
+      ['application/json', (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":1,"result":{}}')],
+      ['gzip', stream(gzipSync(event), 200, { 'content-encoding': 'gzip' })],
+      ['empty', stream('')],
+      ['an event over maxBytes', stream(event), event.length - 10],
+      [
+        "over ARRIVED_REPLY_MAX_BYTES (under the body queue's high-water mark, so it arrives whole)",
+        stream(`data: "${'x'.repeat(ARRIVED_REPLY_MAX_BYTES)}"\n\n`),
+        4 * ARRIVED_REPLY_MAX_BYTES,
+      ],
+    ];
+    for (const [what, handler, maxBytes] of others) {
+      const { exchange, seen: other } = await atArrival(handler, maxBytes);
+      expect(other, what).toBeDefined();
+      expect(other?.arrived, what).toBeUndefined();
+      await readReply(exchange, { ...plain, maxMessageBytes: 8 * ARRIVED_REPLY_MAX_BYTES }).catch(() => undefined);
     }
   });
 });
