@@ -99,23 +99,8 @@ export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<
     for (const piece of text) length += piece.length;
     headers = { ...headers, 'content-length': String(length) };
   }
-  return new Promise<HttpExchange>((resolve, reject) => {
-    const body = new BodyQueue();
-    let exchange: HttpExchange | undefined;
-    let controller: Dispatcher.DispatchController | undefined;
-    let started = false;
-    let settled = false;
-    const onAbort = () => {
-      const reason = abortReason(signal);
-      if (!settled) {
-        settled = true;
-        reject(toFailure === undefined ? reason : toFailure(reason));
-      }
-      body.fail(reason);
-      if (controller !== undefined && !controller.aborted) controller.abort(reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    const done = () => signal.removeEventListener('abort', onAbort);
+  const exchange = new ExchangeHandler(signal, toFailure, onArrived);
+  try {
     dispatcher.dispatch(
       {
         origin: target.origin,
@@ -125,41 +110,107 @@ export function sendHttp(dispatcher: Dispatcher, options: SendOptions): Promise<
         // undici sends any iterable of Buffers (its request.js accepts iterables); its types name only Readable.
         body: requestBody as Readable | string | null,
       },
-      {
-        onRequestStart(dispatchController) {
-          controller = dispatchController;
-          body.attach(dispatchController);
-          // Aborted while it waited for a connection: it never leaves.
-          if (signal.aborted) dispatchController.abort(abortReason(signal));
-        },
-        onResponseStart(_controller, statusCode, headers) {
-          // 1xx informational answers come before the real one; undici passes the final status here.
-          started = true;
-          if (settled) return;
-          settled = true;
-          exchange = { status: statusCode, headers: headers, body };
-          resolve(exchange);
-        },
-        onResponseData(_controller, chunk) {
-          body.push(chunk);
-        },
-        onResponseEnd() {
-          done();
-          body.end();
-          if (exchange !== undefined) onArrived?.(exchange);
-        },
-        onResponseError(_controller, error) {
-          done();
-          if (!started && !settled) {
-            settled = true;
-            reject(toFailure === undefined ? error : toFailure(error));
-            return;
-          }
-          body.fail(error);
-        },
-      },
+      exchange,
     );
-  });
+  } catch (error) {
+    // undici refused the request before taking it (a malformed option): a rejection, as ever.
+    exchange.refused(error as Error);
+  }
+  return exchange.promise;
+}
+
+/**
+ * undici's dispatch handler for one exchange, and the promise it settles: its state in fields and
+ * its callbacks on the prototype, so a request costs one object and its promise, not a closure per
+ * callback (this runs for every message).
+ */
+class ExchangeHandler implements Dispatcher.DispatchHandler {
+  readonly promise: Promise<HttpExchange>;
+  readonly #body = new BodyQueue();
+  readonly #signal: AbortSource;
+  readonly #toFailure: ((error: unknown) => Error) | undefined;
+  readonly #onArrived: ((exchange: HttpExchange) => void) | undefined;
+  readonly #onAbort = () => this.#abort();
+  #resolve!: (exchange: HttpExchange) => void;
+  #reject!: (error: Error) => void;
+  #exchange: HttpExchange | undefined;
+  #controller: Dispatcher.DispatchController | undefined;
+  #started = false;
+  #settled = false;
+
+  constructor(signal: AbortSource, toFailure: ((error: unknown) => Error) | undefined, onArrived: ((exchange: HttpExchange) => void) | undefined) {
+    this.#signal = signal;
+    this.#toFailure = toFailure;
+    this.#onArrived = onArrived;
+    this.promise = new Promise<HttpExchange>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    signal.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    this.#body.attach(controller);
+    // Aborted while it waited for a connection: it never leaves.
+    if (this.#signal.aborted) controller.abort(abortReason(this.#signal));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    // 1xx informational answers come before the real one; undici passes the final status here.
+    this.#started = true;
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#exchange = { status: statusCode, headers, body: this.#body };
+    this.#resolve(this.#exchange);
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#body.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    this.#done();
+    this.#body.end();
+    if (this.#exchange !== undefined) this.#onArrived?.(this.#exchange);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.#done();
+    if (!this.#started && !this.#settled) {
+      this.#settled = true;
+      this.#reject(this.#failure(error));
+      return;
+    }
+    this.#body.fail(error);
+  }
+
+  /** dispatch() threw: the promise rejects with that error as it came. */
+  refused(error: Error): void {
+    this.#done();
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#reject(error);
+  }
+
+  #abort(): void {
+    const reason = abortReason(this.#signal);
+    if (!this.#settled) {
+      this.#settled = true;
+      this.#reject(this.#failure(reason));
+    }
+    this.#body.fail(reason);
+    const controller = this.#controller;
+    if (controller !== undefined && !controller.aborted) controller.abort(reason);
+  }
+
+  #done(): void {
+    this.#signal.removeEventListener('abort', this.#onAbort);
+  }
+
+  #failure(error: Error): Error {
+    return this.#toFailure === undefined ? error : this.#toFailure(error);
+  }
 }
 
 function abortReason(signal: AbortSource): Error {
