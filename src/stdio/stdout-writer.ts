@@ -52,6 +52,10 @@ export interface MessageWriter {
   expectProgress(id: unknown, token: unknown): void;
 }
 
+/** What a write resolves with: the line went to the stream (or the stream is gone), or it could not be made. */
+const WRITTEN = Promise.resolve(true);
+const NOT_WRITTEN = Promise.resolve(false);
+
 /**
  * Each message is re-serialised with JSON.stringify, which escapes every raw newline inside
  * strings, so one message is always exactly one line (stdio transport: messages "MUST NOT contain
@@ -157,8 +161,18 @@ export function createMessageWriter(
     return written;
   };
 
-  const writeNow = async (message: unknown, serialised: string | Buffer | undefined): Promise<boolean> => {
-    if (closed) return true;
+  // Not an async function: a line that leaves at once (nearly every line) answers with one shared
+  // settled promise instead of a promise and an async frame of its own.
+  const writeNow = (message: unknown, serialised: string | Buffer | undefined): Promise<boolean> => {
+    try {
+      return writeLine(message, serialised);
+    } catch (error) {
+      // As the async function it replaces: a failure of the stream itself is a rejection, never a throw.
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  };
+  const writeLine = (message: unknown, serialised: string | Buffer | undefined): Promise<boolean> => {
+    if (closed) return WRITTEN;
     // The token never reaches stdout, not even when the server echoes it in its own answer:
     // desktop clients keep stdout in their log files. The same value comes back when nothing
     // needed masking, so the server's own bytes go out with no decode and re-encode.
@@ -166,7 +180,7 @@ export function createMessageWriter(
     try {
       // JSON.stringify(undefined) is undefined, whatever its type says.
       const raw: string | Buffer | undefined = serialised ?? JSON.stringify(message);
-      if (raw === undefined) return false;
+      if (raw === undefined) return NOT_WRITTEN;
       writing = message;
       try {
         line = redact === undefined ? raw : redact.maskMessageLine(raw, isOwnIdOfWriting);
@@ -176,7 +190,7 @@ export function createMessageWriter(
       }
       if (terminal) line = toTerminalJson(line.toString());
     } catch {
-      return false;
+      return NOT_WRITTEN;
     }
     const first = beginWrite();
     let ready: boolean;
@@ -197,11 +211,9 @@ export function createMessageWriter(
       if (first) output.uncork();
     }
     if (first) openTurn();
-    if (ready) return true;
-    if (closed) return true;
+    if (ready || closed) return WRITTEN;
     // Back-pressure: the caller stops reading the server's body until the client catches up.
-    await whenDrained();
-    return true;
+    return whenDrained().then(() => true);
   };
 
   return {

@@ -78,21 +78,32 @@ export class StreamableHttpTransport implements Transport {
     return modernVersionOf(message) === undefined ? this.#deps.legacy : this.#deps.modern;
   }
 
-  async request(request: RegisteredRequest, incoming: RequestMessage): Promise<void> {
+  // Not an async function: a request of an era that is ready (nearly every one) goes straight to
+  // #exchange, without a promise and an async frame of its own on the way.
+  request(request: RegisteredRequest, incoming: RequestMessage): Promise<void> {
+    try {
+      const { message } = incoming;
+      const era = this.#eraOf(message);
+      if (era === this.#deps.legacy && request.method === 'initialize') return this.#initialize(request, incoming);
+      const ready = era.ready();
+      if (ready !== undefined) {
+        return untilAborted(ready, request.aborts).then(() => this.#exchange(request, era, message, incoming.body, incoming.refuseEarly));
+      }
+      return this.#exchange(request, era, message, incoming.body, incoming.refuseEarly);
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  /** A 2025 initialize: the session it opens is begun before it is posted and ended after, whatever happens. */
+  async #initialize(request: RegisteredRequest, incoming: RequestMessage): Promise<void> {
     const { legacy } = this.#deps;
     const { message } = incoming;
-    const era = this.#eraOf(message);
-    const isInitialize = era === legacy && request.method === 'initialize';
     try {
-      if (isInitialize) {
-        legacy.beginInitialize(isJsonObject(message.params) ? message.params : {});
-      } else {
-        const ready = era.ready();
-        if (ready !== undefined) await untilAborted(ready, request.aborts);
-      }
-      await this.#exchange(request, era, message, incoming.body, incoming.refuseEarly);
+      legacy.beginInitialize(isJsonObject(message.params) ? message.params : {});
+      await this.#exchange(request, legacy, message, incoming.body, incoming.refuseEarly);
     } finally {
-      if (isInitialize) legacy.endInitialize();
+      legacy.endInitialize();
     }
   }
 
