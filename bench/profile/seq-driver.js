@@ -1,6 +1,6 @@
 // Drives a bridge against bench/server.js: initialize, WARM calls, SEQ sequential, PAR with 64 in flight;
 // prints CPU per message (from /proc) and time for each phase. MODE=sse for the event-stream route.
-// Usage: [WARM=1000 SEQ=4000 PAR=20000] node bench/profile/seq-driver.js <bridge bin> [node flags, e.g. --cpu-prof]
+// Usage: [WARM=1000 SEQ=4000 PAR=20000 BRIDGE_CPU=1] node bench/profile/seq-driver.js <bridge bin> [node flags, e.g. --cpu-prof]
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +9,11 @@ import { createInterface } from 'node:readline';
 const [script, ...flags] = process.argv.slice(2);
 const server = spawn(process.execPath, [fileURLToPath(new URL('../server.js', import.meta.url))], { stdio: ['pipe', 'pipe', 'inherit'] });
 const { port } = JSON.parse(await new Promise((r) => createInterface({ input: server.stdout }).once('line', r)));
-const bridge = spawn(process.execPath, [...flags, script, '--url', `http://127.0.0.1:${port}/${process.env.MODE ?? 'json'}`, '--log-level', 'warn'], {
+// BRIDGE_CPU=N runs the bridge on core N alone (taskset execs node, so the pid read below is the bridge's);
+// with the driver started under `taskset -c <another core>`, the figures of two builds compare run to run.
+const bridgeArgs = [...flags, script, '--url', `http://127.0.0.1:${port}/${process.env.MODE ?? 'json'}`, '--log-level', 'warn'];
+const pinned = process.env.BRIDGE_CPU;
+const bridge = spawn(pinned === undefined ? process.execPath : 'taskset', pinned === undefined ? bridgeArgs : ['-c', pinned, process.execPath, ...bridgeArgs], {
   env: { ...process.env, FENBS_TOKEN: 'bench-token' },
   stdio: ['pipe', 'pipe', 'inherit'],
 });
