@@ -81,18 +81,14 @@ export class StreamableHttpTransport implements Transport {
   // Not an async function: a request of an era that is ready (nearly every one) goes straight to
   // #exchange, without a promise and an async frame of its own on the way.
   request(request: RegisteredRequest, incoming: RequestMessage): Promise<void> {
-    try {
-      const { message } = incoming;
-      const era = this.#eraOf(message);
-      if (era === this.#deps.legacy && request.method === 'initialize') return this.#initialize(request, incoming);
-      const ready = era.ready();
-      if (ready !== undefined) {
-        return untilAborted(ready, request.aborts).then(() => this.#exchange(request, era, message, incoming.body, incoming.refuseEarly));
-      }
-      return this.#exchange(request, era, message, incoming.body, incoming.refuseEarly);
-    } catch (error) {
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    const { message } = incoming;
+    const era = this.#eraOf(message);
+    if (era === this.#deps.legacy && request.method === 'initialize') return this.#initialize(request, incoming);
+    const ready = era.ready();
+    if (ready !== undefined) {
+      return untilAborted(ready, request.aborts).then(() => this.#exchange(request, era, message, incoming.body, incoming.refuseEarly));
     }
+    return this.#exchange(request, era, message, incoming.body, incoming.refuseEarly);
   }
 
   /** A 2025 initialize: the session it opens is begun before it is posted and ended after, whatever happens. */

@@ -96,6 +96,18 @@ describe('createMessageWriter', () => {
     await expect(writer.room()).resolves.toBeUndefined();
   });
 
+  it('answers a line that left with a settled true, and a stream whose write throws with a rejection, never a throw', async () => {
+    const writer = createMessageWriter(new PassThrough(), () => undefined);
+    await expect(writer.write({ jsonrpc: '2.0', id: 1, result: {} })).resolves.toBe(true);
+    const broken = new Writable({ write: (_chunk, _encoding, callback) => callback() });
+    broken.write = () => {
+      throw new Error('the stream broke');
+    };
+    let written: Promise<boolean> | undefined;
+    expect(() => (written = createMessageWriter(broken, () => undefined).write({ jsonrpc: '2.0', id: 2, result: {} }))).not.toThrow();
+    await expect(written).rejects.toThrow('the stream broke');
+  });
+
   it('reports a plain close (no error) as closed with no error', async () => {
     const output = new PassThrough();
     const closes: (Error | undefined)[] = [];
