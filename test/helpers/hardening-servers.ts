@@ -76,9 +76,17 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
-/** Writes `text` as an event-stream body, `chunkBytes` at a time, each chunk flushed on its own. */
-export async function sendSse(res: ServerResponse, text: string, options: { chunkBytes?: number; end?: boolean } = {}): Promise<void> {
+/**
+ * Writes `text` as an event-stream body, `chunkBytes` at a time, each chunk flushed on its own.
+ * With `whole`, the body goes in one write with the head and the stream's end, so it reaches the
+ * client in one read, as from a server that writes its events in one go.
+ */
+export async function sendSse(res: ServerResponse, text: string, options: { chunkBytes?: number; end?: boolean; whole?: boolean } = {}): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  if (options.whole === true) {
+    await new Promise<void>((resolve) => res.end(text, resolve));
+    return;
+  }
   const bytes = Buffer.from(text, 'utf8');
   const size = options.chunkBytes ?? bytes.length;
   for (let offset = 0; offset < bytes.length && !res.destroyed; offset += size) {

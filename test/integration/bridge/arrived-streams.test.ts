@@ -1,8 +1,7 @@
 // In-process: a small event stream that arrived whole is answered from undici's callback, with the same order, drops and fallbacks as a stream read event by event.
 
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServerResponse } from 'node:http';
-import { result, sseEvent, startMcpServer, type McpServer, type RouteContext } from '../../helpers/hardening-servers.js';
+import { result, sendSse, sseEvent, startMcpServer, type McpServer, type RouteContext } from '../../helpers/hardening-servers.js';
 import { openSession, startInProcessBridge, waitForLog, type InProcessBridge } from '../../helpers/in-process-bridge.js';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
@@ -10,15 +9,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/**
- * The whole event stream in one write with the head: it reaches the bridge in one read, whole,
- * as a small reply from a server that writes its events in one go does (sendSse's write per chunk
- * would let the stream reader take the first bytes before the end came).
- */
-async function sendWhole(res: ServerResponse, text: string): Promise<void> {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  await new Promise<void>((resolve) => res.end(text, resolve));
-}
+/** Each stream in one write with its head, so that it reaches the bridge whole, in one read (a write per chunk lets the stream reader take the first bytes before the end comes). */
+const WHOLE = { whole: true };
 
 /** How the test server answers each tools/call (the rest gets the default MCP answers). */
 type Answer = (context: RouteContext & { id: unknown }) => Promise<void>;
@@ -56,7 +48,7 @@ const shapes = (bridge: InProcessBridge, from: number) =>
 describe('a small event stream that arrived whole', () => {
   it('writes the messages before the response in their order, then the response once, and nothing the stream carried after it', async () => {
     const { bridge } = await bridgeAnswering(({ res, id }) =>
-      sendWhole(
+      sendSse(
         res,
         id !== 7
           ? sseEvent(result(id, {}))
@@ -69,6 +61,7 @@ describe('a small event stream that arrived whole', () => {
               sseEvent(result(id, { content: [{ type: 'text', text: 'done' }] })),
               sseEvent(logMessage('after the response')),
             ].join(''),
+        WHOLE,
       ),
     );
     const before = bridge.lines.length;
@@ -81,14 +74,14 @@ describe('a small event stream that arrived whole', () => {
   });
 
   it('leaves a stream with an event that is not JSON to the stream reader, which says so and still answers', async () => {
-    const { bridge } = await bridgeAnswering(({ res, id }) => sendWhole(res, `data: {not json\n\n${sseEvent(result(id, { ok: true }))}`));
+    const { bridge } = await bridgeAnswering(({ res, id }) => sendSse(res, `data: {not json\n\n${sseEvent(result(id, { ok: true }))}`, WHOLE));
     bridge.send(call(3));
     expect(await bridge.reply(3)).toMatchObject({ result: { ok: true } });
     await waitForLog(bridge, /an event in the stream is not JSON; skipped/);
   });
 
   it('leaves a stream that ends without the response to the stream reader, which fails the request as it always did', async () => {
-    const { bridge } = await bridgeAnswering(({ res }) => sendWhole(res, sseEvent(logMessage('only this'))));
+    const { bridge } = await bridgeAnswering(({ res }) => sendSse(res, sseEvent(logMessage('only this')), WHOLE));
     const before = bridge.lines.length;
     bridge.send(call(4));
     expect(await bridge.reply(4)).toMatchObject({ error: { data: { bridgeCode: 'REMOTE_STREAM_ENDED' } } });
@@ -104,9 +97,10 @@ describe('a small event stream that arrived whole', () => {
         firstHeld = true;
         return;
       }
-      await sendWhole(
+      await sendSse(
         res,
         `${sseEvent(result(11, { from: 'the second stream' }))}${sseEvent({ jsonrpc: '2.0', id, error: { code: -32602, message: 'bad arguments' } })}`,
+        WHOLE,
       );
     });
     bridge.send(call(11));
@@ -120,7 +114,7 @@ describe('a small event stream that arrived whole', () => {
 describe('a small event stream that arrived whole, from a hostile server', () => {
   it('answers a response with both a result and an error as malformed, as the stream reader does', async () => {
     const { bridge } = await bridgeAnswering(({ res, id }) =>
-      sendWhole(res, sseEvent({ jsonrpc: '2.0', id, result: {}, error: { code: 1, message: 'both' } })),
+      sendSse(res, sseEvent({ jsonrpc: '2.0', id, result: {}, error: { code: 1, message: 'both' } }), WHOLE),
     );
     bridge.send(call(30));
     expect(await bridge.reply(30)).toMatchObject({ error: { data: { bridgeCode: 'REMOTE_BAD_REPLY' } } });
@@ -128,9 +122,10 @@ describe('a small event stream that arrived whole, from a hostile server', () =>
 
   it('passes on a server request that carries the id of the call, then answers the call with its response', async () => {
     const { bridge } = await bridgeAnswering(({ res, id }) =>
-      sendWhole(
+      sendSse(
         res,
         `${sseEvent({ jsonrpc: '2.0', id, method: 'sampling/createMessage', params: { messages: [], maxTokens: 1 } })}${sseEvent(result(id, { ok: true }))}`,
+        WHOLE,
       ),
     );
     const before = bridge.lines.length;
@@ -141,7 +136,7 @@ describe('a small event stream that arrived whole, from a hostile server', () =>
 
   it('writes one answer when the stream carries the response twice, the first as sent', async () => {
     const { bridge } = await bridgeAnswering(({ res, id }) =>
-      sendWhole(res, `${sseEvent(result(id, { first: true }))}${sseEvent(result(id, { second: true }))}`),
+      sendSse(res, `${sseEvent(result(id, { first: true }))}${sseEvent(result(id, { second: true }))}`, WHOLE),
     );
     const before = bridge.lines.length;
     bridge.send(call(32));
@@ -153,7 +148,9 @@ describe('a small event stream that arrived whole, from a hostile server', () =>
 
   it('writes the many messages before the response in their order, every one of them', async () => {
     const notes = Array.from({ length: 120 }, (_, index) => logMessage(`note ${index}`));
-    const { bridge } = await bridgeAnswering(({ res, id }) => sendWhole(res, `${notes.map((note) => sseEvent(note)).join('')}${sseEvent(result(id, {}))}`));
+    const { bridge } = await bridgeAnswering(({ res, id }) =>
+      sendSse(res, `${notes.map((note) => sseEvent(note)).join('')}${sseEvent(result(id, {}))}`, WHOLE),
+    );
     const before = bridge.lines.length;
     bridge.send(call(34));
     await bridge.reply(34);
@@ -167,7 +164,7 @@ describe('a small event stream that arrived whole, from a hostile server', () =>
   it('writes nothing for a call the client cancelled before its stream arrived', async () => {
     const { bridge } = await bridgeAnswering(async ({ res, id }) => {
       if (id === 35) await new Promise((resolve) => setTimeout(resolve, 100));
-      await sendWhole(res, `${sseEvent(logMessage(`for ${String(id)}`))}${sseEvent(result(id, {}))}`);
+      await sendSse(res, `${sseEvent(logMessage(`for ${String(id)}`))}${sseEvent(result(id, {}))}`, WHOLE);
     });
     const before = bridge.lines.length;
     bridge.send(call(35));
